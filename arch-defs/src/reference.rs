@@ -1,0 +1,82 @@
+//! `reference`: portable scalar arch, one `f32` per "vector".
+//!
+//! Runs on every target and is the baseline the SIMD arches are tested
+//! against. Its numbers describe a generic scalar FPU with 32 registers
+//! (the shape of AArch64, RISC-V and Cortex-M FP register files).
+
+use crate::{ArchParams, Simd};
+
+/// Parameters of the portable scalar arch.
+pub const PARAMS: ArchParams = ArchParams {
+    name: "reference",
+    module: "reference",
+    ident: "Reference",
+    cfg: "all()",
+    target_features: "",
+    vector_regs: 32,
+    lanes: 1,
+    fma_latency: 4,
+    fma_per_cycle: 2,
+    broadcast_from_memory: false,
+};
+
+/// Always available.
+pub fn available() -> bool {
+    true
+}
+
+/// Portable scalar arch.
+#[derive(Debug, Clone, Copy)]
+pub struct Reference;
+
+crate::check_arch!(PARAMS, Reference);
+
+impl Simd for Reference {
+    type V = f32;
+    const LANES: usize = 1;
+    #[inline(always)]
+    unsafe fn zero() -> f32 {
+        0.0
+    }
+    #[inline(always)]
+    unsafe fn splat(x: f32) -> f32 {
+        x
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> f32 {
+        // SAFETY: the caller guarantees `p` is valid for one read.
+        unsafe { p.read_unaligned() }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, v: f32) {
+        // SAFETY: the caller guarantees `p` is valid for one write.
+        unsafe { p.write_unaligned(v) }
+    }
+    #[inline(always)]
+    unsafe fn broadcast(p: *const f32) -> f32 {
+        // SAFETY: as for `load`.
+        unsafe { p.read_unaligned() }
+    }
+    #[inline(always)]
+    unsafe fn fma(acc: f32, a: f32, b: f32) -> f32 {
+        // `mul_add` needs std (libm) on some targets; a separate multiply
+        // and add rounds twice, which the tolerance of the tests allows.
+        acc + a * b
+    }
+    #[inline(always)]
+    unsafe fn max(a: f32, b: f32) -> f32 {
+        if b > a { b } else { a }
+    }
+    #[inline(always)]
+    unsafe fn min(a: f32, b: f32) -> f32 {
+        if b < a { b } else { a }
+    }
+    #[inline(always)]
+    unsafe fn add(a: f32, b: f32) -> f32 {
+        a + b
+    }
+    #[inline(always)]
+    unsafe fn mul(a: f32, b: f32) -> f32 {
+        a * b
+    }
+}

@@ -1,0 +1,132 @@
+//! The one error type of small-rs. Every check on run-time input returns
+//! one of these instead of panicking; each message names the expected and
+//! the actual value.
+
+use core::fmt;
+
+/// An error from a small-rs operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A buffer has the wrong number of elements.
+    BufferLength {
+        /// Which buffer (e.g. `"input"`, `"weights"`).
+        what: &'static str,
+        /// Elements required.
+        expected: usize,
+        /// Elements given.
+        actual: usize,
+    },
+    /// A tensor dimension does not match what the layer needs.
+    ShapeMismatch {
+        /// Which dimension (e.g. `"input channels"`, `"output height"`).
+        what: &'static str,
+        /// Value required.
+        expected: usize,
+        /// Value given.
+        actual: usize,
+    },
+    /// The input is smaller than the filter under VALID padding, or empty.
+    InputTooSmall {
+        /// Which dimension (`"height"` or `"width"`).
+        what: &'static str,
+        /// Minimum size.
+        minimum: usize,
+        /// Size given.
+        actual: usize,
+    },
+    /// A lane of the zero-padded last channel block is not zero.
+    NonZeroPadding {
+        /// Index of the first offending element in the blocked buffer.
+        index: usize,
+    },
+    /// A parameter value that this operation does not support.
+    Unsupported {
+        /// Which parameter.
+        what: &'static str,
+        /// Why, and what would be supported.
+        detail: &'static str,
+    },
+    /// `SMALL_ARCH` or an explicit request named an arch that is not registered.
+    UnknownArch,
+    /// The requested arch is registered but cannot run here.
+    ArchUnavailable {
+        /// Its name.
+        name: &'static str,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::BufferLength {
+                what,
+                expected,
+                actual,
+            } => {
+                write!(
+                    f,
+                    "{what} buffer has {actual} elements, expected {expected}"
+                )
+            }
+            Error::ShapeMismatch {
+                what,
+                expected,
+                actual,
+            } => {
+                write!(f, "{what} is {actual}, expected {expected}")
+            }
+            Error::InputTooSmall {
+                what,
+                minimum,
+                actual,
+            } => {
+                write!(f, "input {what} is {actual}, must be at least {minimum}")
+            }
+            Error::NonZeroPadding { index } => write!(
+                f,
+                "element {index} lies in the zero padding of the last channel block but is not 0"
+            ),
+            Error::Unsupported { what, detail } => write!(f, "unsupported {what}: {detail}"),
+            Error::UnknownArch => {
+                f.write_str("unknown arch; registered arches are:")?;
+                for a in arch_defs::ArchId::ALL {
+                    write!(f, " {}", a.name())?;
+                }
+                Ok(())
+            }
+            Error::ArchUnavailable { name } => {
+                write!(f, "arch `{name}` is not available on this target or CPU")
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}
+
+/// `Ok(())` if `actual == expected`, else [`Error::BufferLength`].
+pub fn check_len(what: &'static str, expected: usize, actual: usize) -> Result<(), Error> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(Error::BufferLength {
+            what,
+            expected,
+            actual,
+        })
+    }
+}
+
+/// `Ok(())` if `actual == expected`, else [`Error::ShapeMismatch`].
+pub fn check_dim(what: &'static str, expected: usize, actual: usize) -> Result<(), Error> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(Error::ShapeMismatch {
+            what,
+            expected,
+            actual,
+        })
+    }
+}

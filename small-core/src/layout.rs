@@ -1,0 +1,319 @@
+//! The blocked activation layout shared by every layer (SMaLL, Fig. 2).
+//!
+//! A tensor of `C` channels and `H x W` pixels is stored as
+//! `[C / CB][H][W][CB]`: channels are split into blocks of [`CB`]
+//! (fastest), then width, height, and the block index (slowest). Element
+//! `(c, y, x)` lives at `(c / CB) * H * W * CB + (y * W + x) * CB + c % CB`.
+//!
+//! **Invariant:** when `C` is not a multiple of `CB`, the lanes
+//! `C..round_up(C, CB)` of the last block are zero in every pixel. Kernels
+//! rely on it: a convolution reads whole blocks (padded weights are zero
+//! too, so padding adds nothing), and every layer writes zeros there
+//! again, so layers chain without repacking. Every constructor checks or
+//! establishes it. Padding of H and W is never stored; kernels handle
+//! borders.
+
+use crate::{CB, Error};
+#[cfg(feature = "alloc")]
+use alloc::vec::Vec;
+
+/// Number of `f32`s a blocked tensor of `c x h x w` occupies.
+pub const fn blocked_len(c: usize, h: usize, w: usize) -> usize {
+    c.div_ceil(CB) * h * w * CB
+}
+
+/// An activation tensor in the blocked layout, owning (`Vec<f32>`) or
+/// borrowing (`&mut [f32]`, `&[f32]`) its buffer.
+///
+/// ```
+/// use small_core::Blocked;
+/// // 2x2 pixels, 3 channels, NHWC order: pixel-major.
+/// let nhwc: Vec<f32> = (0..12).map(|v| v as f32).collect();
+/// let t = Blocked::from_nhwc(2, 2, 3, &nhwc)?;
+/// assert_eq!(t.get(2, 1, 0), Some(8.0)); // channel 2 of pixel (y=1, x=0)
+/// assert_eq!(t.as_slice().len(), 2 * 2 * 16); // one block of 16 lanes
+/// assert_eq!(t.to_nhwc(), nhwc);
+/// # Ok::<(), small_core::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Blocked<B> {
+    c: usize,
+    h: usize,
+    w: usize,
+    data: B,
+}
+
+impl<B: AsRef<[f32]>> Blocked<B> {
+    /// Wraps a buffer already in the blocked layout. Fails if its length is
+    /// not [`blocked_len`] or a padding lane is not zero.
+    pub fn from_buffer(c: usize, h: usize, w: usize, data: B) -> Result<Self, Error> {
+        crate::check_len("blocked tensor", blocked_len(c, h, w), data.as_ref().len())?;
+        let t = Blocked { c, h, w, data };
+        if let Some(index) = t.padding_indices().find(|&i| t.data.as_ref()[i] != 0.0) {
+            return Err(Error::NonZeroPadding { index });
+        }
+        Ok(t)
+    }
+
+    /// Logical channels.
+    pub fn c(&self) -> usize {
+        self.c
+    }
+    /// Height.
+    pub fn h(&self) -> usize {
+        self.h
+    }
+    /// Width.
+    pub fn w(&self) -> usize {
+        self.w
+    }
+    /// Number of channel blocks, `ceil(C / CB)`.
+    pub fn blocks(&self) -> usize {
+        self.c.div_ceil(CB)
+    }
+    /// The blocked buffer.
+    pub fn as_slice(&self) -> &[f32] {
+        self.data.as_ref()
+    }
+    /// Gives the buffer back.
+    pub fn into_inner(self) -> B {
+        self.data
+    }
+
+    /// Element `(channel, y, x)`, or `None` outside the tensor.
+    pub fn get(&self, c: usize, y: usize, x: usize) -> Option<f32> {
+        (c < self.c && y < self.h && x < self.w).then(|| self.as_slice()[self.index(c, y, x)])
+    }
+
+    fn index(&self, c: usize, y: usize, x: usize) -> usize {
+        (c / CB) * self.h * self.w * CB + (y * self.w + x) * CB + c % CB
+    }
+
+    /// Indices of every padding lane (empty when `C % CB == 0`).
+    fn padding_indices(&self) -> impl Iterator<Item = usize> + '_ {
+        let last = self.blocks().saturating_sub(1) * self.h * self.w * CB;
+        let used = self.c - self.blocks().saturating_sub(1) * CB;
+        let lanes = if self.c % CB == 0 { CB..CB } else { used..CB };
+        (0..self.h * self.w).flat_map(move |p| lanes.clone().map(move |l| last + p * CB + l))
+    }
+
+    /// Writes the tensor in NHWC order (`[H][W][C]`, TFLite's) into `dst`.
+    pub fn write_nhwc(&self, dst: &mut [f32]) -> Result<(), Error> {
+        crate::check_len("NHWC output", self.c * self.h * self.w, dst.len())?;
+        for (p, px) in dst.chunks_exact_mut(self.c).enumerate() {
+            for (c, v) in px.iter_mut().enumerate() {
+                *v = self.as_slice()[self.index(c, p / self.w, p % self.w)];
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the tensor in NCHW order (`[C][H][W]`) into `dst`.
+    pub fn write_nchw(&self, dst: &mut [f32]) -> Result<(), Error> {
+        let plane = self.h * self.w;
+        crate::check_len("NCHW output", self.c * plane, dst.len())?;
+        for (c, ch) in dst.chunks_exact_mut(plane).enumerate() {
+            for (p, v) in ch.iter_mut().enumerate() {
+                *v = self.as_slice()[self.index(c, p / self.w, p % self.w)];
+            }
+        }
+        Ok(())
+    }
+
+    /// The tensor in NHWC order.
+    #[cfg(feature = "alloc")]
+    pub fn to_nhwc(&self) -> Vec<f32> {
+        let mut v = alloc::vec![0.0; self.c * self.h * self.w];
+        self.write_nhwc(&mut v).expect("length computed above");
+        v
+    }
+
+    /// The tensor in NCHW order.
+    #[cfg(feature = "alloc")]
+    pub fn to_nchw(&self) -> Vec<f32> {
+        let mut v = alloc::vec![0.0; self.c * self.h * self.w];
+        self.write_nchw(&mut v).expect("length computed above");
+        v
+    }
+}
+
+impl<B: AsRef<[f32]> + AsMut<[f32]>> Blocked<B> {
+    /// Takes a buffer of [`blocked_len`] elements and zeroes it: a tensor
+    /// ready to be written by a layer, with no allocation.
+    pub fn zeroed_in(c: usize, h: usize, w: usize, mut data: B) -> Result<Self, Error> {
+        crate::check_len("blocked tensor", blocked_len(c, h, w), data.as_ref().len())?;
+        data.as_mut().fill(0.0);
+        Ok(Blocked { c, h, w, data })
+    }
+
+    /// Overwrites the tensor from NHWC data of the same shape.
+    pub fn fill_from_nhwc(&mut self, src: &[f32]) -> Result<(), Error> {
+        crate::check_len("NHWC input", self.c * self.h * self.w, src.len())?;
+        for (p, px) in src.chunks_exact(self.c.max(1)).enumerate() {
+            for (c, &v) in px.iter().enumerate() {
+                let i = self.index(c, p / self.w, p % self.w);
+                self.data.as_mut()[i] = v;
+            }
+        }
+        Ok(())
+    }
+
+    /// Overwrites the tensor from NCHW data of the same shape.
+    pub fn fill_from_nchw(&mut self, src: &[f32]) -> Result<(), Error> {
+        let plane = self.h * self.w;
+        crate::check_len("NCHW input", self.c * plane, src.len())?;
+        for (c, ch) in src.chunks_exact(plane.max(1)).enumerate() {
+            for (p, &v) in ch.iter().enumerate() {
+                let i = self.index(c, p / self.w, p % self.w);
+                self.data.as_mut()[i] = v;
+            }
+        }
+        Ok(())
+    }
+
+    /// The raw buffer, for kernels. Writing a non-zero value into a padding
+    /// lane breaks the layout invariant (module docs); generated layers
+    /// never do.
+    #[doc(hidden)]
+    pub fn as_mut_slice(&mut self) -> &mut [f32] {
+        self.data.as_mut()
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl Blocked<Vec<f32>> {
+    /// A zero tensor of `c x h x w`.
+    pub fn zeros(c: usize, h: usize, w: usize) -> Self {
+        Blocked {
+            c,
+            h,
+            w,
+            data: alloc::vec![0.0; blocked_len(c, h, w)],
+        }
+    }
+
+    /// Converts NHWC data (`[H][W][C]`, TFLite's order) of one image.
+    pub fn from_nhwc(h: usize, w: usize, c: usize, src: &[f32]) -> Result<Self, Error> {
+        let mut t = Self::zeros(c, h, w);
+        t.fill_from_nhwc(src)?;
+        Ok(t)
+    }
+
+    /// Converts NCHW data (`[C][H][W]`) of one image.
+    pub fn from_nchw(c: usize, h: usize, w: usize, src: &[f32]) -> Result<Self, Error> {
+        let mut t = Self::zeros(c, h, w);
+        t.fill_from_nchw(src)?;
+        Ok(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+    use alloc::vec::Vec;
+
+    /// Small deterministic generator so the tests need no dependency.
+    fn lcg(seed: &mut u64) -> u64 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *seed >> 33
+    }
+
+    #[test]
+    fn round_trips_random_shapes_exactly() {
+        let mut s = 7;
+        for _ in 0..200 {
+            let (c, h, w) = (
+                1 + lcg(&mut s) as usize % 40,
+                1 + lcg(&mut s) as usize % 9,
+                1 + lcg(&mut s) as usize % 9,
+            );
+            let src: Vec<f32> = (0..c * h * w).map(|_| lcg(&mut s) as f32 - 1e9).collect();
+            let t = Blocked::from_nhwc(h, w, c, &src).unwrap();
+            assert_eq!(t.to_nhwc(), src, "NHWC round trip c={c} h={h} w={w}");
+            let nchw = t.to_nchw();
+            assert_eq!(
+                Blocked::from_nchw(c, h, w, &nchw).unwrap(),
+                t,
+                "NCHW round trip"
+            );
+            for i in t.padding_indices() {
+                assert_eq!(t.as_slice()[i], 0.0);
+            }
+        }
+    }
+
+    #[test]
+    fn layout_places_elements_as_documented() {
+        // c = 17: two blocks; channel 16 is lane 0 of block 1.
+        let (c, h, w) = (17, 2, 3);
+        let src: Vec<f32> = (0..c * h * w).map(|v| v as f32 + 1.0).collect();
+        let t = Blocked::from_nhwc(h, w, c, &src).unwrap();
+        assert_eq!(t.as_slice().len(), 2 * h * w * CB);
+        // pixel (y=1, x=2) is pixel 5; NHWC index of channel 16 is 5*17+16.
+        assert_eq!(
+            t.as_slice()[h * w * CB + 5 * CB],
+            (5 * 17 + 16) as f32 + 1.0
+        );
+        assert_eq!(t.as_slice()[5 * CB + 3], (5 * 17 + 3) as f32 + 1.0);
+        // Lanes 1..16 of the last block are padding: zero, and 6 pixels * 15 of them.
+        assert_eq!(t.padding_indices().count(), h * w * 15);
+        assert!(t.padding_indices().all(|i| t.as_slice()[i] == 0.0));
+        // c = 3: 13 padding lanes per pixel; c = 32: none.
+        assert_eq!(Blocked::zeros(3, 1, 1).padding_indices().count(), 13);
+        assert_eq!(Blocked::zeros(32, 2, 2).padding_indices().count(), 0);
+    }
+
+    #[test]
+    fn bad_input_names_expected_and_actual() {
+        let e = Blocked::from_nhwc(2, 2, 3, &[0.0; 11]).unwrap_err();
+        assert_eq!(
+            e,
+            Error::BufferLength {
+                what: "NHWC input",
+                expected: 12,
+                actual: 11
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "NHWC input buffer has 11 elements, expected 12"
+        );
+        let mut buf = alloc::vec![0.0; blocked_len(3, 1, 2)];
+        buf[CB + 5] = 1.0; // lane 5 of pixel 1: padding for c = 3
+        assert_eq!(
+            Blocked::from_buffer(3, 1, 2, &buf[..]).unwrap_err(),
+            Error::NonZeroPadding { index: CB + 5 }
+        );
+        assert_eq!(
+            Blocked::from_buffer(3, 1, 2, &buf[1..]).unwrap_err(),
+            Error::BufferLength {
+                what: "blocked tensor",
+                expected: 32,
+                actual: 31
+            }
+        );
+        let t = Blocked::zeros(3, 1, 2);
+        let mut out = [0.0; 5];
+        assert_eq!(
+            t.write_nhwc(&mut out),
+            Err(Error::BufferLength {
+                what: "NHWC output",
+                expected: 6,
+                actual: 5
+            })
+        );
+    }
+
+    #[test]
+    fn borrowed_buffers_need_no_allocation() {
+        let mut arena = [1.0f32; 64];
+        let mut t = Blocked::zeroed_in(3, 2, 2, &mut arena[..]).unwrap();
+        t.fill_from_nhwc(&[1.0; 12]).unwrap();
+        assert_eq!(t.get(2, 1, 1), Some(1.0));
+        assert_eq!(t.get(3, 0, 0), None);
+        assert_eq!(arena[3], 0.0, "padding lane zeroed");
+    }
+}

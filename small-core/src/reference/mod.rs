@@ -1,0 +1,1 @@
+//! Reference layers (placeholder).

@@ -1,0 +1,80 @@
+//! Run-time descriptions of a generated layer: its reduction, its fused
+//! activation and the register blocking the proc macro chose for each arch.
+
+use crate::Arch;
+
+/// How a layer reduces its window (SMaLL Table 2's reduction function).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reduction {
+    /// Multiply by weights and sum (convolution, depthwise, FC).
+    Fma,
+    /// Maximum (max pool; ReLU is a 1x1 max with a ReLU epilogue).
+    Max,
+}
+
+/// Activation fused into a layer's STORE phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Activation {
+    /// Identity.
+    #[default]
+    None,
+    /// `max(x, 0)`.
+    Relu,
+    /// `min(max(x, 0), 6)`.
+    Relu6,
+}
+
+impl Activation {
+    /// Applies the activation to one value.
+    ///
+    /// ```
+    /// use small_core::Activation;
+    /// assert_eq!(Activation::Relu6.apply(7.5), 6.0);
+    /// assert_eq!(Activation::Relu.apply(-1.0), 0.0);
+    /// ```
+    pub fn apply(self, x: f32) -> f32 {
+        match self {
+            Activation::None => x,
+            Activation::Relu => x.max(0.0),
+            Activation::Relu6 => x.clamp(0.0, 6.0),
+        }
+    }
+}
+
+/// Which micro-kernel family a layer uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KernelKind {
+    /// Channel-mixing reductions (convolution, group convolution,
+    /// pointwise, FC): an input scalar is broadcast and multiplied into a
+    /// vector of `K_b` output channels' weights.
+    Broadcast,
+    /// Per-channel reductions (`fc = 1, k = 1`: depthwise, pooling, ReLU):
+    /// a vector of `G_b` channels of the input meets a vector of weights
+    /// of the same channels.
+    Channelwise,
+}
+
+/// The register blocking chosen for one arch (SMaLL §4.2.1): each kernel
+/// call updates an `O_wb x (G_b * K_b)` tile of the output held in
+/// `accumulators` vector registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Blocking {
+    /// The arch this blocking is for.
+    pub arch: Arch,
+    /// Kernel family.
+    pub kind: KernelKind,
+    /// Output pixels along the width per tile, `O_wb`.
+    pub o_wb: usize,
+    /// Groups per tile, `G_b` (channelwise kernels: channels per tile).
+    pub g_b: usize,
+    /// Output channels per group per tile, `K_b`.
+    pub k_b: usize,
+    /// Input channels per kernel step, `F_Cb`.
+    pub f_cb: usize,
+    /// Vector registers across the tile's channels.
+    pub vectors: usize,
+    /// Accumulator registers (`o_wb * vectors`).
+    pub accumulators: usize,
+    /// Registers the tile uses in total (accumulators, weights, inputs).
+    pub registers: usize,
+}
