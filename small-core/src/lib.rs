@@ -18,10 +18,15 @@ extern crate std;
 
 pub mod arch;
 mod error;
+#[doc(hidden)]
+pub mod layer;
 mod layout;
+pub mod nest;
+pub mod pack;
 mod padding;
 pub mod reference;
 pub mod spec;
+mod weights;
 
 pub use arch::Arch;
 pub use arch_defs::{self, CB};
@@ -29,4 +34,11 @@ pub use error::{Error, check_dim, check_len};
 pub use layout::{Blocked, blocked_len};
 pub use padding::{Dim, Padding};
 pub use small_macros::layer;
-pub use spec::{Activation, Blocking, KernelKind, Reduction};
+pub use spec::{Activation, Blocking, KernelKind, LayerSpec, Reduction};
+pub use weights::Weights;
+
+#[doc(hidden)]
+pub mod __private {
+    #[cfg(feature = "alloc")]
+    pub use alloc::vec::Vec;
+}

@@ -71,10 +71,71 @@ pub struct Blocking {
     pub k_b: usize,
     /// Input channels per kernel step, `F_Cb`.
     pub f_cb: usize,
+    /// Output channels per tile, `TC` (`G_b * K_b` for ungrouped layers).
+    pub tc: usize,
     /// Vector registers across the tile's channels.
     pub vectors: usize,
     /// Accumulator registers (`o_wb * vectors`).
     pub accumulators: usize,
     /// Registers the tile uses in total (accumulators, weights, inputs).
     pub registers: usize,
+}
+
+/// A layer in SMaLL's abstract-layer terms, as declared with `#[layer]`.
+/// Generated layers expose theirs as `SPEC`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayerSpec {
+    /// Filter height `F_H`.
+    pub fh: usize,
+    /// Filter width `F_W`.
+    pub fw: usize,
+    /// Input channels per group `F_C`.
+    pub fc: usize,
+    /// Output channels per group `K`.
+    pub k: usize,
+    /// Groups `G`.
+    pub g: usize,
+    /// Vertical stride `S_H`.
+    pub sh: usize,
+    /// Horizontal stride `S_W`.
+    pub sw: usize,
+    /// Border handling.
+    pub padding: crate::Padding,
+    /// Reduction function.
+    pub reduction: Reduction,
+    /// Activation fused into STORE.
+    pub activation: Activation,
+}
+
+impl LayerSpec {
+    /// Input channels, `G * F_C`.
+    pub const fn in_channels(&self) -> usize {
+        self.g * self.fc
+    }
+    /// Output channels, `G * K`.
+    pub const fn out_channels(&self) -> usize {
+        self.g * self.k
+    }
+    /// The kernel family this layer uses.
+    pub const fn kind(&self) -> KernelKind {
+        if self.fc == 1 && self.k == 1 { KernelKind::Channelwise } else { KernelKind::Broadcast }
+    }
+    /// True if the layer has weights (FMA reduction).
+    pub const fn has_weights(&self) -> bool {
+        matches!(self.reduction, Reduction::Fma)
+    }
+    /// Number of weights in TFLite order: OHWI `[G*K][F_H][F_W][F_C]` for
+    /// channel-mixing layers, `[F_H][F_W][G]` (TFLite depthwise, multiplier
+    /// 1) for channelwise ones; 0 without weights.
+    pub const fn weights_len(&self) -> usize {
+        if !self.has_weights() {
+            0
+        } else {
+            self.out_channels() * self.fh * self.fw * self.fc
+        }
+    }
+    /// Output height and width for an input of `h x w`.
+    pub fn output_dims(&self, h: usize, w: usize) -> Result<(crate::Dim, crate::Dim), crate::Error> {
+        Ok((self.padding.dim("height", h, self.fh, self.sh)?, self.padding.dim("width", w, self.fw, self.sw)?))
+    }
 }

@@ -1,0 +1,208 @@
+//! The loop nest of SMaLL's Algorithm 1, shared by every generated layer.
+//!
+//! `#[layer]` generates, per arch, a [`Kernel`]: two fully unrolled tile
+//! functions (Algorithm 2) and the layer's compile-time shape as consts.
+//! [`run`] walks the output in tiles and calls them. It is
+//! `#[inline(always)]` and generic, so each layer gets its own copy,
+//! compiled inside the arch's `#[target_feature]` function with every
+//! size that is known at compile time folded in.
+//!
+//! Loop order (outermost first): output channel tiles (`G_b x K_b`
+//! channels), output rows, output column tiles of `O_wb`; the reduction
+//! over input blocks, filter rows, filter columns and input lanes happens
+//! inside the kernel with the tile in registers.
+//!
+//! Borders: the rows of the filter that fall outside the input are cut
+//! from the kernel's row loop (`x0..x1`). A column tile whose window
+//! leaves the input, or that is narrower than `O_wb` (the right edge),
+//! goes to the guarded [`Kernel::edge`], which skips each tap outside
+//! `lo..hi` and each output column past `w`; every other tile takes the
+//! unguarded [`Kernel::full`].
+
+use crate::pack::{out_padded, packed_len, tile_blocks, tile_len};
+use crate::{Blocked, CB, Error, KernelKind, LayerSpec, check_dim, check_len};
+
+/// The operands of one kernel call.
+///
+/// Input pointers are computed with wrapping arithmetic and may point
+/// outside the input for border tiles; a kernel only dereferences the
+/// taps that the bounds below declare valid.
+#[derive(Debug, Clone, Copy)]
+pub struct Tile {
+    /// Input at (first input block, row of filter row 0, column of filter column 0).
+    pub inp: *const f32,
+    /// Elements between input rows.
+    pub in_row: usize,
+    /// Elements between input channel blocks.
+    pub in_plane: usize,
+    /// Full input blocks to reduce over (broadcast kernels).
+    pub in_blocks: usize,
+    /// After the full blocks, one more block with `Kernel::TAIL` lanes.
+    pub tail: bool,
+    /// Valid filter rows `x0..x1`.
+    pub x0: usize,
+    /// End of the valid filter rows.
+    pub x1: usize,
+    /// First valid window column (edge tiles).
+    pub lo: usize,
+    /// End of the valid window columns (edge tiles).
+    pub hi: usize,
+    /// Output columns to compute (edge tiles), at most `O_WB`.
+    pub w: usize,
+    /// This tile's packed weights.
+    pub wts: *const f32,
+    /// This tile's bias (`TC` values).
+    pub bias: *const f32,
+    /// Output at (first channel of the tile, row, first column).
+    pub out: *mut f32,
+    /// Elements between output channel blocks.
+    pub out_plane: usize,
+}
+
+/// A generated micro-kernel for one layer on one arch.
+///
+/// # Safety
+/// Implementations must only access memory that the [`Tile`] contract
+/// declares valid: the input taps inside `x0..x1` and (in `edge`) `lo..hi`,
+/// `TC` channels of weights, bias and output for `O_WB` (in `edge`: `w`)
+/// columns.
+pub unsafe trait Kernel {
+    /// Filter height.
+    const FH: usize;
+    /// Filter width.
+    const FW: usize;
+    /// Vertical stride.
+    const SH: usize;
+    /// Horizontal stride.
+    const SW: usize;
+    /// Output columns per tile `O_wb`.
+    const O_WB: usize;
+    /// Channels per tile (`G_b * K_b`).
+    const TC: usize;
+    /// Lanes of the last input block when it is partial (0 if none).
+    const TAIL: usize;
+    /// Kernel family.
+    const KIND: KernelKind;
+    /// An interior tile: `O_WB` columns, every tap inside the input.
+    ///
+    /// # Safety
+    /// See the trait.
+    unsafe fn full(t: &Tile);
+    /// A border or right-edge tile: guarded taps and columns.
+    ///
+    /// # Safety
+    /// See the trait.
+    unsafe fn edge(t: &Tile);
+}
+
+/// A checked call of a layer: shapes validated, buffers borrowed.
+pub struct Problem<'a> {
+    spec: &'a LayerSpec,
+    inp: &'a [f32],
+    ih: usize,
+    iw: usize,
+    out: &'a mut [f32],
+    oh: usize,
+    ow: usize,
+    pad_top: usize,
+    pad_left: usize,
+    packed: &'a [f32],
+}
+
+impl<'a> Problem<'a> {
+    /// Checks `x`, `y` and the packed weights against the layer and `tc`.
+    pub fn new<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
+        spec: &'a LayerSpec,
+        tc: usize,
+        x: &'a Blocked<X>,
+        y: &'a mut Blocked<Y>,
+        packed: &'a [f32],
+    ) -> Result<Self, Error> {
+        check_dim("input channels", spec.in_channels(), x.c())?;
+        check_dim("output channels", spec.out_channels(), y.c())?;
+        let (dh, dw) = spec.output_dims(x.h(), x.w())?;
+        check_dim("output height", dh.out, y.h())?;
+        check_dim("output width", dw.out, y.w())?;
+        check_len("packed weights", packed_len(spec, tc), packed.len())?;
+        Ok(Problem {
+            spec,
+            inp: x.as_slice(),
+            ih: x.h(),
+            iw: x.w(),
+            oh: dh.out,
+            ow: dw.out,
+            out: y.as_mut_slice(),
+            pad_top: dh.before,
+            pad_left: dw.before,
+            packed,
+        })
+    }
+}
+
+/// Runs a layer with kernel `K` (Algorithm 1).
+///
+/// # Safety
+/// `K` must have been generated for `p`'s layer (same spec and `TC`), and
+/// the CPU must support the arch `K` was generated for.
+#[inline(always)]
+pub unsafe fn run<K: Kernel>(p: &mut Problem) {
+    let in_plane = p.ih * p.iw * CB;
+    let out_plane = p.oh * p.ow * CB;
+    let span = (K::O_WB - 1) * K::SW + K::FW;
+    let in_blocks = p.spec.in_channels().div_ceil(CB);
+    let (bias, wts) = p.packed.split_at(p.packed.len().min(out_padded(p.spec)));
+    let inp = p.inp.as_ptr();
+    let out = p.out.as_mut_ptr();
+    for ot in 0..out_padded(p.spec) / K::TC {
+        let (ch, wts) = (ot * K::TC, wts.as_ptr().wrapping_add(ot * tile_len(p.spec, K::TC)));
+        let (first, end, lane) = match K::KIND {
+            KernelKind::Broadcast => {
+                let (a, b) = tile_blocks(p.spec, K::TC, ot);
+                (a, b, 0)
+            }
+            KernelKind::Channelwise => (ch / CB, ch / CB + 1, ch % CB),
+        };
+        let tail = K::TAIL != 0 && end == in_blocks && end > first;
+        let mut t = Tile {
+            inp,
+            in_row: p.iw * CB,
+            in_plane,
+            in_blocks: end - first - tail as usize,
+            tail,
+            x0: 0,
+            x1: 0,
+            lo: 0,
+            hi: 0,
+            w: 0,
+            wts,
+            bias: bias.as_ptr().wrapping_add(ch),
+            out,
+            out_plane,
+        };
+        for j in 0..p.oh {
+            let r0 = (j * K::SH) as isize - p.pad_top as isize;
+            t.x0 = (-r0).clamp(0, K::FH as isize) as usize;
+            t.x1 = (p.ih as isize - r0).clamp(0, K::FH as isize) as usize;
+            let mut l = 0;
+            while l < p.ow {
+                let c0 = (l * K::SW) as isize - p.pad_left as isize;
+                t.lo = (-c0).clamp(0, span as isize) as usize;
+                t.hi = (p.iw as isize - c0).clamp(0, span as isize) as usize;
+                t.w = K::O_WB.min(p.ow - l);
+                let at = (first * in_plane + lane) as isize + r0 * t.in_row as isize + c0 * CB as isize;
+                t.inp = inp.wrapping_offset(at);
+                t.out = out.wrapping_add((ch / CB) * out_plane + (j * p.ow + l) * CB + ch % CB);
+                // SAFETY: the Tile bounds computed above describe exactly the
+                // in-bounds taps and columns; the caller guarantees K matches.
+                unsafe {
+                    if t.lo == 0 && t.hi == span && t.w == K::O_WB {
+                        K::full(&t)
+                    } else {
+                        K::edge(&t)
+                    }
+                }
+                l += K::O_WB;
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! Packing weights from TFLite order into the order the kernels walk.
+//!
+//! A packed buffer is `[bias][weights]`:
+//! - bias: `round_up(G*K, CB)` values, zero past the real channels;
+//! - broadcast kernels (convolution, group convolution, pointwise, FC): per
+//!   output tile of `TC` channels, per input block of `CB` channels the
+//!   tile reads, `[F_H][F_W][CB][TC]`, zero where an input channel does not
+//!   feed an output channel (another group, or padding). Every tile has
+//!   room for [`max_tile_blocks`] blocks so tiles are a fixed stride apart;
+//! - channelwise kernels (depthwise): per tile of `TC` channels
+//!   `[F_H][F_W][TC]`, zero past the real channels.
+//!
+//! The zeros are what keeps the padding lanes of every output zero.
+
+use crate::{CB, Error, KernelKind, LayerSpec, check_len};
+
+/// Output channels rounded up to whole channel blocks.
+pub const fn out_padded(spec: &LayerSpec) -> usize {
+    spec.out_channels().div_ceil(CB) * CB
+}
+
+/// Input channel blocks `[first, end)` that output tile `ot` (of `tc`
+/// channels) reads in a broadcast kernel.
+pub const fn tile_blocks(spec: &LayerSpec, tc: usize, ot: usize) -> (usize, usize) {
+    let blocks = spec.in_channels().div_ceil(CB);
+    if spec.g == 1 {
+        return (0, blocks);
+    }
+    let first_out = ot * tc;
+    if first_out >= spec.out_channels() {
+        return (0, 0);
+    }
+    let last_out = min(first_out + tc, spec.out_channels()) - 1;
+    let first_in = first_out / spec.k * spec.fc;
+    let end_in = (last_out / spec.k + 1) * spec.fc;
+    (first_in / CB, end_in.div_ceil(CB))
+}
+
+const fn min(a: usize, b: usize) -> usize {
+    if a < b { a } else { b }
+}
+
+/// The largest number of input blocks any output tile reads.
+pub const fn max_tile_blocks(spec: &LayerSpec, tc: usize) -> usize {
+    let mut ot = 0;
+    let mut most = 0;
+    while ot * tc < out_padded(spec) {
+        let (a, b) = tile_blocks(spec, tc, ot);
+        if b - a > most {
+            most = b - a;
+        }
+        ot += 1;
+    }
+    most
+}
+
+/// Elements of one packed input block of a broadcast tile.
+pub const fn block_len(spec: &LayerSpec, tc: usize) -> usize {
+    spec.fh * spec.fw * CB * tc
+}
+
+/// Elements of the weights of one tile.
+pub const fn tile_len(spec: &LayerSpec, tc: usize) -> usize {
+    match spec.kind() {
+        KernelKind::Broadcast => max_tile_blocks(spec, tc) * block_len(spec, tc),
+        KernelKind::Channelwise => spec.fh * spec.fw * tc,
+    }
+}
+
+/// Length of the packed buffer for tiles of `tc` channels (0 without weights).
+pub const fn packed_len(spec: &LayerSpec, tc: usize) -> usize {
+    if !spec.has_weights() {
+        return 0;
+    }
+    out_padded(spec) + out_padded(spec) / tc * tile_len(spec, tc)
+}
+
+/// Packs TFLite-order `weights` (see [`LayerSpec::weights_len`]) and an
+/// optional bias into `out`, which must hold [`packed_len`] elements.
+pub fn pack(
+    spec: &LayerSpec,
+    tc: usize,
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    out: &mut [f32],
+) -> Result<(), Error> {
+    check_len("weights", spec.weights_len(), weights.len())?;
+    check_len("packed weights", packed_len(spec, tc), out.len())?;
+    if let Some(b) = bias {
+        check_len("bias", spec.out_channels(), b.len())?;
+    }
+    out.fill(0.0);
+    let (bias_out, w_out) = out.split_at_mut(out_padded(spec));
+    if let Some(b) = bias {
+        bias_out[..b.len()].copy_from_slice(b);
+    }
+    let (fh, fw, fc, oc) = (spec.fh, spec.fw, spec.fc, spec.out_channels());
+    let tiles = out_padded(spec) / tc;
+    for (ot, tile) in w_out.chunks_exact_mut(tile_len(spec, tc)).enumerate().take(tiles) {
+        match spec.kind() {
+            KernelKind::Channelwise => {
+                // TFLite depthwise [1][F_H][F_W][C] -> [F_H][F_W][TC].
+                for (i, v) in tile.iter_mut().enumerate() {
+                    let (tap, t) = (i / tc, i % tc);
+                    let c = ot * tc + t;
+                    if c < oc {
+                        *v = weights[tap * oc + c];
+                    }
+                }
+            }
+            KernelKind::Broadcast => {
+                // OHWI [G*K][F_H][F_W][F_C] -> per block [F_H][F_W][CB][TC].
+                let (first, end) = tile_blocks(spec, tc, ot);
+                for (b, block) in tile.chunks_exact_mut(block_len(spec, tc)).take(end - first).enumerate() {
+                    for (i, v) in block.iter_mut().enumerate() {
+                        let (tap, ii, t) = (i / (CB * tc), i / tc % CB, i % tc);
+                        let (o, ci) = (ot * tc + t, (first + b) * CB + ii);
+                        if o < oc && ci < spec.in_channels() && ci / fc == o / spec.k {
+                            *v = weights[((o * fh * fw) + tap) * fc + ci % fc];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

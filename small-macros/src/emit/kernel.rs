@@ -1,0 +1,251 @@
+//! Emission of the micro-kernels (SMaLL Algorithm 2): LOAD the output tile
+//! into named accumulators, COMPUTE the reduction fully unrolled over
+//! filter columns, input lanes, tile columns and vectors, STORE it back
+//! through the fused activation. One code path for every arch: an arch
+//! only changes the numbers (`lanes`, the tile) and the type `A` whose
+//! primitives are called.
+
+use crate::spec::{Activation, Reduction};
+use arch_defs::CB;
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::{format_ident, quote};
+
+/// Everything the emitter needs about one (layer, arch) kernel.
+pub struct Shape {
+    pub lanes: usize,
+    pub nv: usize,
+    pub o_wb: usize,
+    pub fh: usize,
+    pub fw: usize,
+    pub sw: usize,
+    /// Lanes of a partial last input block (broadcast kernels), 0 if none.
+    pub tail: usize,
+    pub channelwise: bool,
+    pub reduction: Reduction,
+    pub activation: Activation,
+}
+
+impl Shape {
+    fn tc(&self) -> usize {
+        self.nv * self.lanes
+    }
+    /// Window columns one tile reads.
+    fn span(&self) -> usize {
+        (self.o_wb - 1) * self.sw + self.fw
+    }
+}
+
+fn lit(n: usize) -> Literal {
+    Literal::usize_unsuffixed(n)
+}
+
+fn acc(ll: usize, v: usize) -> Ident {
+    format_ident!("c{}_{}", ll, v)
+}
+
+/// `p.wrapping_add(n)`, or `p` for 0.
+fn at(p: &Ident, n: usize) -> TokenStream {
+    if n == 0 {
+        quote!(#p)
+    } else {
+        let n = lit(n);
+        quote!(#p.wrapping_add(#n))
+    }
+}
+
+/// The body of `Kernel::full` (`guarded = false`) or `Kernel::edge`.
+pub fn body(s: &Shape, guarded: bool) -> TokenStream {
+    let load = load_phase(s);
+    let compute = if s.channelwise { channelwise_compute(s, guarded) } else { broadcast_compute(s, guarded) };
+    let store = store_phase(s, guarded);
+    quote! {
+        unsafe {
+            #load
+            #compute
+            #store
+        }
+    }
+}
+
+/// LOAD: every accumulator starts from the bias (FMA) or -inf (max).
+fn load_phase(s: &Shape) -> TokenStream {
+    let mut init = Vec::new();
+    for v in 0..s.nv {
+        let b = format_ident!("b{}", v);
+        init.push(match s.reduction {
+            Reduction::Fma => {
+                let p = at(&format_ident!("bias"), v * s.lanes);
+                quote!(let #b = A::load(#p);)
+            }
+            Reduction::Max => quote!(let #b = A::splat(f32::NEG_INFINITY);),
+        });
+    }
+    let accs = (0..s.o_wb).flat_map(|ll| {
+        (0..s.nv).map(move |v| {
+            let (c, b) = (acc(ll, v), format_ident!("b{}", v));
+            quote!(let mut #c = #b;)
+        })
+    });
+    let bias = match s.reduction {
+        Reduction::Fma => quote!(let bias = t.bias;),
+        Reduction::Max => quote!(),
+    };
+    quote! { #bias #(#init)* #(#accs)* }
+}
+
+/// The guard of a tap at window column `col` for output column `ll`.
+fn guard(col: usize, ll: Option<usize>, body: TokenStream) -> TokenStream {
+    let c = lit(col);
+    let lo = if col == 0 { quote!(t.lo == 0) } else { quote!(t.lo <= #c) };
+    let w = match ll {
+        Some(ll) if ll > 0 => {
+            let ll = lit(ll);
+            quote!(#ll < t.w &&)
+        }
+        _ => quote!(),
+    };
+    quote! { if #w #lo && #c < t.hi { #body } }
+}
+
+/// COMPUTE for channel-mixing layers: for every filter row (a run-time
+/// loop over the valid rows), filter column and input lane, load `nv`
+/// weight vectors and broadcast each of the `O_wb` input pixels into them.
+fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
+    let tc = s.tc();
+    let block = |lanes: usize| {
+        let mut steps = Vec::new();
+        for y in 0..s.fw {
+            for ii in 0..lanes {
+                for v in 0..s.nv {
+                    let (w, p) = (format_ident!("w{}", v), at(&format_ident!("wr"), (y * CB + ii) * tc + v * s.lanes));
+                    steps.push(quote!(let #w = A::load(#p);));
+                }
+                for ll in 0..s.o_wb {
+                    let col = ll * s.sw + y;
+                    let p = at(&format_ident!("row"), col * CB + ii);
+                    let fmas = (0..s.nv).map(|v| {
+                        let (c, w) = (acc(ll, v), format_ident!("w{}", v));
+                        quote!(#c = A::fma(#c, i, #w);)
+                    });
+                    let step = quote! { let i = A::broadcast(#p); #(#fmas)* };
+                    steps.push(if guarded { guard(col, Some(ll), step) } else { step });
+                }
+            }
+        }
+        let wrow = lit(s.fw * CB * tc);
+        quote! {
+            for x in t.x0..t.x1 {
+                let row = blk.wrapping_add(x * t.in_row);
+                let wr = wb.wrapping_add(x * #wrow);
+                #(#steps)*
+            }
+        }
+    };
+    let full = block(CB);
+    let wblock = lit(s.fh * s.fw * CB * tc);
+    let tail = if s.tail > 0 {
+        let t = block(s.tail);
+        quote! { if t.tail { #t } }
+    } else {
+        quote!()
+    };
+    quote! {
+        let mut blk = t.inp;
+        let mut wb = t.wts;
+        for _ in 0..t.in_blocks {
+            #full
+            blk = blk.wrapping_add(t.in_plane);
+            wb = wb.wrapping_add(#wblock);
+        }
+        #tail
+    }
+}
+
+/// COMPUTE for per-channel layers: for every filter row, keep the row's
+/// weights in registers, stream each window column through once and apply
+/// it to every output column whose window contains it.
+fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
+    let tc = s.tc();
+    let mut weights = Vec::new();
+    if s.reduction == Reduction::Fma {
+        for y in 0..s.fw {
+            for v in 0..s.nv {
+                let (w, p) = (format_ident!("w{}_{}", y, v), at(&format_ident!("wr"), y * tc + v * s.lanes));
+                weights.push(quote!(let #w = A::load(#p);));
+            }
+        }
+    }
+    let mut steps = Vec::new();
+    for col in 0..s.span() {
+        let taps: Vec<(usize, usize)> =
+            (0..s.o_wb).filter_map(|ll| col.checked_sub(ll * s.sw).filter(|y| *y < s.fw).map(|y| (ll, y))).collect();
+        if taps.is_empty() {
+            continue;
+        }
+        let mut group = Vec::new();
+        for v in 0..s.nv {
+            let p = at(&format_ident!("row"), col * CB + v * s.lanes);
+            group.push(quote!(let i = A::load(#p);));
+            for &(ll, y) in &taps {
+                let c = acc(ll, v);
+                group.push(match s.reduction {
+                    Reduction::Fma => {
+                        let w = format_ident!("w{}_{}", y, v);
+                        quote!(#c = A::fma(#c, i, #w);)
+                    }
+                    Reduction::Max => quote!(#c = A::max(#c, i);),
+                });
+            }
+        }
+        let group = quote!(#(#group)*);
+        steps.push(if guarded { guard(col, None, group) } else { group });
+    }
+    let wrow = lit(s.fw * tc);
+    let wr = if s.reduction == Reduction::Fma { quote!(let wr = t.wts.wrapping_add(x * #wrow);) } else { quote!() };
+    quote! {
+        for x in t.x0..t.x1 {
+            let row = t.inp.wrapping_add(x * t.in_row);
+            #wr
+            #(#weights)*
+            #(#steps)*
+        }
+    }
+}
+
+/// STORE: apply the fused activation and write the tile back.
+fn store_phase(s: &Shape, guarded: bool) -> TokenStream {
+    let mut out = Vec::new();
+    match s.activation {
+        Activation::None => {}
+        Activation::Relu => out.push(quote!(let zero = A::zero();)),
+        Activation::Relu6 => out.push(quote!(let zero = A::zero(); let six = A::splat(6.0);)),
+    }
+    for ll in 0..s.o_wb {
+        let mut col = Vec::new();
+        for v in 0..s.nv {
+            let c = acc(ll, v);
+            match s.activation {
+                Activation::None => {}
+                Activation::Relu => col.push(quote!(#c = A::max(#c, zero);)),
+                Activation::Relu6 => col.push(quote!(#c = A::min(A::max(#c, zero), six);)),
+            }
+            let (blk, lane) = (v * s.lanes / CB, v * s.lanes % CB);
+            let off = lit(ll * CB + lane);
+            let p = if blk == 0 {
+                at(&format_ident!("out"), ll * CB + lane)
+            } else {
+                let blk = lit(blk);
+                quote!(out.wrapping_add(#blk * t.out_plane + #off))
+            };
+            col.push(quote!(A::store(#p, #c);));
+        }
+        let col = quote!(#(#col)*);
+        out.push(if guarded && ll > 0 {
+            let ll = lit(ll);
+            quote!(if #ll < t.w { #col })
+        } else {
+            col
+        });
+    }
+    quote! { let out = t.out; #(#out)* }
+}
