@@ -11,9 +11,13 @@ pub struct Pool;
 
 fn main() -> Result<(), small_core::Error> {
     let (h, w) = (9, 11);
-    let weights: Vec<f32> = (0..Conv3x3s2::WEIGHTS_LEN).map(|i| ((i * 7 % 13) as f32 - 6.0) / 10.0).collect();
+    let weights: Vec<f32> = (0..Conv3x3s2::WEIGHTS_LEN)
+        .map(|i| ((i * 7 % 13) as f32 - 6.0) / 10.0)
+        .collect();
     let bias: Vec<f32> = (0..32).map(|i| i as f32 * 0.1).collect();
-    let input: Vec<f32> = (0..h * w * 16).map(|i| ((i * 5 % 11) as f32 - 5.0) / 5.0).collect();
+    let input: Vec<f32> = (0..h * w * 16)
+        .map(|i| ((i * 5 % 11) as f32 - 5.0) / 5.0)
+        .collect();
     let x = Blocked::from_nhwc(h, w, 16, &input)?;
     for arch in small_core::arch::available() {
         let conv = Conv3x3s2::with_arch(arch, &weights, Some(&bias))?;

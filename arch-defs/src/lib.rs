@@ -133,11 +133,14 @@ impl ArchId {
 
 /// The primitive operations an arch offers to generated kernels.
 ///
-/// All functions are `unsafe`: the caller guarantees that the CPU supports
+/// # Safety
+///
+/// All functions are `unsafe`, with one contract: the caller guarantees that the CPU supports
 /// the arch (the generated code only calls them from a function compiled
 /// with the arch's target features, entered after [`ArchId::available`])
 /// and that every pointer is valid for `LANES` `f32`s (one for
 /// [`Simd::broadcast`]). Alignment is never required.
+#[allow(clippy::missing_safety_doc)] // one contract for all: see the trait docs
 pub trait Simd {
     /// One vector register of `LANES` `f32`s.
     type V: Copy;
@@ -175,7 +178,10 @@ macro_rules! check_arch {
                 core::mem::size_of::<<$ty as $crate::Simd>::V>() == $params.lanes * 4,
                 "vector type size must be lanes * 4 bytes"
             );
-            assert!($crate::CB % $params.lanes == 0, "lanes must divide CB");
+            assert!(
+                $crate::CB / $params.lanes * $params.lanes == $crate::CB,
+                "lanes must divide CB"
+            );
         };
     };
 }

@@ -93,7 +93,11 @@ impl<B: AsRef<[f32]>> Blocked<B> {
     fn padding_indices(&self) -> impl Iterator<Item = usize> + '_ {
         let last = self.blocks().saturating_sub(1) * self.h * self.w * CB;
         let used = self.c - self.blocks().saturating_sub(1) * CB;
-        let lanes = if self.c % CB == 0 { CB..CB } else { used..CB };
+        let lanes = if self.c.is_multiple_of(CB) {
+            CB..CB
+        } else {
+            used..CB
+        };
         (0..self.h * self.w).flat_map(move |p| lanes.clone().map(move |l| last + p * CB + l))
     }
 

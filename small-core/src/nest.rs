@@ -154,7 +154,10 @@ pub unsafe fn run<K: Kernel>(p: &mut Problem) {
     let inp = p.inp.as_ptr();
     let out = p.out.as_mut_ptr();
     for ot in 0..out_padded(p.spec) / K::TC {
-        let (ch, wts) = (ot * K::TC, wts.as_ptr().wrapping_add(ot * tile_len(p.spec, K::TC)));
+        let (ch, wts) = (
+            ot * K::TC,
+            wts.as_ptr().wrapping_add(ot * tile_len(p.spec, K::TC)),
+        );
         let (first, end, lane) = match K::KIND {
             KernelKind::Broadcast => {
                 let (a, b) = tile_blocks(p.spec, K::TC, ot);
@@ -189,7 +192,8 @@ pub unsafe fn run<K: Kernel>(p: &mut Problem) {
                 t.lo = (-c0).clamp(0, span as isize) as usize;
                 t.hi = (p.iw as isize - c0).clamp(0, span as isize) as usize;
                 t.w = K::O_WB.min(p.ow - l);
-                let at = (first * in_plane + lane) as isize + r0 * t.in_row as isize + c0 * CB as isize;
+                let at =
+                    (first * in_plane + lane) as isize + r0 * t.in_row as isize + c0 * CB as isize;
                 t.inp = inp.wrapping_offset(at);
                 t.out = out.wrapping_add((ch / CB) * out_plane + (j * p.ow + l) * CB + ch % CB);
                 // SAFETY: the Tile bounds computed above describe exactly the

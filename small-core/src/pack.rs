@@ -96,7 +96,11 @@ pub fn pack(
     }
     let (fh, fw, fc, oc) = (spec.fh, spec.fw, spec.fc, spec.out_channels());
     let tiles = out_padded(spec) / tc;
-    for (ot, tile) in w_out.chunks_exact_mut(tile_len(spec, tc)).enumerate().take(tiles) {
+    for (ot, tile) in w_out
+        .chunks_exact_mut(tile_len(spec, tc))
+        .enumerate()
+        .take(tiles)
+    {
         match spec.kind() {
             KernelKind::Channelwise => {
                 // TFLite depthwise [1][F_H][F_W][C] -> [F_H][F_W][TC].
@@ -111,7 +115,11 @@ pub fn pack(
             KernelKind::Broadcast => {
                 // OHWI [G*K][F_H][F_W][F_C] -> per block [F_H][F_W][CB][TC].
                 let (first, end) = tile_blocks(spec, tc, ot);
-                for (b, block) in tile.chunks_exact_mut(block_len(spec, tc)).take(end - first).enumerate() {
+                for (b, block) in tile
+                    .chunks_exact_mut(block_len(spec, tc))
+                    .take(end - first)
+                    .enumerate()
+                {
                     for (i, v) in block.iter_mut().enumerate() {
                         let (tap, ii, t) = (i / (CB * tc), i / tc % CB, i % tc);
                         let (o, ci) = (ot * tc + t, (first + b) * CB + ii);

@@ -118,7 +118,11 @@ impl LayerSpec {
     }
     /// The kernel family this layer uses.
     pub const fn kind(&self) -> KernelKind {
-        if self.fc == 1 && self.k == 1 { KernelKind::Channelwise } else { KernelKind::Broadcast }
+        if self.fc == 1 && self.k == 1 {
+            KernelKind::Channelwise
+        } else {
+            KernelKind::Broadcast
+        }
     }
     /// True if the layer has weights (FMA reduction).
     pub const fn has_weights(&self) -> bool {
@@ -135,7 +139,14 @@ impl LayerSpec {
         }
     }
     /// Output height and width for an input of `h x w`.
-    pub fn output_dims(&self, h: usize, w: usize) -> Result<(crate::Dim, crate::Dim), crate::Error> {
-        Ok((self.padding.dim("height", h, self.fh, self.sh)?, self.padding.dim("width", w, self.fw, self.sw)?))
+    pub fn output_dims(
+        &self,
+        h: usize,
+        w: usize,
+    ) -> Result<(crate::Dim, crate::Dim), crate::Error> {
+        Ok((
+            self.padding.dim("height", h, self.fh, self.sh)?,
+            self.padding.dim("width", w, self.fw, self.sw)?,
+        ))
     }
 }

@@ -62,7 +62,11 @@ pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
     let mut lines = Vec::new();
     for nv in 1..=r {
         let tc = nv * lanes;
-        let tc_ok = if spec.channelwise() { CB % tc == 0 } else { CB % tc == 0 || (tc % CB == 0 && out_pad % tc == 0) };
+        let tc_ok = if spec.channelwise() {
+            CB.is_multiple_of(tc)
+        } else {
+            CB.is_multiple_of(tc) || (tc.is_multiple_of(CB) && out_pad.is_multiple_of(tc))
+        };
         if !tc_ok || tc > out_pad {
             continue;
         }
@@ -70,8 +74,14 @@ pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
         let (other, score): (usize, Box<dyn Fn(usize) -> f64>) = if spec.channelwise() {
             let (fw, sw) = (spec.fw as f64, spec.sw as f64);
             match spec.reduction {
-                Reduction::Fma => (spec.fw * nv + 1, Box::new(move |o| o as f64 * fw / ((o as f64 - 1.0) * sw + 2.0 * fw))),
-                Reduction::Max => (1, Box::new(move |o| o as f64 * fw / ((o as f64 - 1.0) * sw + fw))),
+                Reduction::Fma => (
+                    spec.fw * nv + 1,
+                    Box::new(move |o| o as f64 * fw / ((o as f64 - 1.0) * sw + 2.0 * fw)),
+                ),
+                Reduction::Max => (
+                    1,
+                    Box::new(move |o| o as f64 * fw / ((o as f64 - 1.0) * sw + fw)),
+                ),
             }
         } else {
             let b = usize::from(!arch.broadcast_from_memory);
@@ -93,10 +103,24 @@ pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
             lat = if hides { "" } else { ", too few accumulators to hide latency" }
         ));
         // Tie-break: broadcast prefers fewer registers, channelwise wider tiles.
-        let tie = if spec.channelwise() { nv as isize } else { -(regs as isize) };
-        let cand = Blocking { channelwise: spec.channelwise(), nv, o_wb, regs, score: s, candidates: Vec::new() };
+        let tie = if spec.channelwise() {
+            nv as isize
+        } else {
+            -(regs as isize)
+        };
+        let cand = Blocking {
+            channelwise: spec.channelwise(),
+            nv,
+            o_wb,
+            regs,
+            score: s,
+            candidates: Vec::new(),
+        };
         let key = (hides, s, tie);
-        if best.as_ref().is_none_or(|(k, _)| key.partial_cmp(k) == Some(std::cmp::Ordering::Greater)) {
+        if best
+            .as_ref()
+            .is_none_or(|(k, _)| key.partial_cmp(k) == Some(std::cmp::Ordering::Greater))
+        {
             best = Some((key, cand));
         }
     }
@@ -114,7 +138,11 @@ pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
 
 /// The text `explain()` returns for one arch.
 pub fn explain(arch: &ArchParams, spec: &Spec, b: &Blocking) -> String {
-    let kind = if b.channelwise { "channelwise" } else { "broadcast" };
+    let kind = if b.channelwise {
+        "channelwise"
+    } else {
+        "broadcast"
+    };
     let mut s = format!(
         "{name}: {kind} kernel, tile O_wb={o} x TC={tc} channels ({nv} vector(s) of {l} lanes): \
          {acc} accumulators, {regs} of {r} registers, {score:.2} ops per load; \
@@ -146,7 +174,15 @@ mod tests {
     use super::*;
     use crate::spec::{Activation, Padding};
 
-    fn spec(fh: usize, fw: usize, fc: usize, k: usize, g: usize, s: usize, reduction: Reduction) -> Spec {
+    fn spec(
+        fh: usize,
+        fw: usize,
+        fc: usize,
+        k: usize,
+        g: usize,
+        s: usize,
+        reduction: Reduction,
+    ) -> Spec {
         Spec {
             fh,
             fw,
@@ -181,7 +217,13 @@ mod tests {
         // O_wb = (32-2)/2 = 15, 30/17 = 1.76 FMA/load.
         assert_eq!(tile(&arch_defs::avx512::PARAMS, &conv), (15, 32));
         // With K = 16 only nv=1 fits the channels: O_wb = 31.
-        assert_eq!(tile(&arch_defs::avx512::PARAMS, &spec(3, 3, 16, 16, 1, 1, Reduction::Fma)), (31, 16));
+        assert_eq!(
+            tile(
+                &arch_defs::avx512::PARAMS,
+                &spec(3, 3, 16, 16, 1, 1, Reduction::Fma)
+            ),
+            (31, 16)
+        );
     }
 
     #[test]
@@ -200,9 +242,16 @@ mod tests {
     #[test]
     fn accumulators_hide_fma_latency() {
         for arch in arch_defs::ARCHS {
-            for s in [spec(3, 3, 16, 32, 1, 1, Reduction::Fma), spec(1, 1, 64, 64, 1, 1, Reduction::Fma)] {
+            for s in [
+                spec(3, 3, 16, 32, 1, 1, Reduction::Fma),
+                spec(1, 1, 64, 64, 1, 1, Reduction::Fma),
+            ] {
                 let b = derive(arch, &s);
-                assert!(b.accumulators() >= arch.fma_latency * arch.fma_per_cycle, "{}", arch.name);
+                assert!(
+                    b.accumulators() >= arch.fma_latency * arch.fma_per_cycle,
+                    "{}",
+                    arch.name
+                );
                 assert!(b.regs <= arch.vector_regs, "{}", arch.name);
             }
         }

@@ -73,15 +73,22 @@ impl FromMeta for Size {
                 Lit::Int(i) => match i.base10_parse::<usize>() {
                     Ok(0) => Err(Error::custom("must be at least 1").with_span(expr)),
                     Ok(v) => Ok(Size(v, expr.span())),
-                    Err(_) => Err(Error::custom("must be a positive integer that fits in usize").with_span(expr)),
+                    Err(_) => Err(
+                        Error::custom("must be a positive integer that fits in usize")
+                            .with_span(expr),
+                    ),
                 },
-                _ => Err(Error::custom("expected a positive integer literal, e.g. `3`").with_span(expr)),
+                _ => Err(
+                    Error::custom("expected a positive integer literal, e.g. `3`").with_span(expr),
+                ),
             },
             Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => {
                 Err(Error::custom("must be a positive integer, not negative").with_span(expr))
             }
             Expr::Group(g) => Self::from_expr(&g.expr),
-            _ => Err(Error::custom("expected a positive integer literal, e.g. `3`").with_span(expr)),
+            _ => {
+                Err(Error::custom("expected a positive integer literal, e.g. `3`").with_span(expr))
+            }
         }
     }
 }
@@ -93,12 +100,14 @@ struct Stride(Size, Size);
 impl FromMeta for Stride {
     fn from_expr(expr: &Expr) -> darling::Result<Self> {
         match expr {
-            Expr::Tuple(t) if t.elems.len() == 2 => {
-                Ok(Stride(Size::from_expr(&t.elems[0])?, Size::from_expr(&t.elems[1])?))
-            }
-            Expr::Tuple(_) => {
-                Err(Error::custom("expected one stride `stride = 2` or a pair `stride = (2, 1)`").with_span(expr))
-            }
+            Expr::Tuple(t) if t.elems.len() == 2 => Ok(Stride(
+                Size::from_expr(&t.elems[0])?,
+                Size::from_expr(&t.elems[1])?,
+            )),
+            Expr::Tuple(_) => Err(Error::custom(
+                "expected one stride `stride = 2` or a pair `stride = (2, 1)`",
+            )
+            .with_span(expr)),
             Expr::Paren(p) => Self::from_expr(&p.expr),
             _ => {
                 let s = Size::from_expr(expr)?;
@@ -143,7 +152,11 @@ impl Word {
 
 /// "unknown reduction `fam`; did you mean `fma`? valid: `fma`, `max`".
 fn unknown_message(what: &str, given: &str, valid: &[&str]) -> String {
-    let list = valid.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
+    let list = valid
+        .iter()
+        .map(|v| format!("`{v}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let closest = valid
         .iter()
         .map(|v| (edit_distance(&given.to_ascii_lowercase(), v), *v))
@@ -160,7 +173,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur.push((prev[j] + (ca != *cb) as usize).min(prev[j + 1] + 1).min(cur[j] + 1));
+            cur.push(
+                (prev[j] + (ca != *cb) as usize)
+                    .min(prev[j + 1] + 1)
+                    .min(cur[j] + 1),
+            );
         }
         prev = cur;
     }
@@ -187,8 +204,14 @@ struct Args {
 const REQUIRED: [(&str, &str); 4] = [
     ("fh", "filter height, e.g. `fh = 3`"),
     ("fw", "filter width, e.g. `fw = 3`"),
-    ("fc", "input channels per group, e.g. `fc = 16` (1 for depthwise and pooling)"),
-    ("k", "output channels per group, e.g. `k = 32` (1 for depthwise and pooling)"),
+    (
+        "fc",
+        "input channels per group, e.g. `fc = 16` (1 for depthwise and pooling)",
+    ),
+    (
+        "k",
+        "output channels per group, e.g. `k = 32` (1 for depthwise and pooling)",
+    ),
 ];
 
 /// Parses and validates the attribute's arguments.
@@ -204,31 +227,55 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
         }
     }
     let val = |s: Option<Size>, d: usize| s.map_or(d, |s| s.0);
-    let (fh, fw, fc, k, g) = (val(a.fh, 1), val(a.fw, 1), val(a.fc, 1), val(a.k, 1), val(a.g, 1));
+    let (fh, fw, fc, k, g) = (
+        val(a.fh, 1),
+        val(a.fw, 1),
+        val(a.fc, 1),
+        val(a.k, 1),
+        val(a.g, 1),
+    );
     let (sh, sw) = a.stride.map_or((1, 1), |s| (s.0.0, s.1.0));
 
     let padding = a
         .padding
         .as_ref()
-        .map(|w| errors.handle(w.pick("padding", &[("same", Padding::Same), ("valid", Padding::Valid)])))
+        .map(|w| {
+            errors.handle(w.pick(
+                "padding",
+                &[("same", Padding::Same), ("valid", Padding::Valid)],
+            ))
+        })
         .unwrap_or(Some(Padding::Valid));
     let reduction = a
         .reduction
         .as_ref()
-        .map(|w| errors.handle(w.pick("reduction", &[("fma", Reduction::Fma), ("max", Reduction::Max)])))
+        .map(|w| {
+            errors.handle(w.pick(
+                "reduction",
+                &[("fma", Reduction::Fma), ("max", Reduction::Max)],
+            ))
+        })
         .unwrap_or(Some(Reduction::Fma));
     let activation = a
         .activation
         .as_ref()
         .map(|w| {
-            let choices = [("none", Activation::None), ("relu", Activation::Relu), ("relu6", Activation::Relu6)];
+            let choices = [
+                ("none", Activation::None),
+                ("relu", Activation::Relu),
+                ("relu6", Activation::Relu6),
+            ];
             errors.handle(w.pick("activation", &choices))
         })
         .unwrap_or(Some(Activation::None));
 
     if let Some(fw) = a.fw.filter(|s| s.0 > MAX_FW) {
         errors.push(
-            Error::custom(format!("`fw = {}` is wider than the {MAX_FW} taps the kernel unrolls", fw.0)).with_span(&fw.1),
+            Error::custom(format!(
+                "`fw = {}` is wider than the {MAX_FW} taps the kernel unrolls",
+                fw.0
+            ))
+            .with_span(&fw.1),
         );
     }
     if reduction == Some(Reduction::Max) {
@@ -246,8 +293,12 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
     }
     if let Some(c) = a.channels.filter(|c| c.0 != g * fc) {
         errors.push(
-            Error::custom(format!("`channels = {}` but `g * fc` = {g} * {fc} = {}; make them agree", c.0, g * fc))
-                .with_span(&c.1),
+            Error::custom(format!(
+                "`channels = {}` but `g * fc` = {g} * {fc} = {}; make them agree",
+                c.0,
+                g * fc
+            ))
+            .with_span(&c.1),
         );
     }
     let archs = match &a.archs {
@@ -259,14 +310,19 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
                 let name = path.get_ident().map(|i| i.to_string()).unwrap_or_default();
                 match arch_defs::ARCHS.iter().find(|p| p.name == name) {
                     Some(p) if !picked.contains(&p) => picked.push(p),
-                    Some(_) => errors.push(Error::custom(format!("arch `{name}` listed twice")).with_span(path)),
-                    None => errors.push(Error::custom(unknown_message("arch", &name, &names)).with_span(path)),
+                    Some(_) => errors
+                        .push(Error::custom(format!("arch `{name}` listed twice")).with_span(path)),
+                    None => errors.push(
+                        Error::custom(unknown_message("arch", &name, &names)).with_span(path),
+                    ),
                 }
             }
             if !picked.iter().any(|p| p.name == "reference") && !picked.is_empty() {
                 errors.push(
-                    Error::custom("`archs` must include `reference`: it is the fallback that runs everywhere")
-                        .with_span(&list.first().map(|p| p.span()).unwrap_or(attr_span)),
+                    Error::custom(
+                        "`archs` must include `reference`: it is the fallback that runs everywhere",
+                    )
+                    .with_span(&list.first().map(|p| p.span()).unwrap_or(attr_span)),
                 );
             }
             picked
@@ -290,19 +346,29 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
 
 /// Checks that the item is a unit struct without generics.
 pub fn check_item(item: &syn::Item) -> darling::Result<&syn::ItemStruct> {
-    const HELP: &str = "`#[layer]` goes on a unit struct, e.g. `pub struct Conv3x3;`: it generates the fields";
+    const HELP: &str =
+        "`#[layer]` goes on a unit struct, e.g. `pub struct Conv3x3;`: it generates the fields";
     match item {
         syn::Item::Struct(s) => {
             if !matches!(s.fields, syn::Fields::Unit) {
-                return Err(Error::custom(format!("{HELP}; remove these fields")).with_span(&s.fields));
+                return Err(
+                    Error::custom(format!("{HELP}; remove these fields")).with_span(&s.fields)
+                );
             }
             if !s.generics.params.is_empty() || s.generics.where_clause.is_some() {
-                return Err(Error::custom(format!("{HELP}; generic parameters are not supported")).with_span(&s.generics));
+                return Err(
+                    Error::custom(format!("{HELP}; generic parameters are not supported"))
+                        .with_span(&s.generics),
+                );
             }
             Ok(s)
         }
-        syn::Item::Enum(e) => Err(Error::custom(format!("{HELP}, not an enum")).with_span(&e.enum_token)),
-        syn::Item::Union(u) => Err(Error::custom(format!("{HELP}, not a union")).with_span(&u.union_token)),
+        syn::Item::Enum(e) => {
+            Err(Error::custom(format!("{HELP}, not an enum")).with_span(&e.enum_token))
+        }
+        syn::Item::Union(u) => {
+            Err(Error::custom(format!("{HELP}, not a union")).with_span(&u.union_token))
+        }
         other => Err(Error::custom(HELP).with_span(other)),
     }
 }

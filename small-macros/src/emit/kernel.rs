@@ -56,7 +56,11 @@ fn at(p: &Ident, n: usize) -> TokenStream {
 /// The body of `Kernel::full` (`guarded = false`) or `Kernel::edge`.
 pub fn body(s: &Shape, guarded: bool) -> TokenStream {
     let load = load_phase(s);
-    let compute = if s.channelwise { channelwise_compute(s, guarded) } else { broadcast_compute(s, guarded) };
+    let compute = if s.channelwise {
+        channelwise_compute(s, guarded)
+    } else {
+        broadcast_compute(s, guarded)
+    };
     let store = store_phase(s, guarded);
     quote! {
         unsafe {
@@ -96,7 +100,11 @@ fn load_phase(s: &Shape) -> TokenStream {
 /// The guard of a tap at window column `col` for output column `ll`.
 fn guard(col: usize, ll: Option<usize>, body: TokenStream) -> TokenStream {
     let c = lit(col);
-    let lo = if col == 0 { quote!(t.lo == 0) } else { quote!(t.lo <= #c) };
+    let lo = if col == 0 {
+        quote!(t.lo == 0)
+    } else {
+        quote!(t.lo <= #c)
+    };
     let w = match ll {
         Some(ll) if ll > 0 => {
             let ll = lit(ll);
@@ -107,37 +115,48 @@ fn guard(col: usize, ll: Option<usize>, body: TokenStream) -> TokenStream {
     quote! { if #w #lo && #c < t.hi { #body } }
 }
 
-/// COMPUTE for channel-mixing layers: for every filter row (a run-time
-/// loop over the valid rows), filter column and input lane, load `nv`
-/// weight vectors and broadcast each of the `O_wb` input pixels into them.
+/// COMPUTE for channel-mixing layers: for every valid filter tap (x, y),
+/// and every input lane (unrolled), load `nv` weight vectors and broadcast
+/// each of the `O_wb` input pixels into them.
+///
+/// The taps are a run-time loop on purpose: with `y` unrolled, the same
+/// input pixel is read by taps `(ll, y)` and `(ll + 1, y - S_W)`, the
+/// compiler merges those loads and keeps them live across taps, and the
+/// tile spills (measured: 40 % slower on AVX2).
 fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
     let tc = s.tc();
     let block = |lanes: usize| {
         let mut steps = Vec::new();
-        for y in 0..s.fw {
-            for ii in 0..lanes {
-                for v in 0..s.nv {
-                    let (w, p) = (format_ident!("w{}", v), at(&format_ident!("wr"), (y * CB + ii) * tc + v * s.lanes));
-                    steps.push(quote!(let #w = A::load(#p);));
-                }
-                for ll in 0..s.o_wb {
-                    let col = ll * s.sw + y;
-                    let p = at(&format_ident!("row"), col * CB + ii);
-                    let fmas = (0..s.nv).map(|v| {
-                        let (c, w) = (acc(ll, v), format_ident!("w{}", v));
-                        quote!(#c = A::fma(#c, i, #w);)
-                    });
-                    let step = quote! { let i = A::broadcast(#p); #(#fmas)* };
-                    steps.push(if guarded { guard(col, Some(ll), step) } else { step });
-                }
+        for ii in 0..lanes {
+            for v in 0..s.nv {
+                let (w, p) = (
+                    format_ident!("w{}", v),
+                    at(&format_ident!("wr"), ii * tc + v * s.lanes),
+                );
+                steps.push(quote!(let #w = A::load(#p);));
+            }
+            for ll in 0..s.o_wb {
+                let p = at(&format_ident!("row"), ll * s.sw * CB + ii);
+                let fmas = (0..s.nv).map(|v| {
+                    let (c, w) = (acc(ll, v), format_ident!("w{}", v));
+                    quote!(#c = A::fma(#c, i, #w);)
+                });
+                let step = quote! { let i = A::broadcast(#p); #(#fmas)* };
+                steps.push(if guarded {
+                    tap_guard(ll, ll * s.sw, step)
+                } else {
+                    step
+                });
             }
         }
-        let wrow = lit(s.fw * CB * tc);
+        let (wtap, fw) = (lit(CB * tc), lit(s.fw));
         quote! {
             for x in t.x0..t.x1 {
-                let row = blk.wrapping_add(x * t.in_row);
-                let wr = wb.wrapping_add(x * #wrow);
-                #(#steps)*
+                for y in 0..#fw {
+                    let row = blk.wrapping_add(x * t.in_row + y * CB);
+                    let wr = wb.wrapping_add((x * #fw + y) * #wtap);
+                    #(#steps)*
+                }
             }
         }
     };
@@ -149,7 +168,9 @@ fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
     } else {
         quote!()
     };
+    let cb = lit(CB);
     quote! {
+        const CB: usize = #cb;
         let mut blk = t.inp;
         let mut wb = t.wts;
         for _ in 0..t.in_blocks {
@@ -161,6 +182,23 @@ fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
     }
 }
 
+/// The guard of output column `ll` at window column `base + y` (run-time `y`).
+fn tap_guard(ll: usize, base: usize, body: TokenStream) -> TokenStream {
+    let col = if base == 0 {
+        quote!(y)
+    } else {
+        let b = lit(base);
+        quote!((#b + y))
+    };
+    let w = if ll > 0 {
+        let ll = lit(ll);
+        quote!(#ll < t.w &&)
+    } else {
+        quote!()
+    };
+    quote! { if #w t.lo <= #col && #col < t.hi { #body } }
+}
+
 /// COMPUTE for per-channel layers: for every filter row, keep the row's
 /// weights in registers, stream each window column through once and apply
 /// it to every output column whose window contains it.
@@ -170,15 +208,23 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
     if s.reduction == Reduction::Fma {
         for y in 0..s.fw {
             for v in 0..s.nv {
-                let (w, p) = (format_ident!("w{}_{}", y, v), at(&format_ident!("wr"), y * tc + v * s.lanes));
+                let (w, p) = (
+                    format_ident!("w{}_{}", y, v),
+                    at(&format_ident!("wr"), y * tc + v * s.lanes),
+                );
                 weights.push(quote!(let #w = A::load(#p);));
             }
         }
     }
     let mut steps = Vec::new();
     for col in 0..s.span() {
-        let taps: Vec<(usize, usize)> =
-            (0..s.o_wb).filter_map(|ll| col.checked_sub(ll * s.sw).filter(|y| *y < s.fw).map(|y| (ll, y))).collect();
+        let taps: Vec<(usize, usize)> = (0..s.o_wb)
+            .filter_map(|ll| {
+                col.checked_sub(ll * s.sw)
+                    .filter(|y| *y < s.fw)
+                    .map(|y| (ll, y))
+            })
+            .collect();
         if taps.is_empty() {
             continue;
         }
@@ -198,10 +244,18 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
             }
         }
         let group = quote!(#(#group)*);
-        steps.push(if guarded { guard(col, None, group) } else { group });
+        steps.push(if guarded {
+            guard(col, None, group)
+        } else {
+            group
+        });
     }
     let wrow = lit(s.fw * tc);
-    let wr = if s.reduction == Reduction::Fma { quote!(let wr = t.wts.wrapping_add(x * #wrow);) } else { quote!() };
+    let wr = if s.reduction == Reduction::Fma {
+        quote!(let wr = t.wts.wrapping_add(x * #wrow);)
+    } else {
+        quote!()
+    };
     quote! {
         for x in t.x0..t.x1 {
             let row = t.inp.wrapping_add(x * t.in_row);

@@ -1,0 +1,293 @@
+//! Every class of generated kernel against the reference layers, on every
+//! arch the CPU can run, over randomized shapes that hit every edge:
+//! `H, W` from 1 to beyond two tiles, widths that are not a multiple of
+//! `O_wb`, channels that are not a multiple of `CB`, strides 1-3, both
+//! paddings, filters from 1x1 to 5x5 and 10x4, inputs smaller than the
+//! filter. FMA layers are compared within the bound derived from their
+//! reduction length (`small_tests::tolerances`); max layers exactly.
+
+use small_core::reference::Shape;
+use small_core::{Arch, Blocked, Error, LayerSpec, layer};
+use small_tests::{Rng, first_mismatch, reference_forward, tolerances};
+
+type Run<'a> = &'a dyn Fn(
+    Arch,
+    &[f32],
+    Option<&[f32]>,
+    &Blocked<Vec<f32>>,
+) -> Result<Blocked<Vec<f32>>, Error>;
+
+/// Runs `cases` random shapes of one layer on every available arch.
+fn check(name: &str, spec: &LayerSpec, max_owb: usize, cases: usize, run: Run) {
+    let mut rng = Rng::new(
+        name.bytes()
+            .fold(17u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)),
+    );
+    let mut counts: Vec<(Arch, usize)> = small_core::arch::available().map(|a| (a, 0)).collect();
+    for case in 0..cases {
+        // Heights and widths from 1 (smaller than most filters) to beyond two tiles.
+        let h = rng.range(1, 9);
+        let w = if case % 3 == 0 {
+            rng.range(1, 6)
+        } else {
+            rng.range(1, 2 * max_owb * spec.sw + 7)
+        };
+        let shape = Shape::new(h, w, spec.in_channels());
+        let input = rng.vec(shape.len());
+        let weights = rng.vec(spec.weights_len());
+        let bias = (spec.has_weights() && case % 2 == 0).then(|| rng.vec(spec.out_channels()));
+        let x = Blocked::from_nhwc(h, w, shape.c, &input).unwrap();
+        let want = reference_forward(spec, &input, shape, &weights, bias.as_deref());
+        for (arch, count) in counts.iter_mut() {
+            let got = run(*arch, &weights, bias.as_deref(), &x);
+            match (&want, got) {
+                (Err(e), Err(g)) => {
+                    assert_eq!(e, &g, "{name} {arch:?} h={h} w={w}: different errors")
+                }
+                (Ok((want, out_shape)), Ok(y)) => {
+                    assert_eq!(
+                        (y.h(), y.w(), y.c()),
+                        (out_shape.h, out_shape.w, out_shape.c)
+                    );
+                    let tol = tolerances(spec, &input, shape, &weights, bias.as_deref());
+                    if let Some((i, g, r, t)) = first_mismatch(&y.to_nhwc(), want, &tol) {
+                        panic!(
+                            "{name} on {arch:?}, input {h}x{w}: element {i} is {g}, reference {r}, tolerance {t}"
+                        );
+                    }
+                    let padding_ok =
+                        Blocked::from_buffer(y.c(), y.h(), y.w(), y.as_slice()).is_ok();
+                    assert!(
+                        padding_ok,
+                        "{name} on {arch:?}: padding lanes of the output are not zero"
+                    );
+                }
+                (want, got) => {
+                    panic!("{name} on {arch:?} h={h} w={w}: reference {want:?}, generated {got:?}")
+                }
+            }
+            *count += 1;
+        }
+    }
+    let counts: Vec<String> = counts
+        .iter()
+        .map(|(a, n)| format!("{} {n}", a.name()))
+        .collect();
+    let missing: Vec<&str> = Arch::ALL
+        .iter()
+        .filter(|a| !a.available())
+        .map(|a| a.name())
+        .collect();
+    println!(
+        "{name}: cases run per arch: {}; not runnable here (build-checked only): {missing:?}",
+        counts.join(", ")
+    );
+}
+
+macro_rules! fma_case {
+    ($test:ident, $layer:ident, $cases:expr) => {
+        #[test]
+        fn $test() {
+            let owb = $layer::BLOCKING.iter().map(|b| b.o_wb).max().unwrap();
+            check(
+                stringify!($test),
+                &$layer::SPEC,
+                owb,
+                $cases,
+                &|arch, w, b, x| {
+                    let l = $layer::with_arch(arch, w, b)?;
+                    assert_eq!(l.arch(), arch);
+                    let mut y = l.alloc_output(x)?;
+                    l.forward(x, &mut y)?;
+                    Ok(y)
+                },
+            );
+        }
+    };
+}
+
+macro_rules! max_case {
+    ($test:ident, $layer:ident, $cases:expr) => {
+        #[test]
+        fn $test() {
+            let owb = $layer::BLOCKING.iter().map(|b| b.o_wb).max().unwrap();
+            check(
+                stringify!($test),
+                &$layer::SPEC,
+                owb,
+                $cases,
+                &|arch, _, _, x| {
+                    let l = $layer::with_arch(arch)?;
+                    let mut y = l.alloc_output(x)?;
+                    l.forward(x, &mut y)?;
+                    Ok(y)
+                },
+            );
+        }
+    };
+}
+
+// --- Full-channel convolutions (broadcast kernels) ---
+#[layer(fh = 3, fw = 3, fc = 16, k = 32, padding = same, activation = relu)]
+struct Conv3x3;
+fma_case!(conv_3x3_s1_same_16_to_32_relu, Conv3x3, 40);
+
+#[layer(fh = 3, fw = 3, fc = 3, k = 17, stride = 2, padding = same)]
+struct Conv3x3S2;
+fma_case!(conv_3x3_s2_same_3_to_17, Conv3x3S2, 40);
+
+#[layer(fh = 5, fw = 5, fc = 17, k = 8, padding = valid)]
+struct Conv5x5Valid;
+fma_case!(conv_5x5_valid_17_to_8, Conv5x5Valid, 30);
+
+#[layer(fh = 10, fw = 4, fc = 1, k = 64, stride = 2, padding = same, activation = relu)]
+struct Conv10x4;
+fma_case!(conv_10x4_s2_same_1_to_64_kws, Conv10x4, 30);
+
+#[layer(fh = 1, fw = 1, fc = 32, k = 64, activation = relu6)]
+struct Pointwise;
+fma_case!(pointwise_32_to_64_relu6, Pointwise, 40);
+
+#[layer(fh = 1, fw = 1, fc = 16, k = 32, stride = 2, padding = same)]
+struct PointwiseS2;
+fma_case!(pointwise_s2_same_16_to_32, PointwiseS2, 30);
+
+#[layer(fh = 3, fw = 1, fc = 5, k = 7, stride = (2, 1), padding = same)]
+struct Conv3x1;
+fma_case!(conv_3x1_stride_2x1_same_5_to_7, Conv3x1, 30);
+
+#[layer(fh = 2, fw = 2, fc = 4, k = 4, stride = 3, padding = valid)]
+struct Conv2x2S3;
+fma_case!(conv_2x2_s3_valid_4_to_4, Conv2x2S3, 30);
+
+#[layer(fh = 4, fw = 4, fc = 8, k = 10, padding = valid)]
+struct FullReduction;
+fma_case!(full_reduction_4x4x8_to_10, FullReduction, 30);
+
+// --- Group convolutions (partial-channel) ---
+#[layer(fh = 3, fw = 3, fc = 4, k = 4, g = 4, padding = same)]
+struct Group4;
+fma_case!(group_conv_g4_fc4_k4, Group4, 30);
+
+#[layer(fh = 3, fw = 3, fc = 2, k = 3, g = 6, stride = 2, padding = same, activation = relu)]
+struct Group6;
+fma_case!(group_conv_g6_fc2_k3_s2, Group6, 30);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 2, g = 9, padding = same)]
+struct DepthMultiplier2;
+fma_case!(depthwise_multiplier_2_as_group_conv, DepthMultiplier2, 30);
+
+// --- Depthwise (channelwise kernels) ---
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 32, padding = same, activation = relu)]
+struct Depthwise;
+fma_case!(depthwise_3x3_s1_same_32_relu, Depthwise, 40);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, activation = relu6)]
+struct DepthwiseS2;
+fma_case!(depthwise_3x3_s2_same_17_relu6, DepthwiseS2, 40);
+
+#[layer(fh = 5, fw = 5, fc = 1, k = 1, g = 3, padding = valid)]
+struct Depthwise5x5;
+fma_case!(depthwise_5x5_valid_3, Depthwise5x5, 30);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 1, stride = 3, padding = same)]
+struct DepthwiseS3;
+fma_case!(depthwise_3x3_s3_same_1, DepthwiseS3, 30);
+
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 20)]
+struct Scale;
+fma_case!(depthwise_1x1_scale_20, Scale, 30);
+
+// --- Max reductions (pooling, ReLU) ---
+#[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 32, stride = 2, reduction = max)]
+struct MaxPool2;
+max_case!(max_pool_2x2_s2_valid_32, MaxPool2, 40);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, reduction = max)]
+struct MaxPool3;
+max_case!(max_pool_3x3_s2_same_17, MaxPool3, 40);
+
+#[layer(fh = 2, fw = 3, fc = 1, k = 1, g = 5, stride = (1, 2), padding = same, reduction = max)]
+struct MaxPool2x3;
+max_case!(max_pool_2x3_stride_1x2_same_5, MaxPool2x3, 30);
+
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 17, reduction = max, activation = relu)]
+struct Relu;
+max_case!(relu_as_1x1_max_17, Relu, 30);
+
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 16, reduction = max, activation = relu6)]
+struct Relu6;
+max_case!(relu6_as_1x1_max_16, Relu6, 30);
+
+#[test]
+fn shape_errors_name_expected_and_actual() {
+    let conv = Conv3x3::with_arch(Arch::Reference, &vec![0.0; Conv3x3::WEIGHTS_LEN], None).unwrap();
+    let x = Blocked::zeros(15, 4, 4);
+    assert_eq!(
+        conv.alloc_output(&x).unwrap_err(),
+        Error::ShapeMismatch {
+            what: "input channels",
+            expected: 16,
+            actual: 15
+        }
+    );
+    let x = Blocked::zeros(16, 4, 4);
+    let mut y = Blocked::zeros(32, 4, 3);
+    assert_eq!(
+        conv.forward(&x, &mut y).unwrap_err(),
+        Error::ShapeMismatch {
+            what: "output width",
+            expected: 4,
+            actual: 3
+        }
+    );
+    let mut y = Blocked::zeros(31, 4, 4);
+    assert_eq!(
+        conv.forward(&x, &mut y).unwrap_err(),
+        Error::ShapeMismatch {
+            what: "output channels",
+            expected: 32,
+            actual: 31
+        }
+    );
+    assert_eq!(
+        Conv3x3::with_arch(Arch::Reference, &[0.0; 5], None).unwrap_err(),
+        Error::BufferLength {
+            what: "weights",
+            expected: 3 * 3 * 16 * 32,
+            actual: 5
+        }
+    );
+    assert_eq!(
+        Conv3x3::with_arch(
+            Arch::Reference,
+            &vec![0.0; Conv3x3::WEIGHTS_LEN],
+            Some(&[0.0; 3])
+        )
+        .unwrap_err(),
+        Error::BufferLength {
+            what: "bias",
+            expected: 32,
+            actual: 3
+        }
+    );
+    let pool = MaxPool2::with_arch(Arch::Reference).unwrap();
+    assert_eq!(
+        pool.alloc_output(&Blocked::zeros(32, 1, 5)).unwrap_err(),
+        Error::InputTooSmall {
+            what: "height",
+            minimum: 2,
+            actual: 1
+        }
+    );
+}
+
+#[test]
+fn unavailable_arches_are_refused() {
+    for arch in Arch::ALL.iter().filter(|a| !a.available()) {
+        assert_eq!(
+            MaxPool2::with_arch(*arch).err(),
+            Some(Error::ArchUnavailable { name: arch.name() })
+        );
+    }
+}
