@@ -10,6 +10,7 @@ use proc_macro::TokenStream;
 
 mod blocking;
 mod emit;
+mod probe;
 mod spec;
 
 /// Declares a layer in SMaLL's abstract-layer terms on a unit struct.
@@ -46,4 +47,11 @@ pub fn layer(args: TokenStream, item: TokenStream) -> TokenStream {
             }
         }
     }
+}
+
+/// Expands to `fma_chains(arch, iters)`, an FMA-bound loop per registered
+/// arch, used by `small_core::probe` to measure the machine's peak.
+#[proc_macro]
+pub fn fma_probe(_input: TokenStream) -> TokenStream {
+    probe::expand().into()
 }

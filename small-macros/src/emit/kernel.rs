@@ -20,6 +20,8 @@ pub struct Shape {
     pub sw: usize,
     /// Lanes of a partial last input block (broadcast kernels), 0 if none.
     pub tail: usize,
+    /// The layer has fewer input channels than one block: no full blocks.
+    pub only_tail: bool,
     pub channelwise: bool,
     pub reduction: Reduction,
     pub activation: Activation,
@@ -160,8 +162,20 @@ fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
             }
         }
     };
-    let full = block(CB);
     let wblock = lit(s.fh * s.fw * CB * tc);
+    // Layers with fewer input channels than one block only ever run the tail.
+    let full = if s.only_tail {
+        quote!()
+    } else {
+        let body = block(CB);
+        quote! {
+            for _ in 0..t.in_blocks {
+                #body
+                blk = blk.wrapping_add(t.in_plane);
+                wb = wb.wrapping_add(#wblock);
+            }
+        }
+    };
     let tail = if s.tail > 0 {
         let t = block(s.tail);
         quote! { if t.tail { #t } }
@@ -173,11 +187,7 @@ fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
         const CB: usize = #cb;
         let mut blk = t.inp;
         let mut wb = t.wts;
-        for _ in 0..t.in_blocks {
-            #full
-            blk = blk.wrapping_add(t.in_plane);
-            wb = wb.wrapping_add(#wblock);
-        }
+        #full
         #tail
     }
 }

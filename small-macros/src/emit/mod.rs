@@ -241,6 +241,7 @@ fn arch_module(spec: &Spec, a: &ArchParams, b: &Blocking) -> TokenStream {
         } else {
             spec.in_channels() % CB
         },
+        only_tail: !b.channelwise && spec.in_channels() < CB,
         channelwise: b.channelwise,
         reduction: spec.reduction,
         activation: spec.activation,
@@ -367,5 +368,71 @@ fn constructors(spec: &Spec) -> TokenStream {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod snapshot {
+    //! The expansion of one conv and one max-pool layer, formatted, pinned in
+    //! `small-macros/snapshots/`: a change in the generated kernels shows up
+    //! in review. `UPDATE_SNAPSHOTS=1 cargo test -p small-macros` rewrites them.
+
+    use quote::quote;
+
+    fn check(name: &str, args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) {
+        let spec = crate::spec::parse(args, proc_macro2::Span::call_site()).expect("valid spec");
+        let item: syn::Item = syn::parse2(item).expect("valid item");
+        let s = crate::spec::check_item(&item).expect("unit struct");
+        let file: syn::File =
+            syn::parse2(super::layer(&spec, s)).expect("expansion parses as a file");
+        let text = prettyplease::unparse(&file);
+        let path = format!("{}/snapshots/{name}.rs", env!("CARGO_MANIFEST_DIR"));
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(&path, &text).expect("write snapshot");
+        }
+        let want = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            want == text,
+            "expansion of {name} changed; review it and run with UPDATE_SNAPSHOTS=1 ({path})"
+        );
+    }
+
+    #[test]
+    fn conv_expansion() {
+        check(
+            "conv3x3",
+            quote!(
+                fh = 3,
+                fw = 3,
+                fc = 2,
+                k = 8,
+                padding = same,
+                activation = relu,
+                archs(avx2, reference)
+            ),
+            quote!(
+                pub struct Conv3x3;
+            ),
+        );
+    }
+
+    #[test]
+    fn max_pool_expansion() {
+        check(
+            "max_pool",
+            quote!(
+                fh = 2,
+                fw = 2,
+                fc = 1,
+                k = 1,
+                g = 16,
+                stride = 2,
+                reduction = max,
+                archs(avx2, reference)
+            ),
+            quote!(
+                pub struct MaxPool;
+            ),
+        );
     }
 }
