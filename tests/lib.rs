@@ -117,3 +117,8 @@ pub fn first_mismatch(got: &[f32], want: &[f32], tol: &[f32]) -> Option<(usize, 
         })
         .map(|i| (i, got[i], want[i], tol[i]))
 }
+
+/// The README's code blocks, compiled and run as doctests so they cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
