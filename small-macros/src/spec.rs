@@ -62,34 +62,97 @@ impl Spec {
     }
 }
 
+/// Every argument `#[layer]` takes, with an example of each: the list
+/// that unknown arguments are checked against, and the example that
+/// error messages show. Keep in step with [`Args`].
+const ARGS: [(&str, &str); 11] = [
+    ("fh", "fh = 3"),
+    ("fw", "fw = 3"),
+    ("fc", "fc = 16"),
+    ("k", "k = 32"),
+    ("g", "g = 4"),
+    ("stride", "stride = 2"),
+    ("padding", "padding = same"),
+    ("reduction", "reduction = max"),
+    ("activation", "activation = relu"),
+    ("channels", "channels = 64"),
+    ("archs", "archs(reference, avx2)"),
+];
+
+/// The example of argument `name`, e.g. "`fh = 3`".
+fn example(name: &str) -> String {
+    let e = ARGS.iter().find(|(n, _)| *n == name).map_or("", |(_, e)| e);
+    format!("`{e}`")
+}
+
+/// The name of a meta item (`fh` in `fh = 3`), as written.
+fn name_of(path: &syn::Path) -> String {
+    path.segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+/// The value of `name = value`, or an error showing that form.
+fn value_of(item: &syn::Meta) -> darling::Result<&Expr> {
+    match item {
+        syn::Meta::NameValue(nv) => Ok(&nv.value),
+        _ => {
+            let name = name_of(item.path());
+            Err(
+                Error::custom(format!("`{name}` takes a value: {}", example(&name)))
+                    .with_span(item),
+            )
+        }
+    }
+}
+
 /// A positive integer argument, with the span of its value.
 #[derive(Debug, Clone, Copy)]
 struct Size(usize, Span);
 
-impl FromMeta for Size {
-    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+impl Size {
+    /// Parses the value of argument `name` (named in the messages).
+    fn parse(name: &str, expr: &Expr) -> darling::Result<Self> {
+        let expected = || {
+            Error::custom(format!(
+                "`{name}` takes a positive integer literal, e.g. {}",
+                example(name)
+            ))
+            .with_span(expr)
+        };
         match expr {
             Expr::Lit(l) => match &l.lit {
                 Lit::Int(i) => match i.base10_parse::<usize>() {
-                    Ok(0) => Err(Error::custom("must be at least 1").with_span(expr)),
+                    Ok(0) => Err(Error::custom(format!(
+                        "`{name}` must be at least 1, e.g. {}",
+                        example(name)
+                    ))
+                    .with_span(expr)),
                     Ok(v) => Ok(Size(v, expr.span())),
-                    Err(_) => Err(
-                        Error::custom("must be a positive integer that fits in usize")
-                            .with_span(expr),
-                    ),
+                    Err(_) => Err(Error::custom(format!(
+                        "`{name}` must be a positive integer that fits in usize, e.g. {}",
+                        example(name)
+                    ))
+                    .with_span(expr)),
                 },
-                _ => Err(
-                    Error::custom("expected a positive integer literal, e.g. `3`").with_span(expr),
-                ),
+                _ => Err(expected()),
             },
-            Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => {
-                Err(Error::custom("must be a positive integer, not negative").with_span(expr))
-            }
-            Expr::Group(g) => Self::from_expr(&g.expr),
-            _ => {
-                Err(Error::custom("expected a positive integer literal, e.g. `3`").with_span(expr))
-            }
+            Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => Err(Error::custom(format!(
+                "`{name}` cannot be negative: it takes a positive integer, e.g. {}",
+                example(name)
+            ))
+            .with_span(expr)),
+            Expr::Group(g) => Self::parse(name, &g.expr),
+            _ => Err(expected()),
         }
+    }
+}
+
+impl FromMeta for Size {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        Self::parse(&name_of(item.path()), value_of(item)?)
     }
 }
 
@@ -97,60 +160,133 @@ impl FromMeta for Size {
 #[derive(Debug, Clone, Copy)]
 struct Stride(Size, Size);
 
-impl FromMeta for Stride {
-    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+impl Stride {
+    fn parse(name: &str, expr: &Expr) -> darling::Result<Self> {
         match expr {
-            Expr::Tuple(t) if t.elems.len() == 2 => Ok(Stride(
-                Size::from_expr(&t.elems[0])?,
-                Size::from_expr(&t.elems[1])?,
-            )),
-            Expr::Tuple(_) => Err(Error::custom(
-                "expected one stride `stride = 2` or a pair `stride = (2, 1)`",
-            )
+            Expr::Tuple(t) if t.elems.len() == 2 => {
+                let mut errors = Error::accumulator();
+                let h = errors.handle(Size::parse(name, &t.elems[0]));
+                let w = errors.handle(Size::parse(name, &t.elems[1]));
+                errors.finish()?;
+                Ok(Stride(h.unwrap(), w.unwrap()))
+            }
+            Expr::Tuple(t) => Err(Error::custom(format!(
+                "`{name}` takes one stride, `{name} = 2`, or a (height, width) pair, \
+                 `{name} = (2, 1)`; not {} values",
+                t.elems.len()
+            ))
             .with_span(expr)),
-            Expr::Paren(p) => Self::from_expr(&p.expr),
+            Expr::Paren(p) => Self::parse(name, &p.expr),
             _ => {
-                let s = Size::from_expr(expr)?;
+                let s = Size::parse(name, expr)?;
                 Ok(Stride(s, s))
             }
         }
     }
 }
 
-/// An identifier (or string) chosen from a fixed list.
-#[derive(Debug, Clone)]
-struct Word(String, Span);
-
-impl FromMeta for Word {
-    fn from_expr(expr: &Expr) -> darling::Result<Self> {
-        match expr {
-            Expr::Path(p) if p.path.get_ident().is_some() => {
-                Ok(Word(p.path.get_ident().unwrap().to_string(), expr.span()))
-            }
-            Expr::Lit(l) => match &l.lit {
-                Lit::Str(s) => Ok(Word(s.value(), expr.span())),
-                _ => Err(Error::custom("expected a name, e.g. `same`").with_span(expr)),
-            },
-            Expr::Group(g) => Self::from_expr(&g.expr),
-            _ => Err(Error::custom("expected a name, e.g. `same`").with_span(expr)),
-        }
+impl FromMeta for Stride {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        Self::parse(&name_of(item.path()), value_of(item)?)
     }
 }
 
+/// An identifier (or string) chosen from a fixed list: the word, its
+/// span, and the argument it was given to.
+#[derive(Debug, Clone)]
+struct Word(String, Span, String);
+
 impl Word {
+    fn parse(name: &str, expr: &Expr) -> darling::Result<Self> {
+        match expr {
+            Expr::Path(p) if p.path.get_ident().is_some() => Ok(Word(
+                p.path.get_ident().unwrap().to_string(),
+                expr.span(),
+                name.to_string(),
+            )),
+            Expr::Lit(l) => match &l.lit {
+                Lit::Str(s) => Ok(Word(s.value(), expr.span(), name.to_string())),
+                _ => Err(Self::expected(name, expr)),
+            },
+            Expr::Group(g) => Self::parse(name, &g.expr),
+            _ => Err(Self::expected(name, expr)),
+        }
+    }
+
+    fn expected(name: &str, expr: &Expr) -> Error {
+        Error::custom(format!("`{name}` takes a name, e.g. {}", example(name))).with_span(expr)
+    }
+
     /// The entry of `choices` this word names (case-insensitive), or an
     /// error listing the choices and suggesting the closest.
-    fn pick<T: Copy>(&self, what: &str, choices: &[(&str, T)]) -> darling::Result<T> {
+    fn pick<T: Copy>(&self, choices: &[(&str, T)]) -> darling::Result<T> {
         let lower = self.0.to_ascii_lowercase();
         if let Some((_, v)) = choices.iter().find(|(n, _)| *n == lower) {
             return Ok(*v);
         }
         let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
-        Err(Error::custom(unknown_message(what, &self.0, &names)).with_span(&self.1))
+        Err(Error::custom(unknown_message(&self.2, &self.0, &names)).with_span(&self.1))
     }
 }
 
-/// "unknown reduction `fam`; did you mean `fma`? valid: `fma`, `max`".
+/// A word argument's choices: `(name, value)`, names in lower case.
+trait Choices: Copy + 'static {
+    const CHOICES: &'static [(&'static str, Self)];
+}
+
+impl Choices for Padding {
+    const CHOICES: &'static [(&'static str, Self)] =
+        &[("same", Padding::Same), ("valid", Padding::Valid)];
+}
+
+impl Choices for Reduction {
+    const CHOICES: &'static [(&'static str, Self)] =
+        &[("fma", Reduction::Fma), ("max", Reduction::Max)];
+}
+
+impl Choices for Activation {
+    const CHOICES: &'static [(&'static str, Self)] = &[
+        ("none", Activation::None),
+        ("relu", Activation::Relu),
+        ("relu6", Activation::Relu6),
+    ];
+}
+
+/// A word argument resolved to its choice while darling reads the
+/// arguments, so that an unknown word is reported together with every
+/// other malformed argument.
+#[derive(Debug, Clone, Copy)]
+struct Choice<T>(T);
+
+impl<T: Choices> FromMeta for Choice<T> {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        let word = Word::parse(&name_of(item.path()), value_of(item)?)?;
+        word.pick(T::CHOICES).map(Choice)
+    }
+}
+
+/// `archs(reference, avx2)`: the listed paths and the span of `archs`.
+#[derive(Debug, Clone)]
+struct Archs(Vec<syn::Path>, Span);
+
+impl FromMeta for Archs {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        match item {
+            syn::Meta::List(_) => {
+                let list = darling::util::PathList::from_meta(item)?;
+                Ok(Archs(list.to_vec(), item.path().span()))
+            }
+            _ => Err(Error::custom(format!(
+                "`archs` takes a list of arch names, e.g. {}",
+                example("archs")
+            ))
+            .with_span(item)),
+        }
+    }
+}
+
+/// "unknown reduction `fam`; did you mean `fma`? valid: `fma`, `max`", or
+/// without a close match "unknown reduction `x`; valid: `fma`, `max`".
 fn unknown_message(what: &str, given: &str, valid: &[&str]) -> String {
     let list = valid
         .iter()
@@ -162,9 +298,9 @@ fn unknown_message(what: &str, given: &str, valid: &[&str]) -> String {
         .map(|v| (edit_distance(&given.to_ascii_lowercase(), v), *v))
         .min()
         .filter(|(d, _)| *d <= 2)
-        .map(|(_, v)| format!("; did you mean `{v}`?"))
-        .unwrap_or_default();
-    format!("unknown {what} `{given}`{closest} valid: {list}")
+        .map(|(_, v)| format!("; did you mean `{v}`? valid:"))
+        .unwrap_or_else(|| "; valid:".to_string());
+    format!("unknown {what} `{given}`{closest} {list}")
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -184,8 +320,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// The raw arguments, as darling reads them (duplicates and unknown names
-/// are reported by darling, with a suggestion).
+/// The raw arguments, as darling reads them. Unknown and repeated names
+/// are reported by [`check_names`] first, with the list of valid ones.
 #[derive(Debug, FromMeta)]
 struct Args {
     fh: Option<Size>,
@@ -194,11 +330,51 @@ struct Args {
     k: Option<Size>,
     g: Option<Size>,
     stride: Option<Stride>,
-    padding: Option<Word>,
-    reduction: Option<Word>,
-    activation: Option<Word>,
+    padding: Option<Choice<Padding>>,
+    reduction: Option<Choice<Reduction>>,
+    activation: Option<Choice<Activation>>,
     channels: Option<Size>,
-    archs: Option<darling::util::PathList>,
+    archs: Option<Archs>,
+}
+
+/// Reports bare literals, unknown argument names (suggesting the closest
+/// and listing all) and arguments given twice; returns the items darling
+/// should read: each known argument's first occurrence.
+fn check_names(items: &[NestedMeta], errors: &mut darling::error::Accumulator) -> Vec<NestedMeta> {
+    let valid: Vec<&str> = ARGS.iter().map(|(n, _)| *n).collect();
+    let mut seen: Vec<String> = Vec::new();
+    let mut kept = Vec::new();
+    for item in items {
+        let path = match item {
+            NestedMeta::Meta(m) => m.path(),
+            NestedMeta::NameValueInvalidExpr(v) => &v.path,
+            NestedMeta::Lit(l) => {
+                errors.push(
+                    Error::custom("expected `name = value` arguments, e.g. `fh = 3, fw = 3`")
+                        .with_span(l),
+                );
+                continue;
+            }
+        };
+        let name = name_of(path);
+        if !valid.contains(&name.as_str()) {
+            errors.push(Error::custom(unknown_message("argument", &name, &valid)).with_span(path));
+        } else if seen.contains(&name) {
+            errors.push(
+                Error::custom(format!("`{name}` is given twice; give each argument once"))
+                    .with_span(path),
+            );
+        } else if let NestedMeta::NameValueInvalidExpr(v) = item {
+            errors.push(
+                Error::custom(format!("`{name}` takes a value like {}", example(&name)))
+                    .with_span(&v.value),
+            );
+        } else {
+            seen.push(name);
+            kept.push(item.clone());
+        }
+    }
+    kept
 }
 
 const REQUIRED: [(&str, &str); 4] = [
@@ -217,7 +393,12 @@ const REQUIRED: [(&str, &str); 4] = [
 /// Parses and validates the attribute's arguments.
 pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result<Spec> {
     let items = NestedMeta::parse_meta_list(args)?;
-    let a = Args::from_list(&items)?;
+    // Malformed arguments first: validating the rest would only cascade.
+    let mut errors = Error::accumulator();
+    let items = check_names(&items, &mut errors);
+    let a = errors.handle(Args::from_list(&items));
+    errors.finish()?;
+    let a = a.expect("no errors, so the arguments parsed");
     let mut errors = Error::accumulator();
 
     let given = [a.fh, a.fw, a.fc, a.k];
@@ -236,49 +417,20 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
     );
     let (sh, sw) = a.stride.map_or((1, 1), |s| (s.0.0, s.1.0));
 
-    let padding = a
-        .padding
-        .as_ref()
-        .map(|w| {
-            errors.handle(w.pick(
-                "padding",
-                &[("same", Padding::Same), ("valid", Padding::Valid)],
-            ))
-        })
-        .unwrap_or(Some(Padding::Valid));
-    let reduction = a
-        .reduction
-        .as_ref()
-        .map(|w| {
-            errors.handle(w.pick(
-                "reduction",
-                &[("fma", Reduction::Fma), ("max", Reduction::Max)],
-            ))
-        })
-        .unwrap_or(Some(Reduction::Fma));
-    let activation = a
-        .activation
-        .as_ref()
-        .map(|w| {
-            let choices = [
-                ("none", Activation::None),
-                ("relu", Activation::Relu),
-                ("relu6", Activation::Relu6),
-            ];
-            errors.handle(w.pick("activation", &choices))
-        })
-        .unwrap_or(Some(Activation::None));
+    let padding = a.padding.map_or(Padding::Valid, |c| c.0);
+    let reduction = a.reduction.map_or(Reduction::Fma, |c| c.0);
+    let activation = a.activation.map_or(Activation::None, |c| c.0);
 
     if let Some(fw) = a.fw.filter(|s| s.0 > MAX_FW) {
         errors.push(
             Error::custom(format!(
-                "`fw = {}` is wider than the {MAX_FW} taps the kernel unrolls",
+                "`fw = {}` is wider than the kernel unrolls: `fw` must be at most {MAX_FW}",
                 fw.0
             ))
             .with_span(&fw.1),
         );
     }
-    if reduction == Some(Reduction::Max) {
+    if reduction == Reduction::Max {
         for (name, v) in [("fc", a.fc), ("k", a.k)] {
             if let Some(s) = v.filter(|s| s.0 != 1) {
                 errors.push(
@@ -294,8 +446,10 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
     if let Some(c) = a.channels.filter(|c| c.0 != g * fc) {
         errors.push(
             Error::custom(format!(
-                "`channels = {}` but `g * fc` = {g} * {fc} = {}; make them agree",
+                "`channels = {}` disagrees with `g * fc` = {g} * {fc} = {}: \
+                 write `channels = {}` or change `g` or `fc`",
                 c.0,
+                g * fc,
                 g * fc
             ))
             .with_span(&c.1),
@@ -303,26 +457,38 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
     }
     let archs = match &a.archs {
         None => arch_defs::ARCHS.iter().collect(),
-        Some(list) => {
+        Some(Archs(list, archs_span)) => {
             let names: Vec<&str> = arch_defs::ARCHS.iter().map(|p| p.name).collect();
             let mut picked = Vec::new();
-            for path in list.iter() {
-                let name = path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            let mut unknown = false;
+            for path in list {
+                let name = name_of(path);
                 match arch_defs::ARCHS.iter().find(|p| p.name == name) {
                     Some(p) if !picked.contains(&p) => picked.push(p),
-                    Some(_) => errors
-                        .push(Error::custom(format!("arch `{name}` listed twice")).with_span(path)),
-                    None => errors.push(
-                        Error::custom(unknown_message("arch", &name, &names)).with_span(path),
+                    Some(_) => errors.push(
+                        Error::custom(format!("arch `{name}` is listed twice; list it once"))
+                            .with_span(path),
                     ),
+                    None => {
+                        unknown = true;
+                        errors.push(
+                            Error::custom(unknown_message("arch", &name, &names)).with_span(path),
+                        )
+                    }
                 }
             }
-            if !picked.iter().any(|p| p.name == "reference") && !picked.is_empty() {
+            // An unknown name may have been meant as `reference`: don't pile on.
+            if !unknown && !picked.iter().any(|p| p.name == "reference") {
+                let fixed = std::iter::once("reference")
+                    .chain(picked.iter().map(|p| p.name))
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 errors.push(
-                    Error::custom(
-                        "`archs` must include `reference`: it is the fallback that runs everywhere",
-                    )
-                    .with_span(&list.first().map(|p| p.span()).unwrap_or(attr_span)),
+                    Error::custom(format!(
+                        "`archs` must include `reference`, the fallback that runs everywhere: \
+                         `archs({fixed})`"
+                    ))
+                    .with_span(archs_span),
                 );
             }
             picked
@@ -337,9 +503,9 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
         g,
         sh,
         sw,
-        padding: padding.unwrap_or(Padding::Valid),
-        reduction: reduction.unwrap_or(Reduction::Fma),
-        activation: activation.unwrap_or(Activation::None),
+        padding,
+        reduction,
+        activation,
         archs,
     })
 }
@@ -355,11 +521,24 @@ pub fn check_item(item: &syn::Item) -> darling::Result<&syn::ItemStruct> {
                     Error::custom(format!("{HELP}; remove these fields")).with_span(&s.fields)
                 );
             }
-            if !s.generics.params.is_empty() || s.generics.where_clause.is_some() {
-                return Err(
-                    Error::custom(format!("{HELP}; generic parameters are not supported"))
-                        .with_span(&s.generics),
-                );
+            if let Some(p) = s.generics.params.first() {
+                // Spanned at the parameter's name (`T`, `'a`, `N`): a span
+                // covering `<...>` would show only `<` on stable.
+                let span = match p {
+                    syn::GenericParam::Type(t) => t.ident.span(),
+                    syn::GenericParam::Lifetime(l) => l.lifetime.span(),
+                    syn::GenericParam::Const(c) => c.ident.span(),
+                };
+                return Err(Error::custom(format!(
+                    "{HELP}; generic parameters are not supported, remove them"
+                ))
+                .with_span(&span));
+            }
+            if let Some(w) = &s.generics.where_clause {
+                return Err(Error::custom(format!(
+                    "{HELP}; `where` clauses are not supported, remove it"
+                ))
+                .with_span(&w.where_token));
             }
             Ok(s)
         }
@@ -370,5 +549,86 @@ pub fn check_item(item: &syn::Item) -> darling::Result<&syn::ItemStruct> {
             Err(Error::custom(format!("{HELP}, not a union")).with_span(&u.union_token))
         }
         other => Err(Error::custom(HELP).with_span(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    #[test]
+    fn every_listed_argument_is_read() {
+        let spec = parse(
+            quote!(
+                fh = 2,
+                fw = 2,
+                fc = 1,
+                k = 1,
+                g = 4,
+                stride = (2, 1),
+                padding = "SAME",
+                reduction = max,
+                activation = relu6,
+                channels = 4,
+                archs(reference)
+            ),
+            Span::call_site(),
+        )
+        .expect("valid");
+        assert_eq!(
+            (spec.fh, spec.fw, spec.g, spec.sh, spec.sw),
+            (2, 2, 4, 2, 1)
+        );
+        assert_eq!(spec.padding, Padding::Same);
+        assert_eq!(spec.reduction, Reduction::Max);
+        assert_eq!(spec.activation, Activation::Relu6);
+        assert_eq!(spec.archs.len(), 1);
+        // The same names as `ARGS`, so the unknown-argument check and
+        // `Args` agree.
+        let used = [
+            "fh",
+            "fw",
+            "fc",
+            "k",
+            "g",
+            "stride",
+            "padding",
+            "reduction",
+            "activation",
+            "channels",
+            "archs",
+        ];
+        assert_eq!(ARGS.map(|(n, _)| n), used);
+    }
+
+    #[test]
+    fn unknown_words_suggest_only_close_matches() {
+        assert_eq!(
+            unknown_message("reduction", "fam", &["fma", "max"]),
+            "unknown reduction `fam`; did you mean `fma`? valid: `fma`, `max`"
+        );
+        assert_eq!(
+            unknown_message("reduction", "sum", &["fma", "max"]),
+            "unknown reduction `sum`; valid: `fma`, `max`"
+        );
+    }
+
+    #[test]
+    fn malformed_arguments_are_all_reported() {
+        let err = parse(
+            quote!(
+                fh = 0,
+                fw = 3,
+                fw = 4,
+                fc = x,
+                k = 1,
+                bogus = 1,
+                padding = sme
+            ),
+            Span::call_site(),
+        )
+        .unwrap_err();
+        assert_eq!(err.len(), 5, "{err}");
     }
 }

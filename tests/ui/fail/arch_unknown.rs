@@ -1,0 +1,6 @@
+use small_core::layer;
+
+#[layer(fh = 3, fw = 3, fc = 16, k = 32, archs(reference, avx3))]
+struct Conv;
+
+fn main() {}

@@ -1,0 +1,6 @@
+use small_core::layer;
+
+#[layer(3, fw = 3, fc = 16, k = 32)]
+struct Conv;
+
+fn main() {}

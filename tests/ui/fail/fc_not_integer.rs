@@ -1,0 +1,6 @@
+use small_core::layer;
+
+#[layer(fh = 3, fw = 3, fc = 1.5, k = 32)]
+struct Conv;
+
+fn main() {}

@@ -1,0 +1,6 @@
+use small_core::layer;
+
+#[layer(fh = 0, fw = 3, fc = 16, k = 32)]
+struct Conv;
+
+fn main() {}

@@ -1,0 +1,8 @@
+use small_core::layer;
+
+#[layer(fh = 3, fw = 3, fc = 16, k = 32)]
+enum Conv {
+    A,
+}
+
+fn main() {}
