@@ -26,7 +26,7 @@ fn check(name: &str, spec: &LayerSpec, max_owb: usize, cases: usize, run: Run) {
     let mut counts: Vec<(Arch, usize)> = small_core::arch::available().map(|a| (a, 0)).collect();
     for case in 0..cases {
         // Heights and widths from 1 (smaller than most filters) to beyond two tiles.
-        let h = rng.range(1, 9);
+        let h = rng.range(1, spec.fh + 8);
         let w = if case % 3 == 0 {
             rng.range(1, 6)
         } else {
@@ -106,6 +106,7 @@ macro_rules! fma_case {
     };
 }
 
+/// Layers without weights (max and average reductions).
 macro_rules! max_case {
     ($test:ident, $layer:ident, $cases:expr) => {
         #[test]
@@ -218,6 +219,23 @@ max_case!(relu_as_1x1_max_17, Relu, 30);
 #[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 16, reduction = max, activation = relu6)]
 struct Relu6;
 max_case!(relu6_as_1x1_max_16, Relu6, 30);
+
+// --- Average pooling: divide by the valid (non-padded) taps ---
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, reduction = avg)]
+struct AvgPool3;
+max_case!(avg_pool_3x3_s2_same_17, AvgPool3, 40);
+
+#[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 32, stride = 2, reduction = avg, activation = relu)]
+struct AvgPool2;
+max_case!(avg_pool_2x2_s2_valid_32_relu, AvgPool2, 30);
+
+#[layer(fh = 5, fw = 4, fc = 1, k = 1, g = 3, stride = (1, 3), padding = same, reduction = avg)]
+struct AvgPool5x4;
+max_case!(avg_pool_5x4_stride_1x3_same_3, AvgPool5x4, 30);
+
+#[layer(fh = 25, fw = 5, fc = 1, k = 1, g = 64, padding = valid, reduction = avg)]
+struct GlobalAvgKws;
+max_case!(avg_pool_25x5_valid_64_kws_global, GlobalAvgKws, 20);
 
 #[test]
 fn shape_errors_name_expected_and_actual() {

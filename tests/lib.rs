@@ -52,6 +52,9 @@ pub fn reference_forward(
         (Reduction::Max, _) => {
             reference::max_pool(input, shape, window, &mut out)?;
         }
+        (Reduction::Avg, _) => {
+            reference::avg_pool(input, shape, window, &mut out)?;
+        }
         (Reduction::Fma, KernelKind::Channelwise) => {
             reference::depthwise_conv2d(input, shape, weights, bias, window, 1, &mut out)?;
         }
@@ -69,8 +72,8 @@ pub fn reference_forward(
     Ok((out, out_shape))
 }
 
-/// Per-element error bound of an FMA layer computed in a different order
-/// than the reference: both sums of `n = F_H F_W F_C` products (+ bias) are
+/// Per-element error bound of an FMA or average layer computed in a
+/// different order than the reference: both sums of `n = F_H F_W F_C` products (+ bias) are
 /// within `gamma(n+1) * sum|terms|` of the exact value (Higham, recursive
 /// summation), so they differ by at most twice that. `sum|terms|` is the
 /// reference layer run on absolute values. Max layers must match exactly.
@@ -97,9 +100,10 @@ pub fn tolerances(
     .expect("shape already accepted by the reference");
     match spec.reduction {
         Reduction::Max => vec![0.0; sums.len()],
-        Reduction::Fma => sums
+        // An average is the sum times 1/count: one more rounding.
+        Reduction::Fma | Reduction::Avg => sums
             .iter()
-            .map(|s| 2.0 * gamma * s + f32::MIN_POSITIVE)
+            .map(|s| 2.0 * (gamma + f32::EPSILON) * s + f32::MIN_POSITIVE)
             .collect(),
     }
 }

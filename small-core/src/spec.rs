@@ -10,6 +10,9 @@ pub enum Reduction {
     Fma,
     /// Maximum (max pool; ReLU is a 1x1 max with a ReLU epilogue).
     Max,
+    /// Mean over the valid (non-padded) positions of the window, as
+    /// TensorFlow's average pool: padding is not counted.
+    Avg,
 }
 
 /// Activation fused into a layer's STORE phase.

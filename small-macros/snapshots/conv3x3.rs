@@ -316,6 +316,7 @@ mod __small_layer_Conv3x3 {
                     let mut c5_0 = b0;
                     let mut c5_1 = b1;
                     const CB: usize = 16;
+                    let zeros = ::small_core::nest::ZEROS.as_ptr();
                     let mut blk = t.inp;
                     let mut wb = t.wts;
                     if t.tail {
@@ -323,70 +324,72 @@ mod __small_layer_Conv3x3 {
                             for y in 0..3 {
                                 let row = blk.wrapping_add(x * t.in_row + y * CB);
                                 let wr = wb.wrapping_add((x * 3 + y) * 256);
+                                let r0 = if t.lo <= y && y < t.hi { row } else { zeros };
+                                let r1 = if t.lo <= (1 + y) && (1 + y) < t.hi {
+                                    row.wrapping_add(16)
+                                } else {
+                                    zeros
+                                };
+                                let r2 = if t.lo <= (2 + y) && (2 + y) < t.hi {
+                                    row.wrapping_add(32)
+                                } else {
+                                    zeros
+                                };
+                                let r3 = if t.lo <= (3 + y) && (3 + y) < t.hi {
+                                    row.wrapping_add(48)
+                                } else {
+                                    zeros
+                                };
+                                let r4 = if t.lo <= (4 + y) && (4 + y) < t.hi {
+                                    row.wrapping_add(64)
+                                } else {
+                                    zeros
+                                };
+                                let r5 = if t.lo <= (5 + y) && (5 + y) < t.hi {
+                                    row.wrapping_add(80)
+                                } else {
+                                    zeros
+                                };
                                 let w0 = A::load(wr);
                                 let w1 = A::load(wr.wrapping_add(8));
-                                if t.lo <= y && y < t.hi {
-                                    let i = A::broadcast(row);
-                                    c0_0 = A::fma(c0_0, i, w0);
-                                    c0_1 = A::fma(c0_1, i, w1);
-                                }
-                                if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(16));
-                                    c1_0 = A::fma(c1_0, i, w0);
-                                    c1_1 = A::fma(c1_1, i, w1);
-                                }
-                                if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(32));
-                                    c2_0 = A::fma(c2_0, i, w0);
-                                    c2_1 = A::fma(c2_1, i, w1);
-                                }
-                                if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(48));
-                                    c3_0 = A::fma(c3_0, i, w0);
-                                    c3_1 = A::fma(c3_1, i, w1);
-                                }
-                                if 4 < t.w && t.lo <= (4 + y) && (4 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(64));
-                                    c4_0 = A::fma(c4_0, i, w0);
-                                    c4_1 = A::fma(c4_1, i, w1);
-                                }
-                                if 5 < t.w && t.lo <= (5 + y) && (5 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(80));
-                                    c5_0 = A::fma(c5_0, i, w0);
-                                    c5_1 = A::fma(c5_1, i, w1);
-                                }
+                                let i = A::broadcast(r0);
+                                c0_0 = A::fma(c0_0, i, w0);
+                                c0_1 = A::fma(c0_1, i, w1);
+                                let i = A::broadcast(r1);
+                                c1_0 = A::fma(c1_0, i, w0);
+                                c1_1 = A::fma(c1_1, i, w1);
+                                let i = A::broadcast(r2);
+                                c2_0 = A::fma(c2_0, i, w0);
+                                c2_1 = A::fma(c2_1, i, w1);
+                                let i = A::broadcast(r3);
+                                c3_0 = A::fma(c3_0, i, w0);
+                                c3_1 = A::fma(c3_1, i, w1);
+                                let i = A::broadcast(r4);
+                                c4_0 = A::fma(c4_0, i, w0);
+                                c4_1 = A::fma(c4_1, i, w1);
+                                let i = A::broadcast(r5);
+                                c5_0 = A::fma(c5_0, i, w0);
+                                c5_1 = A::fma(c5_1, i, w1);
                                 let w0 = A::load(wr.wrapping_add(16));
                                 let w1 = A::load(wr.wrapping_add(24));
-                                if t.lo <= y && y < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(1));
-                                    c0_0 = A::fma(c0_0, i, w0);
-                                    c0_1 = A::fma(c0_1, i, w1);
-                                }
-                                if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(17));
-                                    c1_0 = A::fma(c1_0, i, w0);
-                                    c1_1 = A::fma(c1_1, i, w1);
-                                }
-                                if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(33));
-                                    c2_0 = A::fma(c2_0, i, w0);
-                                    c2_1 = A::fma(c2_1, i, w1);
-                                }
-                                if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(49));
-                                    c3_0 = A::fma(c3_0, i, w0);
-                                    c3_1 = A::fma(c3_1, i, w1);
-                                }
-                                if 4 < t.w && t.lo <= (4 + y) && (4 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(65));
-                                    c4_0 = A::fma(c4_0, i, w0);
-                                    c4_1 = A::fma(c4_1, i, w1);
-                                }
-                                if 5 < t.w && t.lo <= (5 + y) && (5 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(81));
-                                    c5_0 = A::fma(c5_0, i, w0);
-                                    c5_1 = A::fma(c5_1, i, w1);
-                                }
+                                let i = A::broadcast(r0.wrapping_add(1));
+                                c0_0 = A::fma(c0_0, i, w0);
+                                c0_1 = A::fma(c0_1, i, w1);
+                                let i = A::broadcast(r1.wrapping_add(1));
+                                c1_0 = A::fma(c1_0, i, w0);
+                                c1_1 = A::fma(c1_1, i, w1);
+                                let i = A::broadcast(r2.wrapping_add(1));
+                                c2_0 = A::fma(c2_0, i, w0);
+                                c2_1 = A::fma(c2_1, i, w1);
+                                let i = A::broadcast(r3.wrapping_add(1));
+                                c3_0 = A::fma(c3_0, i, w0);
+                                c3_1 = A::fma(c3_1, i, w1);
+                                let i = A::broadcast(r4.wrapping_add(1));
+                                c4_0 = A::fma(c4_0, i, w0);
+                                c4_1 = A::fma(c4_1, i, w1);
+                                let i = A::broadcast(r5.wrapping_add(1));
+                                c5_0 = A::fma(c5_0, i, w0);
+                                c5_1 = A::fma(c5_1, i, w1);
                             }
                         }
                     }
@@ -649,6 +652,7 @@ mod __small_layer_Conv3x3 {
                     let mut c5_2 = b2;
                     let mut c5_3 = b3;
                     const CB: usize = 16;
+                    let zeros = ::small_core::nest::ZEROS.as_ptr();
                     let mut blk = t.inp;
                     let mut wb = t.wts;
                     if t.tail {
@@ -656,98 +660,100 @@ mod __small_layer_Conv3x3 {
                             for y in 0..3 {
                                 let row = blk.wrapping_add(x * t.in_row + y * CB);
                                 let wr = wb.wrapping_add((x * 3 + y) * 64);
+                                let r0 = if t.lo <= y && y < t.hi { row } else { zeros };
+                                let r1 = if t.lo <= (1 + y) && (1 + y) < t.hi {
+                                    row.wrapping_add(16)
+                                } else {
+                                    zeros
+                                };
+                                let r2 = if t.lo <= (2 + y) && (2 + y) < t.hi {
+                                    row.wrapping_add(32)
+                                } else {
+                                    zeros
+                                };
+                                let r3 = if t.lo <= (3 + y) && (3 + y) < t.hi {
+                                    row.wrapping_add(48)
+                                } else {
+                                    zeros
+                                };
+                                let r4 = if t.lo <= (4 + y) && (4 + y) < t.hi {
+                                    row.wrapping_add(64)
+                                } else {
+                                    zeros
+                                };
+                                let r5 = if t.lo <= (5 + y) && (5 + y) < t.hi {
+                                    row.wrapping_add(80)
+                                } else {
+                                    zeros
+                                };
                                 let w0 = A::load(wr);
                                 let w1 = A::load(wr.wrapping_add(1));
                                 let w2 = A::load(wr.wrapping_add(2));
                                 let w3 = A::load(wr.wrapping_add(3));
-                                if t.lo <= y && y < t.hi {
-                                    let i = A::broadcast(row);
-                                    c0_0 = A::fma(c0_0, i, w0);
-                                    c0_1 = A::fma(c0_1, i, w1);
-                                    c0_2 = A::fma(c0_2, i, w2);
-                                    c0_3 = A::fma(c0_3, i, w3);
-                                }
-                                if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(16));
-                                    c1_0 = A::fma(c1_0, i, w0);
-                                    c1_1 = A::fma(c1_1, i, w1);
-                                    c1_2 = A::fma(c1_2, i, w2);
-                                    c1_3 = A::fma(c1_3, i, w3);
-                                }
-                                if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(32));
-                                    c2_0 = A::fma(c2_0, i, w0);
-                                    c2_1 = A::fma(c2_1, i, w1);
-                                    c2_2 = A::fma(c2_2, i, w2);
-                                    c2_3 = A::fma(c2_3, i, w3);
-                                }
-                                if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(48));
-                                    c3_0 = A::fma(c3_0, i, w0);
-                                    c3_1 = A::fma(c3_1, i, w1);
-                                    c3_2 = A::fma(c3_2, i, w2);
-                                    c3_3 = A::fma(c3_3, i, w3);
-                                }
-                                if 4 < t.w && t.lo <= (4 + y) && (4 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(64));
-                                    c4_0 = A::fma(c4_0, i, w0);
-                                    c4_1 = A::fma(c4_1, i, w1);
-                                    c4_2 = A::fma(c4_2, i, w2);
-                                    c4_3 = A::fma(c4_3, i, w3);
-                                }
-                                if 5 < t.w && t.lo <= (5 + y) && (5 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(80));
-                                    c5_0 = A::fma(c5_0, i, w0);
-                                    c5_1 = A::fma(c5_1, i, w1);
-                                    c5_2 = A::fma(c5_2, i, w2);
-                                    c5_3 = A::fma(c5_3, i, w3);
-                                }
+                                let i = A::broadcast(r0);
+                                c0_0 = A::fma(c0_0, i, w0);
+                                c0_1 = A::fma(c0_1, i, w1);
+                                c0_2 = A::fma(c0_2, i, w2);
+                                c0_3 = A::fma(c0_3, i, w3);
+                                let i = A::broadcast(r1);
+                                c1_0 = A::fma(c1_0, i, w0);
+                                c1_1 = A::fma(c1_1, i, w1);
+                                c1_2 = A::fma(c1_2, i, w2);
+                                c1_3 = A::fma(c1_3, i, w3);
+                                let i = A::broadcast(r2);
+                                c2_0 = A::fma(c2_0, i, w0);
+                                c2_1 = A::fma(c2_1, i, w1);
+                                c2_2 = A::fma(c2_2, i, w2);
+                                c2_3 = A::fma(c2_3, i, w3);
+                                let i = A::broadcast(r3);
+                                c3_0 = A::fma(c3_0, i, w0);
+                                c3_1 = A::fma(c3_1, i, w1);
+                                c3_2 = A::fma(c3_2, i, w2);
+                                c3_3 = A::fma(c3_3, i, w3);
+                                let i = A::broadcast(r4);
+                                c4_0 = A::fma(c4_0, i, w0);
+                                c4_1 = A::fma(c4_1, i, w1);
+                                c4_2 = A::fma(c4_2, i, w2);
+                                c4_3 = A::fma(c4_3, i, w3);
+                                let i = A::broadcast(r5);
+                                c5_0 = A::fma(c5_0, i, w0);
+                                c5_1 = A::fma(c5_1, i, w1);
+                                c5_2 = A::fma(c5_2, i, w2);
+                                c5_3 = A::fma(c5_3, i, w3);
                                 let w0 = A::load(wr.wrapping_add(4));
                                 let w1 = A::load(wr.wrapping_add(5));
                                 let w2 = A::load(wr.wrapping_add(6));
                                 let w3 = A::load(wr.wrapping_add(7));
-                                if t.lo <= y && y < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(1));
-                                    c0_0 = A::fma(c0_0, i, w0);
-                                    c0_1 = A::fma(c0_1, i, w1);
-                                    c0_2 = A::fma(c0_2, i, w2);
-                                    c0_3 = A::fma(c0_3, i, w3);
-                                }
-                                if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(17));
-                                    c1_0 = A::fma(c1_0, i, w0);
-                                    c1_1 = A::fma(c1_1, i, w1);
-                                    c1_2 = A::fma(c1_2, i, w2);
-                                    c1_3 = A::fma(c1_3, i, w3);
-                                }
-                                if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(33));
-                                    c2_0 = A::fma(c2_0, i, w0);
-                                    c2_1 = A::fma(c2_1, i, w1);
-                                    c2_2 = A::fma(c2_2, i, w2);
-                                    c2_3 = A::fma(c2_3, i, w3);
-                                }
-                                if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(49));
-                                    c3_0 = A::fma(c3_0, i, w0);
-                                    c3_1 = A::fma(c3_1, i, w1);
-                                    c3_2 = A::fma(c3_2, i, w2);
-                                    c3_3 = A::fma(c3_3, i, w3);
-                                }
-                                if 4 < t.w && t.lo <= (4 + y) && (4 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(65));
-                                    c4_0 = A::fma(c4_0, i, w0);
-                                    c4_1 = A::fma(c4_1, i, w1);
-                                    c4_2 = A::fma(c4_2, i, w2);
-                                    c4_3 = A::fma(c4_3, i, w3);
-                                }
-                                if 5 < t.w && t.lo <= (5 + y) && (5 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(81));
-                                    c5_0 = A::fma(c5_0, i, w0);
-                                    c5_1 = A::fma(c5_1, i, w1);
-                                    c5_2 = A::fma(c5_2, i, w2);
-                                    c5_3 = A::fma(c5_3, i, w3);
-                                }
+                                let i = A::broadcast(r0.wrapping_add(1));
+                                c0_0 = A::fma(c0_0, i, w0);
+                                c0_1 = A::fma(c0_1, i, w1);
+                                c0_2 = A::fma(c0_2, i, w2);
+                                c0_3 = A::fma(c0_3, i, w3);
+                                let i = A::broadcast(r1.wrapping_add(1));
+                                c1_0 = A::fma(c1_0, i, w0);
+                                c1_1 = A::fma(c1_1, i, w1);
+                                c1_2 = A::fma(c1_2, i, w2);
+                                c1_3 = A::fma(c1_3, i, w3);
+                                let i = A::broadcast(r2.wrapping_add(1));
+                                c2_0 = A::fma(c2_0, i, w0);
+                                c2_1 = A::fma(c2_1, i, w1);
+                                c2_2 = A::fma(c2_2, i, w2);
+                                c2_3 = A::fma(c2_3, i, w3);
+                                let i = A::broadcast(r3.wrapping_add(1));
+                                c3_0 = A::fma(c3_0, i, w0);
+                                c3_1 = A::fma(c3_1, i, w1);
+                                c3_2 = A::fma(c3_2, i, w2);
+                                c3_3 = A::fma(c3_3, i, w3);
+                                let i = A::broadcast(r4.wrapping_add(1));
+                                c4_0 = A::fma(c4_0, i, w0);
+                                c4_1 = A::fma(c4_1, i, w1);
+                                c4_2 = A::fma(c4_2, i, w2);
+                                c4_3 = A::fma(c4_3, i, w3);
+                                let i = A::broadcast(r5.wrapping_add(1));
+                                c5_0 = A::fma(c5_0, i, w0);
+                                c5_1 = A::fma(c5_1, i, w1);
+                                c5_2 = A::fma(c5_2, i, w2);
+                                c5_3 = A::fma(c5_3, i, w3);
                             }
                         }
                     }

@@ -78,7 +78,7 @@ pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
                     spec.fw * nv + 1,
                     Box::new(move |o| o as f64 * fw / ((o as f64 - 1.0) * sw + 2.0 * fw)),
                 ),
-                Reduction::Max => (
+                Reduction::Max | Reduction::Avg => (
                     1,
                     Box::new(move |o| o as f64 * fw / ((o as f64 - 1.0) * sw + fw)),
                 ),

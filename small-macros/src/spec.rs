@@ -37,6 +37,7 @@ pub enum Padding {
 pub enum Reduction {
     Fma,
     Max,
+    Avg,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,8 +241,11 @@ impl Choices for Padding {
 }
 
 impl Choices for Reduction {
-    const CHOICES: &'static [(&'static str, Self)] =
-        &[("fma", Reduction::Fma), ("max", Reduction::Max)];
+    const CHOICES: &'static [(&'static str, Self)] = &[
+        ("fma", Reduction::Fma),
+        ("max", Reduction::Max),
+        ("avg", Reduction::Avg),
+    ];
 }
 
 impl Choices for Activation {
@@ -430,13 +434,18 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
             .with_span(&fw.1),
         );
     }
-    if reduction == Reduction::Max {
+    if reduction != Reduction::Fma {
         for (name, v) in [("fc", a.fc), ("k", a.k)] {
             if let Some(s) = v.filter(|s| s.0 != 1) {
                 errors.push(
                     Error::custom(format!(
-                        "`reduction = max` reduces within one channel: `{name}` must be 1 \
-                         (use `fc = 1, k = 1, g = <channels>`)"
+                        "`reduction = {}` reduces within one channel: `{name}` must be 1 \
+                         (use `fc = 1, k = 1, g = <channels>`)",
+                        if reduction == Reduction::Max {
+                            { "max" }
+                        } else {
+                            { "avg" }
+                        }
                     ))
                     .with_span(&s.1),
                 );
@@ -605,8 +614,8 @@ mod tests {
     #[test]
     fn unknown_words_suggest_only_close_matches() {
         assert_eq!(
-            unknown_message("reduction", "fam", &["fma", "max"]),
-            "unknown reduction `fam`; did you mean `fma`? valid: `fma`, `max`"
+            unknown_message("reduction", "fam", &["fma", "max", "avg"]),
+            "unknown reduction `fam`; did you mean `fma`? valid: `fma`, `max`, `avg`"
         );
         assert_eq!(
             unknown_message("reduction", "sum", &["fma", "max"]),

@@ -73,7 +73,7 @@ pub fn body(s: &Shape, guarded: bool) -> TokenStream {
     }
 }
 
-/// LOAD: every accumulator starts from the bias (FMA) or -inf (max).
+/// LOAD: every accumulator starts from the bias (FMA), -inf (max) or 0 (avg).
 fn load_phase(s: &Shape) -> TokenStream {
     let mut init = Vec::new();
     for v in 0..s.nv {
@@ -84,6 +84,7 @@ fn load_phase(s: &Shape) -> TokenStream {
                 quote!(let #b = A::load(#p);)
             }
             Reduction::Max => quote!(let #b = A::splat(f32::NEG_INFINITY);),
+            Reduction::Avg => quote!(let #b = A::zero();),
         });
     }
     let accs = (0..s.o_wb).flat_map(|ll| {
@@ -94,7 +95,7 @@ fn load_phase(s: &Shape) -> TokenStream {
     });
     let bias = match s.reduction {
         Reduction::Fma => quote!(let bias = t.bias;),
-        Reduction::Max => quote!(),
+        Reduction::Max | Reduction::Avg => quote!(),
     };
     quote! { #bias #(#init)* #(#accs)* }
 }
@@ -138,25 +139,33 @@ fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
                 steps.push(quote!(let #w = A::load(#p);));
             }
             for ll in 0..s.o_wb {
-                let p = at(&format_ident!("row"), ll * s.sw * CB + ii);
+                // Edge tiles read each output column through its own
+                // pointer, which points at a block of zeros for taps
+                // outside the input: branch-free, same FMAs as `full`.
+                let p = if guarded {
+                    at(&format_ident!("r{}", ll), ii)
+                } else {
+                    at(&format_ident!("row"), ll * s.sw * CB + ii)
+                };
                 let fmas = (0..s.nv).map(|v| {
                     let (c, w) = (acc(ll, v), format_ident!("w{}", v));
                     quote!(#c = A::fma(#c, i, #w);)
                 });
-                let step = quote! { let i = A::broadcast(#p); #(#fmas)* };
-                steps.push(if guarded {
-                    tap_guard(ll, ll * s.sw, step)
-                } else {
-                    step
-                });
+                steps.push(quote! { let i = A::broadcast(#p); #(#fmas)* });
             }
         }
         let (wtap, fw) = (lit(CB * tc), lit(s.fw));
+        let columns = if guarded {
+            column_pointers(s)
+        } else {
+            quote!()
+        };
         quote! {
             for x in t.x0..t.x1 {
                 for y in 0..#fw {
                     let row = blk.wrapping_add(x * t.in_row + y * CB);
                     let wr = wb.wrapping_add((x * #fw + y) * #wtap);
+                    #columns
                     #(#steps)*
                 }
             }
@@ -183,8 +192,14 @@ fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
         quote!()
     };
     let cb = lit(CB);
+    let zeros = if guarded {
+        quote!(let zeros = ::small_core::nest::ZEROS.as_ptr();)
+    } else {
+        quote!()
+    };
     quote! {
         const CB: usize = #cb;
+        #zeros
         let mut blk = t.inp;
         let mut wb = t.wts;
         #full
@@ -192,21 +207,24 @@ fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
     }
 }
 
-/// The guard of output column `ll` at window column `base + y` (run-time `y`).
-fn tap_guard(ll: usize, base: usize, body: TokenStream) -> TokenStream {
-    let col = if base == 0 {
-        quote!(y)
-    } else {
-        let b = lit(base);
-        quote!((#b + y))
-    };
-    let w = if ll > 0 {
-        let ll = lit(ll);
-        quote!(#ll < t.w &&)
-    } else {
-        quote!()
-    };
-    quote! { if #w t.lo <= #col && #col < t.hi { #body } }
+/// `let rL = ...;` for every output column `L` of an edge tile: the input
+/// of window column `L * S_W + y`, or the zero block when that column is
+/// outside the input (a zero adds nothing to a sum).
+fn column_pointers(s: &Shape) -> TokenStream {
+    let ptrs = (0..s.o_wb).map(|ll| {
+        let r = format_ident!("r{}", ll);
+        let col = if ll == 0 {
+            quote!(y)
+        } else {
+            let base = lit(ll * s.sw);
+            quote!((#base + y))
+        };
+        let off = at(&format_ident!("row"), ll * s.sw * CB);
+        quote! {
+            let #r = if t.lo <= #col && #col < t.hi { #off } else { zeros };
+        }
+    });
+    quote!(#(#ptrs)*)
 }
 
 /// COMPUTE for per-channel layers: for every filter row, keep the row's
@@ -250,6 +268,7 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
                         quote!(#c = A::fma(#c, i, #w);)
                     }
                     Reduction::Max => quote!(#c = A::max(#c, i);),
+                    Reduction::Avg => quote!(#c = A::add(#c, i);),
                 });
             }
         }
@@ -276,9 +295,13 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
     }
 }
 
-/// STORE: apply the fused activation and write the tile back.
+/// STORE: divide averages by their count of valid taps, apply the fused
+/// activation and write the tile back.
 fn store_phase(s: &Shape, guarded: bool) -> TokenStream {
     let mut out = Vec::new();
+    if s.reduction == Reduction::Avg {
+        out.push(quote!(let rows = (t.x1 - t.x0) as f32;));
+    }
     match s.activation {
         Activation::None => {}
         Activation::Relu => out.push(quote!(let zero = A::zero();)),
@@ -286,8 +309,14 @@ fn store_phase(s: &Shape, guarded: bool) -> TokenStream {
     }
     for ll in 0..s.o_wb {
         let mut col = Vec::new();
+        if s.reduction == Reduction::Avg {
+            col.push(avg_scale(s, ll, guarded));
+        }
         for v in 0..s.nv {
             let c = acc(ll, v);
+            if s.reduction == Reduction::Avg {
+                col.push(quote!(#c = A::mul(#c, scale);));
+            }
             match s.activation {
                 Activation::None => {}
                 Activation::Relu => col.push(quote!(#c = A::max(#c, zero);)),
@@ -312,4 +341,18 @@ fn store_phase(s: &Shape, guarded: bool) -> TokenStream {
         });
     }
     quote! { let out = t.out; #(#out)* }
+}
+
+/// `let scale = 1 / (valid taps of output column ll)`: TensorFlow's
+/// average pool counts only the positions inside the input.
+fn avg_scale(s: &Shape, ll: usize, guarded: bool) -> TokenStream {
+    let fw = lit(s.fw);
+    if !guarded {
+        return quote!(let scale = A::splat(1.0 / (rows * #fw as f32)););
+    }
+    let (first, end) = (lit(ll * s.sw), lit(ll * s.sw + s.fw));
+    quote! {
+        let cols = t.hi.min(#end).saturating_sub(t.lo.max(#first)) as f32;
+        let scale = A::splat(1.0 / (rows * cols));
+    }
 }

@@ -181,6 +181,7 @@ fn spec_const(s: &Spec) -> TokenStream {
     let reduction = match s.reduction {
         Reduction::Fma => quote!(Fma),
         Reduction::Max => quote!(Max),
+        Reduction::Avg => quote!(Avg),
     };
     let activation = match s.activation {
         Activation::None => quote!(None),
@@ -321,7 +322,7 @@ fn constructors(spec: &Spec) -> TokenStream {
         "`weights`: `[G*K][F_H][F_W][F_C]` (TFLite CONV_2D order, OHWI)"
     };
     match spec.reduction {
-        Reduction::Max => quote! {
+        Reduction::Max | Reduction::Avg => quote! {
             /// The layer on the default arch (`SMALL_ARCH` or the best the CPU has).
             pub fn new() -> Result<Self, ::small_core::Error> {
                 Self::with_arch(::small_core::arch::selected()?)
