@@ -442,9 +442,9 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
                         "`reduction = {}` reduces within one channel: `{name}` must be 1 \
                          (use `fc = 1, k = 1, g = <channels>`)",
                         if reduction == Reduction::Max {
-                            { "max" }
+                            "max"
                         } else {
-                            { "avg" }
+                            "avg"
                         }
                     ))
                     .with_span(&s.1),
