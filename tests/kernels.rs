@@ -10,11 +10,13 @@ use small_core::reference::Shape;
 use small_core::{Arch, Blocked, Error, LayerSpec, layer};
 use small_tests::{Rng, first_mismatch, reference_forward, tolerances};
 
+/// Builds the layer on an arch and runs it: (arch, weights, bias, input, residual).
 type Run<'a> = &'a dyn Fn(
     Arch,
     &[f32],
     Option<&[f32]>,
     &Blocked<Vec<f32>>,
+    Option<&Blocked<Vec<f32>>>,
 ) -> Result<Blocked<Vec<f32>>, Error>;
 
 /// Runs `cases` random shapes of one layer on every available arch.
@@ -37,9 +39,25 @@ fn check(name: &str, spec: &LayerSpec, max_owb: usize, cases: usize, run: Run) {
         let weights = rng.vec(spec.weights_len());
         let bias = (spec.has_weights() && case % 2 == 0).then(|| rng.vec(spec.out_channels()));
         let x = Blocked::from_nhwc(h, w, shape.c, &input).unwrap();
-        let want = reference_forward(spec, &input, shape, &weights, bias.as_deref());
+        // Residual layers add a random tensor of the output's shape.
+        let skip = spec.residual.then(|| {
+            let (dh, dw) = spec
+                .output_dims(h, w)
+                .map_or((1, 1), |(a, b)| (a.out, b.out));
+            let v = rng.vec(dh * dw * spec.out_channels());
+            let b = Blocked::from_nhwc(dh, dw, spec.out_channels(), &v).unwrap();
+            (v, b)
+        });
+        let skip_nhwc = skip.as_ref().map(|s| s.0.as_slice());
+        let want = reference_forward(spec, &input, shape, &weights, bias.as_deref(), skip_nhwc);
         for (arch, count) in counts.iter_mut() {
-            let got = run(*arch, &weights, bias.as_deref(), &x);
+            let got = run(
+                *arch,
+                &weights,
+                bias.as_deref(),
+                &x,
+                skip.as_ref().map(|s| &s.1),
+            );
             match (&want, got) {
                 (Err(e), Err(g)) => {
                     assert_eq!(e, &g, "{name} {arch:?} h={h} w={w}: different errors")
@@ -49,7 +67,7 @@ fn check(name: &str, spec: &LayerSpec, max_owb: usize, cases: usize, run: Run) {
                         (y.h(), y.w(), y.c()),
                         (out_shape.h, out_shape.w, out_shape.c)
                     );
-                    let tol = tolerances(spec, &input, shape, &weights, bias.as_deref());
+                    let tol = tolerances(spec, &input, shape, &weights, bias.as_deref(), skip_nhwc);
                     if let Some((i, g, r, t)) = first_mismatch(&y.to_nhwc(), want, &tol) {
                         panic!(
                             "{name} on {arch:?}, input {h}x{w}: element {i} is {g}, reference {r}, tolerance {t}"
@@ -94,11 +112,33 @@ macro_rules! fma_case {
                 &$layer::SPEC,
                 owb,
                 $cases,
-                &|arch, w, b, x| {
+                &|arch, w, b, x, _| {
                     let l = $layer::with_arch(arch, w, b)?;
                     assert_eq!(l.arch(), arch);
                     let mut y = l.alloc_output(x)?;
                     l.forward(x, &mut y)?;
+                    Ok(y)
+                },
+            );
+        }
+    };
+}
+
+/// Residual layers: `forward_add(x, skip, y)`.
+macro_rules! residual_case {
+    ($test:ident, $layer:ident, $cases:expr) => {
+        #[test]
+        fn $test() {
+            let owb = $layer::BLOCKING.iter().map(|b| b.o_wb).max().unwrap();
+            check(
+                stringify!($test),
+                &$layer::SPEC,
+                owb,
+                $cases,
+                &|arch, w, b, x, skip| {
+                    let l = $layer::with_arch(arch, w, b)?;
+                    let mut y = l.alloc_output(x)?;
+                    l.forward_add(x, skip.expect("residual case"), &mut y)?;
                     Ok(y)
                 },
             );
@@ -117,7 +157,7 @@ macro_rules! max_case {
                 &$layer::SPEC,
                 owb,
                 $cases,
-                &|arch, _, _, x| {
+                &|arch, _, _, x, _| {
                     let l = $layer::with_arch(arch)?;
                     let mut y = l.alloc_output(x)?;
                     l.forward(x, &mut y)?;
@@ -220,6 +260,15 @@ max_case!(relu_as_1x1_max_17, Relu, 30);
 struct Relu6;
 max_case!(relu6_as_1x1_max_16, Relu6, 30);
 
+// --- Residual add fused into STORE (ResNet: conv, + skip, ReLU) ---
+#[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same, residual, activation = relu)]
+struct ConvAddRelu;
+residual_case!(conv_3x3_plus_residual_relu, ConvAddRelu, 30);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, residual)]
+struct DepthwiseAdd;
+residual_case!(depthwise_s2_plus_residual_17, DepthwiseAdd, 30);
+
 // --- Average pooling: divide by the valid (non-padded) taps ---
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, reduction = avg)]
 struct AvgPool3;
@@ -286,6 +335,18 @@ fn shape_errors_name_expected_and_actual() {
         Error::BufferLength {
             what: "bias",
             expected: 32,
+            actual: 3
+        }
+    );
+    let add = ConvAddRelu::with_arch(Arch::Reference, &vec![0.0; ConvAddRelu::WEIGHTS_LEN], None)
+        .unwrap();
+    let (x, mut y) = (Blocked::zeros(16, 4, 4), Blocked::zeros(16, 4, 4));
+    assert_eq!(
+        add.forward_add(&x, &Blocked::zeros(16, 3, 4), &mut y)
+            .unwrap_err(),
+        Error::ShapeMismatch {
+            what: "residual height",
+            expected: 4,
             actual: 3
         }
     );

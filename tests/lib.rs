@@ -35,14 +35,16 @@ impl Rng {
     }
 }
 
-/// The reference layers' result for `spec` on an NHWC input, activation
-/// applied: the oracle every generated kernel is compared with.
+/// The reference layers' result for `spec` on an NHWC input, the
+/// residual `skip` (NHWC, output shape) added and the activation applied:
+/// the oracle every generated kernel is compared with.
 pub fn reference_forward(
     spec: &LayerSpec,
     input: &[f32],
     shape: Shape,
     weights: &[f32],
     bias: Option<&[f32]>,
+    skip: Option<&[f32]>,
 ) -> Result<(Vec<f32>, Shape), Error> {
     let window = Window::new(spec.fh, spec.fw, spec.sh, spec.sw, spec.padding);
     let (dh, dw) = window.dims(shape.h, shape.w)?;
@@ -68,6 +70,10 @@ pub fn reference_forward(
             reference::conv2d(input, shape, weights, bias, conv, &mut out)?;
         }
     }
+    if let Some(skip) = skip {
+        let sum = out.clone();
+        reference::add(&sum, skip, &mut out)?;
+    }
     reference::activation(&mut out, spec.activation);
     Ok((out, out_shape))
 }
@@ -83,19 +89,23 @@ pub fn tolerances(
     shape: Shape,
     weights: &[f32],
     bias: Option<&[f32]>,
+    skip: Option<&[f32]>,
 ) -> Vec<f32> {
     let abs = |v: &[f32]| v.iter().map(|x| x.abs()).collect::<Vec<f32>>();
-    let n = (spec.fh * spec.fw * spec.fc + 1) as f32;
+    let n = (spec.fh * spec.fw * spec.fc + 2) as f32;
     let gamma = n * f32::EPSILON / (1.0 - n * f32::EPSILON);
     let mut plain = *spec;
     plain.activation = small_core::Activation::None;
     let abs_bias = bias.map(abs);
+    // The residual is one more term of the sum.
+    let abs_skip = skip.map(abs);
     let (sums, _) = reference_forward(
         &plain,
         &abs(input),
         shape,
         &abs(weights),
         abs_bias.as_deref(),
+        abs_skip.as_deref(),
     )
     .expect("shape already accepted by the reference");
     match spec.reduction {

@@ -2,7 +2,7 @@
 //! blocking of an arch and packing weights. Generated code calls these so
 //! that each expansion stays small.
 
-use crate::pack::{pack, packed_len};
+use crate::pack::pack;
 use crate::{Arch, Blocking, Error, LayerSpec, Weights};
 
 /// The blocking of `arch` in a layer's list, if the layer was generated for
@@ -24,7 +24,7 @@ pub fn pack_owned(
     weights: &[f32],
     bias: Option<&[f32]>,
 ) -> Result<Weights, Error> {
-    let mut buf = alloc::vec![0.0; packed_len(spec, b.tc)];
+    let mut buf = alloc::vec![0.0; crate::pack::packed_len(spec, b.tc)];
     pack(spec, b.tc, weights, bias, &mut buf)?;
     Ok(Weights::Owned(buf))
 }

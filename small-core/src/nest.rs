@@ -57,6 +57,8 @@ pub struct Tile {
     pub out: *mut f32,
     /// Elements between output channel blocks.
     pub out_plane: usize,
+    /// Residual input at the same position as `out` (residual layers only).
+    pub res: *const f32,
 }
 
 /// A generated micro-kernel for one layer on one arch.
@@ -107,6 +109,7 @@ pub struct Problem<'a> {
     pad_top: usize,
     pad_left: usize,
     packed: &'a [f32],
+    res: Option<&'a [f32]>,
 }
 
 impl<'a> Problem<'a> {
@@ -118,12 +121,30 @@ impl<'a> Problem<'a> {
         y: &'a mut Blocked<Y>,
         packed: &'a [f32],
     ) -> Result<Self, Error> {
+        Self::with_residual::<X, Y, X>(spec, tc, x, None, y, packed)
+    }
+
+    /// As [`Problem::new`], plus a residual tensor `skip` of the output's
+    /// shape, added before the activation.
+    pub fn with_residual<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>, S: AsRef<[f32]>>(
+        spec: &'a LayerSpec,
+        tc: usize,
+        x: &'a Blocked<X>,
+        skip: Option<&'a Blocked<S>>,
+        y: &'a mut Blocked<Y>,
+        packed: &'a [f32],
+    ) -> Result<Self, Error> {
         check_dim("input channels", spec.in_channels(), x.c())?;
         check_dim("output channels", spec.out_channels(), y.c())?;
         let (dh, dw) = spec.output_dims(x.h(), x.w())?;
         check_dim("output height", dh.out, y.h())?;
         check_dim("output width", dw.out, y.w())?;
         check_len("packed weights", packed_len(spec, tc), packed.len())?;
+        if let Some(s) = skip {
+            check_dim("residual channels", y.c(), s.c())?;
+            check_dim("residual height", y.h(), s.h())?;
+            check_dim("residual width", y.w(), s.w())?;
+        }
         Ok(Problem {
             spec,
             inp: x.as_slice(),
@@ -135,6 +156,7 @@ impl<'a> Problem<'a> {
             pad_top: dh.before,
             pad_left: dw.before,
             packed,
+            res: skip.map(|s| s.as_slice()),
         })
     }
 }
@@ -153,6 +175,7 @@ pub unsafe fn run<K: Kernel>(p: &mut Problem) {
     let (bias, wts) = p.packed.split_at(p.packed.len().min(out_padded(p.spec)));
     let inp = p.inp.as_ptr();
     let out = p.out.as_mut_ptr();
+    let res = p.res.map_or(core::ptr::null(), |r| r.as_ptr());
     for ot in 0..out_padded(p.spec) / K::TC {
         let (ch, wts) = (
             ot * K::TC,
@@ -181,6 +204,7 @@ pub unsafe fn run<K: Kernel>(p: &mut Problem) {
             bias: bias.as_ptr().wrapping_add(ch),
             out,
             out_plane,
+            res,
         };
         for j in 0..p.oh {
             let r0 = (j * K::SH) as isize - p.pad_top as isize;
@@ -195,7 +219,9 @@ pub unsafe fn run<K: Kernel>(p: &mut Problem) {
                 let at =
                     (first * in_plane + lane) as isize + r0 * t.in_row as isize + c0 * CB as isize;
                 t.inp = inp.wrapping_offset(at);
-                t.out = out.wrapping_add((ch / CB) * out_plane + (j * p.ow + l) * CB + ch % CB);
+                let at = (ch / CB) * out_plane + (j * p.ow + l) * CB + ch % CB;
+                t.out = out.wrapping_add(at);
+                t.res = res.wrapping_add(at);
                 // SAFETY: the Tile bounds computed above describe exactly the
                 // in-bounds taps and columns; the caller guarantees K matches.
                 unsafe {

@@ -108,6 +108,9 @@ pub struct LayerSpec {
     pub reduction: Reduction,
     /// Activation fused into STORE.
     pub activation: Activation,
+    /// A residual tensor of the output's shape is added in STORE, before the
+    /// activation (`y = act(layer(x) + skip)`, ResNet's ADD with fused ReLU).
+    pub residual: bool,
 }
 
 impl LayerSpec {

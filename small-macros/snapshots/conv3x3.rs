@@ -30,6 +30,7 @@ impl Conv3x3 {
         padding: ::small_core::Padding::Same,
         reduction: ::small_core::Reduction::Fma,
         activation: ::small_core::Activation::Relu,
+        residual: false,
     };
     /// Input channels (`G * F_C`).
     pub const IN_CHANNELS: usize = 2;
@@ -148,13 +149,20 @@ impl Conv3x3 {
         y: &mut ::small_core::Blocked<Y>,
     ) -> Result<(), ::small_core::Error> {
         let tc = self.blocking().tc;
-        let mut p = ::small_core::nest::Problem::new(
-            &Self::SPEC,
-            tc,
-            x,
-            y,
-            self.weights.as_slice(),
-        )?;
+        self.dispatch(
+            ::small_core::nest::Problem::new(
+                &Self::SPEC,
+                tc,
+                x,
+                y,
+                self.weights.as_slice(),
+            )?,
+        )
+    }
+    fn dispatch(
+        &self,
+        mut p: ::small_core::nest::Problem,
+    ) -> Result<(), ::small_core::Error> {
         match self.arch {
             #[cfg(target_arch = "x86_64")]
             ::small_core::Arch::Avx2 => {

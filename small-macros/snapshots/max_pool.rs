@@ -31,6 +31,7 @@ impl MaxPool {
         padding: ::small_core::Padding::Valid,
         reduction: ::small_core::Reduction::Max,
         activation: ::small_core::Activation::None,
+        residual: false,
     };
     /// Input channels (`G * F_C`).
     pub const IN_CHANNELS: usize = 16;
@@ -130,13 +131,20 @@ impl MaxPool {
         y: &mut ::small_core::Blocked<Y>,
     ) -> Result<(), ::small_core::Error> {
         let tc = self.blocking().tc;
-        let mut p = ::small_core::nest::Problem::new(
-            &Self::SPEC,
-            tc,
-            x,
-            y,
-            self.weights.as_slice(),
-        )?;
+        self.dispatch(
+            ::small_core::nest::Problem::new(
+                &Self::SPEC,
+                tc,
+                x,
+                y,
+                self.weights.as_slice(),
+            )?,
+        )
+    }
+    fn dispatch(
+        &self,
+        mut p: ::small_core::nest::Problem,
+    ) -> Result<(), ::small_core::Error> {
         match self.arch {
             #[cfg(target_arch = "x86_64")]
             ::small_core::Arch::Avx2 => {

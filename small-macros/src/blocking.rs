@@ -194,6 +194,7 @@ mod tests {
             padding: Padding::Same,
             reduction,
             activation: Activation::None,
+            residual: false,
             archs: vec![],
         }
     }

@@ -23,6 +23,8 @@ pub struct Spec {
     pub padding: Padding,
     pub reduction: Reduction,
     pub activation: Activation,
+    /// Add a second tensor of the output's shape before the activation.
+    pub residual: bool,
     /// Names of the arch-defs to generate kernels for.
     pub archs: Vec<&'static arch_defs::ArchParams>,
 }
@@ -66,7 +68,7 @@ impl Spec {
 /// Every argument `#[layer]` takes, with an example of each: the list
 /// that unknown arguments are checked against, and the example that
 /// error messages show. Keep in step with [`Args`].
-const ARGS: [(&str, &str); 11] = [
+const ARGS: [(&str, &str); 12] = [
     ("fh", "fh = 3"),
     ("fw", "fw = 3"),
     ("fc", "fc = 16"),
@@ -78,6 +80,7 @@ const ARGS: [(&str, &str); 11] = [
     ("activation", "activation = relu"),
     ("channels", "channels = 64"),
     ("archs", "archs(reference, avx2)"),
+    ("residual", "residual"),
 ];
 
 /// The example of argument `name`, e.g. "`fh = 3`".
@@ -339,6 +342,7 @@ struct Args {
     activation: Option<Choice<Activation>>,
     channels: Option<Size>,
     archs: Option<Archs>,
+    residual: darling::util::Flag,
 }
 
 /// Reports bare literals, unknown argument names (suggesting the closest
@@ -515,6 +519,7 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
         padding,
         reduction,
         activation,
+        residual: a.residual.is_present(),
         archs,
     })
 }
@@ -580,7 +585,8 @@ mod tests {
                 reduction = max,
                 activation = relu6,
                 channels = 4,
-                archs(reference)
+                archs(reference),
+                residual
             ),
             Span::call_site(),
         )
@@ -593,6 +599,7 @@ mod tests {
         assert_eq!(spec.reduction, Reduction::Max);
         assert_eq!(spec.activation, Activation::Relu6);
         assert_eq!(spec.archs.len(), 1);
+        assert!(spec.residual);
         // The same names as `ARGS`, so the unknown-argument check and
         // `Args` agree.
         let used = [
@@ -607,6 +614,7 @@ mod tests {
             "activation",
             "channels",
             "archs",
+            "residual",
         ];
         assert_eq!(ARGS.map(|(n, _)| n), used);
     }

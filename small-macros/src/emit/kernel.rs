@@ -25,6 +25,7 @@ pub struct Shape {
     pub channelwise: bool,
     pub reduction: Reduction,
     pub activation: Activation,
+    pub residual: bool,
 }
 
 impl Shape {
@@ -295,8 +296,8 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
     }
 }
 
-/// STORE: divide averages by their count of valid taps, apply the fused
-/// activation and write the tile back.
+/// STORE: divide averages by their count of valid taps, add the residual,
+/// apply the fused activation and write the tile back.
 fn store_phase(s: &Shape, guarded: bool) -> TokenStream {
     let mut out = Vec::new();
     if s.reduction == Reduction::Avg {
@@ -317,19 +318,26 @@ fn store_phase(s: &Shape, guarded: bool) -> TokenStream {
             if s.reduction == Reduction::Avg {
                 col.push(quote!(#c = A::mul(#c, scale);));
             }
+            let (blk, lane) = (v * s.lanes / CB, v * s.lanes % CB);
+            let at_of = |base: &str| {
+                let base = format_ident!("{}", base);
+                if blk == 0 {
+                    at(&base, ll * CB + lane)
+                } else {
+                    let (blk, off) = (lit(blk), lit(ll * CB + lane));
+                    quote!(#base.wrapping_add(#blk * t.out_plane + #off))
+                }
+            };
+            if s.residual {
+                let r = at_of("res");
+                col.push(quote!(#c = A::add(#c, A::load(#r));));
+            }
             match s.activation {
                 Activation::None => {}
                 Activation::Relu => col.push(quote!(#c = A::max(#c, zero);)),
                 Activation::Relu6 => col.push(quote!(#c = A::min(A::max(#c, zero), six);)),
             }
-            let (blk, lane) = (v * s.lanes / CB, v * s.lanes % CB);
-            let off = lit(ll * CB + lane);
-            let p = if blk == 0 {
-                at(&format_ident!("out"), ll * CB + lane)
-            } else {
-                let blk = lit(blk);
-                quote!(out.wrapping_add(#blk * t.out_plane + #off))
-            };
+            let p = at_of("out");
             col.push(quote!(A::store(#p, #c);));
         }
         let col = quote!(#(#col)*);
@@ -340,7 +348,12 @@ fn store_phase(s: &Shape, guarded: bool) -> TokenStream {
             col
         });
     }
-    quote! { let out = t.out; #(#out)* }
+    let res = if s.residual {
+        quote!(let res = t.res;)
+    } else {
+        quote!()
+    };
+    quote! { let out = t.out; #res #(#out)* }
 }
 
 /// `let scale = 1 / (valid taps of output column ll)`: TensorFlow's
