@@ -327,6 +327,28 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// A bare argument such as `residual`, which takes no value.
+#[derive(Debug, Clone, Copy)]
+struct Bare;
+
+impl FromMeta for Bare {
+    fn from_word() -> darling::Result<Self> {
+        Ok(Bare)
+    }
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        match item {
+            syn::Meta::Path(_) => Ok(Bare),
+            other => {
+                let name = name_of(other.path());
+                Err(
+                    Error::custom(format!("`{name}` takes no value: write just `{name}`"))
+                        .with_span(other),
+                )
+            }
+        }
+    }
+}
+
 /// The raw arguments, as darling reads them. Unknown and repeated names
 /// are reported by [`check_names`] first, with the list of valid ones.
 #[derive(Debug, FromMeta)]
@@ -342,7 +364,7 @@ struct Args {
     activation: Option<Choice<Activation>>,
     channels: Option<Size>,
     archs: Option<Archs>,
-    residual: darling::util::Flag,
+    residual: Option<Bare>,
 }
 
 /// Reports bare literals, unknown argument names (suggesting the closest
@@ -519,7 +541,7 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
         padding,
         reduction,
         activation,
-        residual: a.residual.is_present(),
+        residual: a.residual.is_some(),
         archs,
     })
 }
