@@ -16,6 +16,7 @@ pub const PARAMS: ArchParams = ArchParams {
     lanes: 8,
     fma_latency: 4,
     fma_per_cycle: 2,
+    loads_per_cycle: 2,
     broadcast_from_memory: false,
 };
 

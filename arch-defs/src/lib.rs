@@ -57,6 +57,8 @@ pub struct ArchParams {
     pub fma_latency: usize,
     /// FMAs that can issue per cycle (number of FMA pipes).
     pub fma_per_cycle: usize,
+    /// Vector loads (or load-broadcasts) per cycle from L1.
+    pub loads_per_cycle: usize,
     /// True if an FMA can take a broadcast scalar straight from memory
     /// (AVX-512 `{1toN}`), so the broadcast needs no register of its own.
     pub broadcast_from_memory: bool,

@@ -2,7 +2,8 @@
 //!
 //! Runs on every target and is the baseline the SIMD arches are tested
 //! against. Its numbers describe a generic scalar FPU with 32 registers
-//! (the shape of AArch64, RISC-V and Cortex-M FP register files).
+//! (the shape of AArch64, RISC-V and Cortex-M FP register files) that
+//! issues two FMAs but one load per cycle, as most scalar cores do.
 
 use crate::{ArchParams, Simd};
 
@@ -17,6 +18,7 @@ pub const PARAMS: ArchParams = ArchParams {
     lanes: 1,
     fma_latency: 4,
     fma_per_cycle: 2,
+    loads_per_cycle: 1,
     broadcast_from_memory: false,
 };
 

@@ -236,7 +236,3 @@ pub unsafe fn run<K: Kernel>(p: &mut Problem) {
         }
     }
 }
-
-/// One channel block of zeros: edge tiles of broadcast kernels read taps
-/// outside the input from here, so the kernel needs no branch per tap.
-pub static ZEROS: [f32; CB] = [0.0; CB];

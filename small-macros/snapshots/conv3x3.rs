@@ -3,14 +3,14 @@
 Blocking per arch (see [`Self::explain`]):
 
 ```text
-avx2: broadcast kernel, tile O_wb=6 x TC=16 channels (2 vector(s) of 8 lanes): 12 accumulators, 15 of 16 registers, 1.50 ops per load; latency 4 x 2 FMA/cycle needs 8 independent accumulators.
-    candidate nv=1 (TC=8): O_wb=14, 14 acc + 2 other = 16/16 regs, 0.93 ops/load
-    candidate nv=2 (TC=16): O_wb=6, 12 acc + 3 other = 15/16 regs, 1.50 ops/load
-reference: broadcast kernel, tile O_wb=6 x TC=4 channels (4 vector(s) of 1 lanes): 24 accumulators, 29 of 32 registers, 2.40 ops per load; latency 4 x 2 FMA/cycle needs 8 independent accumulators.
-    candidate nv=1 (TC=1): O_wb=30, 30 acc + 2 other = 32/32 regs, 0.97 ops/load
-    candidate nv=2 (TC=2): O_wb=14, 28 acc + 3 other = 31/32 regs, 1.75 ops/load
-    candidate nv=4 (TC=4): O_wb=6, 24 acc + 5 other = 29/32 regs, 2.40 ops/load
-    candidate nv=8 (TC=8): O_wb=2, 16 acc + 9 other = 25/32 regs, 1.60 ops/load
+avx2: broadcast kernel, tile O_wb=4 x TC=16 channels (2 vector(s) of 8 lanes): 8 accumulators, 11 of 16 registers, 1.33 ops per load (100% of the FMA rate at 2 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.
+    candidate nv=1 (TC=8): O_wb=8, 8 acc, 10/16 regs, 0.89 ops/load, 89% of the FMA rate
+    candidate nv=2 (TC=16): O_wb=4, 8 acc, 11/16 regs, 1.33 ops/load, 100% of the FMA rate
+reference: broadcast kernel, tile O_wb=4 x TC=4 channels (4 vector(s) of 1 lanes): 16 accumulators, 21 of 32 registers, 2.00 ops per load (100% of the FMA rate at 1 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.
+    candidate nv=1 (TC=1): O_wb=8, 8 acc, 10/32 regs, 0.89 ops/load, 44% of the FMA rate
+    candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate
+    candidate nv=4 (TC=4): O_wb=4, 16 acc, 21/32 regs, 2.00 ops/load, 100% of the FMA rate
+    candidate nv=8 (TC=8): O_wb=2, 16 acc, 25/32 regs, 1.60 ops/load, 80% of the FMA rate
 ```*/
 #[derive(Clone)]
 pub struct Conv3x3 {
@@ -43,30 +43,30 @@ impl Conv3x3 {
         ::small_core::Blocking {
             arch: ::small_core::Arch::Avx2,
             kind: ::small_core::KernelKind::Broadcast,
-            o_wb: 6,
+            o_wb: 4,
             g_b: 1,
             k_b: 16,
             f_cb: 16,
             tc: 16,
             vectors: 2,
-            accumulators: 12,
-            registers: 15,
+            accumulators: 8,
+            registers: 11,
         },
         ::small_core::Blocking {
             arch: ::small_core::Arch::Reference,
             kind: ::small_core::KernelKind::Broadcast,
-            o_wb: 6,
+            o_wb: 4,
             g_b: 1,
             k_b: 4,
             f_cb: 16,
             tc: 4,
             vectors: 4,
-            accumulators: 24,
-            registers: 29,
+            accumulators: 16,
+            registers: 21,
         },
     ];
     /// How each blocking was derived.
-    pub const EXPLAIN: &'static str = "avx2: broadcast kernel, tile O_wb=6 x TC=16 channels (2 vector(s) of 8 lanes): 12 accumulators, 15 of 16 registers, 1.50 ops per load; latency 4 x 2 FMA/cycle needs 8 independent accumulators.\n    candidate nv=1 (TC=8): O_wb=14, 14 acc + 2 other = 16/16 regs, 0.93 ops/load\n    candidate nv=2 (TC=16): O_wb=6, 12 acc + 3 other = 15/16 regs, 1.50 ops/load\nreference: broadcast kernel, tile O_wb=6 x TC=4 channels (4 vector(s) of 1 lanes): 24 accumulators, 29 of 32 registers, 2.40 ops per load; latency 4 x 2 FMA/cycle needs 8 independent accumulators.\n    candidate nv=1 (TC=1): O_wb=30, 30 acc + 2 other = 32/32 regs, 0.97 ops/load\n    candidate nv=2 (TC=2): O_wb=14, 28 acc + 3 other = 31/32 regs, 1.75 ops/load\n    candidate nv=4 (TC=4): O_wb=6, 24 acc + 5 other = 29/32 regs, 2.40 ops/load\n    candidate nv=8 (TC=8): O_wb=2, 16 acc + 9 other = 25/32 regs, 1.60 ops/load\n";
+    pub const EXPLAIN: &'static str = "avx2: broadcast kernel, tile O_wb=4 x TC=16 channels (2 vector(s) of 8 lanes): 8 accumulators, 11 of 16 registers, 1.33 ops per load (100% of the FMA rate at 2 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.\n    candidate nv=1 (TC=8): O_wb=8, 8 acc, 10/16 regs, 0.89 ops/load, 89% of the FMA rate\n    candidate nv=2 (TC=16): O_wb=4, 8 acc, 11/16 regs, 1.33 ops/load, 100% of the FMA rate\nreference: broadcast kernel, tile O_wb=4 x TC=4 channels (4 vector(s) of 1 lanes): 16 accumulators, 21 of 32 registers, 2.00 ops per load (100% of the FMA rate at 1 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.\n    candidate nv=1 (TC=1): O_wb=8, 8 acc, 10/32 regs, 0.89 ops/load, 44% of the FMA rate\n    candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate\n    candidate nv=4 (TC=4): O_wb=4, 16 acc, 21/32 regs, 2.00 ops/load, 100% of the FMA rate\n    candidate nv=8 (TC=8): O_wb=2, 16 acc, 25/32 regs, 1.60 ops/load, 80% of the FMA rate\n";
     /// How the blocking of each arch was derived, candidates included.
     pub fn explain() -> &'static str {
         Self::EXPLAIN
@@ -204,7 +204,7 @@ mod __small_layer_Conv3x3 {
             const FW: usize = 3;
             const SH: usize = 1;
             const SW: usize = 1;
-            const O_WB: usize = 6;
+            const O_WB: usize = 4;
             const TC: usize = 16;
             const TAIL: usize = 2;
             const KIND: ::small_core::KernelKind = ::small_core::KernelKind::Broadcast;
@@ -222,10 +222,6 @@ mod __small_layer_Conv3x3 {
                     let mut c2_1 = b1;
                     let mut c3_0 = b0;
                     let mut c3_1 = b1;
-                    let mut c4_0 = b0;
-                    let mut c4_1 = b1;
-                    let mut c5_0 = b0;
-                    let mut c5_1 = b1;
                     const CB: usize = 16;
                     let mut blk = t.inp;
                     let mut wb = t.wts;
@@ -248,12 +244,6 @@ mod __small_layer_Conv3x3 {
                                 let i = A::broadcast(row.wrapping_add(48));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(64));
-                                c4_0 = A::fma(c4_0, i, w0);
-                                c4_1 = A::fma(c4_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(80));
-                                c5_0 = A::fma(c5_0, i, w0);
-                                c5_1 = A::fma(c5_1, i, w1);
                                 let w0 = A::load(wr.wrapping_add(16));
                                 let w1 = A::load(wr.wrapping_add(24));
                                 let i = A::broadcast(row.wrapping_add(1));
@@ -268,12 +258,6 @@ mod __small_layer_Conv3x3 {
                                 let i = A::broadcast(row.wrapping_add(49));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(65));
-                                c4_0 = A::fma(c4_0, i, w0);
-                                c4_1 = A::fma(c4_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(81));
-                                c5_0 = A::fma(c5_0, i, w0);
-                                c5_1 = A::fma(c5_1, i, w1);
                             }
                         }
                     }
@@ -295,148 +279,108 @@ mod __small_layer_Conv3x3 {
                     A::store(out.wrapping_add(48), c3_0);
                     c3_1 = A::max(c3_1, zero);
                     A::store(out.wrapping_add(56), c3_1);
-                    c4_0 = A::max(c4_0, zero);
-                    A::store(out.wrapping_add(64), c4_0);
-                    c4_1 = A::max(c4_1, zero);
-                    A::store(out.wrapping_add(72), c4_1);
-                    c5_0 = A::max(c5_0, zero);
-                    A::store(out.wrapping_add(80), c5_0);
-                    c5_1 = A::max(c5_1, zero);
-                    A::store(out.wrapping_add(88), c5_1);
                 }
             }
             #[inline(always)]
             unsafe fn edge(t: &Tile) {
-                unsafe {
-                    let bias = t.bias;
-                    let b0 = A::load(bias);
-                    let b1 = A::load(bias.wrapping_add(8));
-                    let mut c0_0 = b0;
-                    let mut c0_1 = b1;
-                    let mut c1_0 = b0;
-                    let mut c1_1 = b1;
-                    let mut c2_0 = b0;
-                    let mut c2_1 = b1;
-                    let mut c3_0 = b0;
-                    let mut c3_1 = b1;
-                    let mut c4_0 = b0;
-                    let mut c4_1 = b1;
-                    let mut c5_0 = b0;
-                    let mut c5_1 = b1;
-                    const CB: usize = 16;
-                    let zeros = ::small_core::nest::ZEROS.as_ptr();
-                    let mut blk = t.inp;
-                    let mut wb = t.wts;
-                    if t.tail {
-                        for x in t.x0..t.x1 {
-                            for y in 0..3 {
-                                let row = blk.wrapping_add(x * t.in_row + y * CB);
-                                let wr = wb.wrapping_add((x * 3 + y) * 256);
-                                let r0 = if t.lo <= y && y < t.hi { row } else { zeros };
-                                let r1 = if t.lo <= (1 + y) && (1 + y) < t.hi {
-                                    row.wrapping_add(16)
-                                } else {
-                                    zeros
-                                };
-                                let r2 = if t.lo <= (2 + y) && (2 + y) < t.hi {
-                                    row.wrapping_add(32)
-                                } else {
-                                    zeros
-                                };
-                                let r3 = if t.lo <= (3 + y) && (3 + y) < t.hi {
-                                    row.wrapping_add(48)
-                                } else {
-                                    zeros
-                                };
-                                let r4 = if t.lo <= (4 + y) && (4 + y) < t.hi {
-                                    row.wrapping_add(64)
-                                } else {
-                                    zeros
-                                };
-                                let r5 = if t.lo <= (5 + y) && (5 + y) < t.hi {
-                                    row.wrapping_add(80)
-                                } else {
-                                    zeros
-                                };
-                                let w0 = A::load(wr);
-                                let w1 = A::load(wr.wrapping_add(8));
-                                let i = A::broadcast(r0);
+                unsafe { edge_tile(t) }
+            }
+        }
+        /// The edge kernel, out of line: few tiles take it, and kept
+        /// apart it cannot disturb the register allocation of `full`.
+        #[target_feature(enable = "avx2,fma")]
+        #[inline(never)]
+        unsafe fn edge_tile(t: &Tile) {
+            unsafe {
+                let bias = t.bias;
+                let b0 = A::load(bias);
+                let b1 = A::load(bias.wrapping_add(8));
+                let mut c0_0 = b0;
+                let mut c0_1 = b1;
+                let mut c1_0 = b0;
+                let mut c1_1 = b1;
+                let mut c2_0 = b0;
+                let mut c2_1 = b1;
+                let mut c3_0 = b0;
+                let mut c3_1 = b1;
+                const CB: usize = 16;
+                let mut blk = t.inp;
+                let mut wb = t.wts;
+                if t.tail {
+                    for x in t.x0..t.x1 {
+                        for y in 0..3 {
+                            let row = blk.wrapping_add(x * t.in_row + y * CB);
+                            let wr = wb.wrapping_add((x * 3 + y) * 256);
+                            let w0 = A::load(wr);
+                            let w1 = A::load(wr.wrapping_add(8));
+                            if t.lo <= y && y < t.hi {
+                                let i = A::broadcast(row);
                                 c0_0 = A::fma(c0_0, i, w0);
                                 c0_1 = A::fma(c0_1, i, w1);
-                                let i = A::broadcast(r1);
+                            }
+                            if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
+                                let i = A::broadcast(row.wrapping_add(16));
                                 c1_0 = A::fma(c1_0, i, w0);
                                 c1_1 = A::fma(c1_1, i, w1);
-                                let i = A::broadcast(r2);
+                            }
+                            if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
+                                let i = A::broadcast(row.wrapping_add(32));
                                 c2_0 = A::fma(c2_0, i, w0);
                                 c2_1 = A::fma(c2_1, i, w1);
-                                let i = A::broadcast(r3);
+                            }
+                            if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
+                                let i = A::broadcast(row.wrapping_add(48));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
-                                let i = A::broadcast(r4);
-                                c4_0 = A::fma(c4_0, i, w0);
-                                c4_1 = A::fma(c4_1, i, w1);
-                                let i = A::broadcast(r5);
-                                c5_0 = A::fma(c5_0, i, w0);
-                                c5_1 = A::fma(c5_1, i, w1);
-                                let w0 = A::load(wr.wrapping_add(16));
-                                let w1 = A::load(wr.wrapping_add(24));
-                                let i = A::broadcast(r0.wrapping_add(1));
+                            }
+                            let w0 = A::load(wr.wrapping_add(16));
+                            let w1 = A::load(wr.wrapping_add(24));
+                            if t.lo <= y && y < t.hi {
+                                let i = A::broadcast(row.wrapping_add(1));
                                 c0_0 = A::fma(c0_0, i, w0);
                                 c0_1 = A::fma(c0_1, i, w1);
-                                let i = A::broadcast(r1.wrapping_add(1));
+                            }
+                            if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
+                                let i = A::broadcast(row.wrapping_add(17));
                                 c1_0 = A::fma(c1_0, i, w0);
                                 c1_1 = A::fma(c1_1, i, w1);
-                                let i = A::broadcast(r2.wrapping_add(1));
+                            }
+                            if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
+                                let i = A::broadcast(row.wrapping_add(33));
                                 c2_0 = A::fma(c2_0, i, w0);
                                 c2_1 = A::fma(c2_1, i, w1);
-                                let i = A::broadcast(r3.wrapping_add(1));
+                            }
+                            if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
+                                let i = A::broadcast(row.wrapping_add(49));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
-                                let i = A::broadcast(r4.wrapping_add(1));
-                                c4_0 = A::fma(c4_0, i, w0);
-                                c4_1 = A::fma(c4_1, i, w1);
-                                let i = A::broadcast(r5.wrapping_add(1));
-                                c5_0 = A::fma(c5_0, i, w0);
-                                c5_1 = A::fma(c5_1, i, w1);
                             }
                         }
                     }
-                    let out = t.out;
-                    let zero = A::zero();
-                    c0_0 = A::max(c0_0, zero);
-                    A::store(out, c0_0);
-                    c0_1 = A::max(c0_1, zero);
-                    A::store(out.wrapping_add(8), c0_1);
-                    if 1 < t.w {
-                        c1_0 = A::max(c1_0, zero);
-                        A::store(out.wrapping_add(16), c1_0);
-                        c1_1 = A::max(c1_1, zero);
-                        A::store(out.wrapping_add(24), c1_1);
-                    }
-                    if 2 < t.w {
-                        c2_0 = A::max(c2_0, zero);
-                        A::store(out.wrapping_add(32), c2_0);
-                        c2_1 = A::max(c2_1, zero);
-                        A::store(out.wrapping_add(40), c2_1);
-                    }
-                    if 3 < t.w {
-                        c3_0 = A::max(c3_0, zero);
-                        A::store(out.wrapping_add(48), c3_0);
-                        c3_1 = A::max(c3_1, zero);
-                        A::store(out.wrapping_add(56), c3_1);
-                    }
-                    if 4 < t.w {
-                        c4_0 = A::max(c4_0, zero);
-                        A::store(out.wrapping_add(64), c4_0);
-                        c4_1 = A::max(c4_1, zero);
-                        A::store(out.wrapping_add(72), c4_1);
-                    }
-                    if 5 < t.w {
-                        c5_0 = A::max(c5_0, zero);
-                        A::store(out.wrapping_add(80), c5_0);
-                        c5_1 = A::max(c5_1, zero);
-                        A::store(out.wrapping_add(88), c5_1);
-                    }
+                }
+                let out = t.out;
+                let zero = A::zero();
+                c0_0 = A::max(c0_0, zero);
+                A::store(out, c0_0);
+                c0_1 = A::max(c0_1, zero);
+                A::store(out.wrapping_add(8), c0_1);
+                if 1 < t.w {
+                    c1_0 = A::max(c1_0, zero);
+                    A::store(out.wrapping_add(16), c1_0);
+                    c1_1 = A::max(c1_1, zero);
+                    A::store(out.wrapping_add(24), c1_1);
+                }
+                if 2 < t.w {
+                    c2_0 = A::max(c2_0, zero);
+                    A::store(out.wrapping_add(32), c2_0);
+                    c2_1 = A::max(c2_1, zero);
+                    A::store(out.wrapping_add(40), c2_1);
+                }
+                if 3 < t.w {
+                    c3_0 = A::max(c3_0, zero);
+                    A::store(out.wrapping_add(48), c3_0);
+                    c3_1 = A::max(c3_1, zero);
+                    A::store(out.wrapping_add(56), c3_1);
                 }
             }
         }
@@ -460,7 +404,7 @@ mod __small_layer_Conv3x3 {
             const FW: usize = 3;
             const SH: usize = 1;
             const SW: usize = 1;
-            const O_WB: usize = 6;
+            const O_WB: usize = 4;
             const TC: usize = 4;
             const TAIL: usize = 2;
             const KIND: ::small_core::KernelKind = ::small_core::KernelKind::Broadcast;
@@ -488,14 +432,6 @@ mod __small_layer_Conv3x3 {
                     let mut c3_1 = b1;
                     let mut c3_2 = b2;
                     let mut c3_3 = b3;
-                    let mut c4_0 = b0;
-                    let mut c4_1 = b1;
-                    let mut c4_2 = b2;
-                    let mut c4_3 = b3;
-                    let mut c5_0 = b0;
-                    let mut c5_1 = b1;
-                    let mut c5_2 = b2;
-                    let mut c5_3 = b3;
                     const CB: usize = 16;
                     let mut blk = t.inp;
                     let mut wb = t.wts;
@@ -528,16 +464,6 @@ mod __small_layer_Conv3x3 {
                                 c3_1 = A::fma(c3_1, i, w1);
                                 c3_2 = A::fma(c3_2, i, w2);
                                 c3_3 = A::fma(c3_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(64));
-                                c4_0 = A::fma(c4_0, i, w0);
-                                c4_1 = A::fma(c4_1, i, w1);
-                                c4_2 = A::fma(c4_2, i, w2);
-                                c4_3 = A::fma(c4_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(80));
-                                c5_0 = A::fma(c5_0, i, w0);
-                                c5_1 = A::fma(c5_1, i, w1);
-                                c5_2 = A::fma(c5_2, i, w2);
-                                c5_3 = A::fma(c5_3, i, w3);
                                 let w0 = A::load(wr.wrapping_add(4));
                                 let w1 = A::load(wr.wrapping_add(5));
                                 let w2 = A::load(wr.wrapping_add(6));
@@ -562,16 +488,6 @@ mod __small_layer_Conv3x3 {
                                 c3_1 = A::fma(c3_1, i, w1);
                                 c3_2 = A::fma(c3_2, i, w2);
                                 c3_3 = A::fma(c3_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(65));
-                                c4_0 = A::fma(c4_0, i, w0);
-                                c4_1 = A::fma(c4_1, i, w1);
-                                c4_2 = A::fma(c4_2, i, w2);
-                                c4_3 = A::fma(c4_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(81));
-                                c5_0 = A::fma(c5_0, i, w0);
-                                c5_1 = A::fma(c5_1, i, w1);
-                                c5_2 = A::fma(c5_2, i, w2);
-                                c5_3 = A::fma(c5_3, i, w3);
                             }
                         }
                     }
@@ -609,222 +525,153 @@ mod __small_layer_Conv3x3 {
                     A::store(out.wrapping_add(50), c3_2);
                     c3_3 = A::max(c3_3, zero);
                     A::store(out.wrapping_add(51), c3_3);
-                    c4_0 = A::max(c4_0, zero);
-                    A::store(out.wrapping_add(64), c4_0);
-                    c4_1 = A::max(c4_1, zero);
-                    A::store(out.wrapping_add(65), c4_1);
-                    c4_2 = A::max(c4_2, zero);
-                    A::store(out.wrapping_add(66), c4_2);
-                    c4_3 = A::max(c4_3, zero);
-                    A::store(out.wrapping_add(67), c4_3);
-                    c5_0 = A::max(c5_0, zero);
-                    A::store(out.wrapping_add(80), c5_0);
-                    c5_1 = A::max(c5_1, zero);
-                    A::store(out.wrapping_add(81), c5_1);
-                    c5_2 = A::max(c5_2, zero);
-                    A::store(out.wrapping_add(82), c5_2);
-                    c5_3 = A::max(c5_3, zero);
-                    A::store(out.wrapping_add(83), c5_3);
                 }
             }
             #[inline(always)]
             unsafe fn edge(t: &Tile) {
-                unsafe {
-                    let bias = t.bias;
-                    let b0 = A::load(bias);
-                    let b1 = A::load(bias.wrapping_add(1));
-                    let b2 = A::load(bias.wrapping_add(2));
-                    let b3 = A::load(bias.wrapping_add(3));
-                    let mut c0_0 = b0;
-                    let mut c0_1 = b1;
-                    let mut c0_2 = b2;
-                    let mut c0_3 = b3;
-                    let mut c1_0 = b0;
-                    let mut c1_1 = b1;
-                    let mut c1_2 = b2;
-                    let mut c1_3 = b3;
-                    let mut c2_0 = b0;
-                    let mut c2_1 = b1;
-                    let mut c2_2 = b2;
-                    let mut c2_3 = b3;
-                    let mut c3_0 = b0;
-                    let mut c3_1 = b1;
-                    let mut c3_2 = b2;
-                    let mut c3_3 = b3;
-                    let mut c4_0 = b0;
-                    let mut c4_1 = b1;
-                    let mut c4_2 = b2;
-                    let mut c4_3 = b3;
-                    let mut c5_0 = b0;
-                    let mut c5_1 = b1;
-                    let mut c5_2 = b2;
-                    let mut c5_3 = b3;
-                    const CB: usize = 16;
-                    let zeros = ::small_core::nest::ZEROS.as_ptr();
-                    let mut blk = t.inp;
-                    let mut wb = t.wts;
-                    if t.tail {
-                        for x in t.x0..t.x1 {
-                            for y in 0..3 {
-                                let row = blk.wrapping_add(x * t.in_row + y * CB);
-                                let wr = wb.wrapping_add((x * 3 + y) * 64);
-                                let r0 = if t.lo <= y && y < t.hi { row } else { zeros };
-                                let r1 = if t.lo <= (1 + y) && (1 + y) < t.hi {
-                                    row.wrapping_add(16)
-                                } else {
-                                    zeros
-                                };
-                                let r2 = if t.lo <= (2 + y) && (2 + y) < t.hi {
-                                    row.wrapping_add(32)
-                                } else {
-                                    zeros
-                                };
-                                let r3 = if t.lo <= (3 + y) && (3 + y) < t.hi {
-                                    row.wrapping_add(48)
-                                } else {
-                                    zeros
-                                };
-                                let r4 = if t.lo <= (4 + y) && (4 + y) < t.hi {
-                                    row.wrapping_add(64)
-                                } else {
-                                    zeros
-                                };
-                                let r5 = if t.lo <= (5 + y) && (5 + y) < t.hi {
-                                    row.wrapping_add(80)
-                                } else {
-                                    zeros
-                                };
-                                let w0 = A::load(wr);
-                                let w1 = A::load(wr.wrapping_add(1));
-                                let w2 = A::load(wr.wrapping_add(2));
-                                let w3 = A::load(wr.wrapping_add(3));
-                                let i = A::broadcast(r0);
+                unsafe { edge_tile(t) }
+            }
+        }
+        /// The edge kernel, out of line: few tiles take it, and kept
+        /// apart it cannot disturb the register allocation of `full`.
+        #[inline(never)]
+        unsafe fn edge_tile(t: &Tile) {
+            unsafe {
+                let bias = t.bias;
+                let b0 = A::load(bias);
+                let b1 = A::load(bias.wrapping_add(1));
+                let b2 = A::load(bias.wrapping_add(2));
+                let b3 = A::load(bias.wrapping_add(3));
+                let mut c0_0 = b0;
+                let mut c0_1 = b1;
+                let mut c0_2 = b2;
+                let mut c0_3 = b3;
+                let mut c1_0 = b0;
+                let mut c1_1 = b1;
+                let mut c1_2 = b2;
+                let mut c1_3 = b3;
+                let mut c2_0 = b0;
+                let mut c2_1 = b1;
+                let mut c2_2 = b2;
+                let mut c2_3 = b3;
+                let mut c3_0 = b0;
+                let mut c3_1 = b1;
+                let mut c3_2 = b2;
+                let mut c3_3 = b3;
+                const CB: usize = 16;
+                let mut blk = t.inp;
+                let mut wb = t.wts;
+                if t.tail {
+                    for x in t.x0..t.x1 {
+                        for y in 0..3 {
+                            let row = blk.wrapping_add(x * t.in_row + y * CB);
+                            let wr = wb.wrapping_add((x * 3 + y) * 64);
+                            let w0 = A::load(wr);
+                            let w1 = A::load(wr.wrapping_add(1));
+                            let w2 = A::load(wr.wrapping_add(2));
+                            let w3 = A::load(wr.wrapping_add(3));
+                            if t.lo <= y && y < t.hi {
+                                let i = A::broadcast(row);
                                 c0_0 = A::fma(c0_0, i, w0);
                                 c0_1 = A::fma(c0_1, i, w1);
                                 c0_2 = A::fma(c0_2, i, w2);
                                 c0_3 = A::fma(c0_3, i, w3);
-                                let i = A::broadcast(r1);
+                            }
+                            if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
+                                let i = A::broadcast(row.wrapping_add(16));
                                 c1_0 = A::fma(c1_0, i, w0);
                                 c1_1 = A::fma(c1_1, i, w1);
                                 c1_2 = A::fma(c1_2, i, w2);
                                 c1_3 = A::fma(c1_3, i, w3);
-                                let i = A::broadcast(r2);
+                            }
+                            if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
+                                let i = A::broadcast(row.wrapping_add(32));
                                 c2_0 = A::fma(c2_0, i, w0);
                                 c2_1 = A::fma(c2_1, i, w1);
                                 c2_2 = A::fma(c2_2, i, w2);
                                 c2_3 = A::fma(c2_3, i, w3);
-                                let i = A::broadcast(r3);
+                            }
+                            if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
+                                let i = A::broadcast(row.wrapping_add(48));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
                                 c3_2 = A::fma(c3_2, i, w2);
                                 c3_3 = A::fma(c3_3, i, w3);
-                                let i = A::broadcast(r4);
-                                c4_0 = A::fma(c4_0, i, w0);
-                                c4_1 = A::fma(c4_1, i, w1);
-                                c4_2 = A::fma(c4_2, i, w2);
-                                c4_3 = A::fma(c4_3, i, w3);
-                                let i = A::broadcast(r5);
-                                c5_0 = A::fma(c5_0, i, w0);
-                                c5_1 = A::fma(c5_1, i, w1);
-                                c5_2 = A::fma(c5_2, i, w2);
-                                c5_3 = A::fma(c5_3, i, w3);
-                                let w0 = A::load(wr.wrapping_add(4));
-                                let w1 = A::load(wr.wrapping_add(5));
-                                let w2 = A::load(wr.wrapping_add(6));
-                                let w3 = A::load(wr.wrapping_add(7));
-                                let i = A::broadcast(r0.wrapping_add(1));
+                            }
+                            let w0 = A::load(wr.wrapping_add(4));
+                            let w1 = A::load(wr.wrapping_add(5));
+                            let w2 = A::load(wr.wrapping_add(6));
+                            let w3 = A::load(wr.wrapping_add(7));
+                            if t.lo <= y && y < t.hi {
+                                let i = A::broadcast(row.wrapping_add(1));
                                 c0_0 = A::fma(c0_0, i, w0);
                                 c0_1 = A::fma(c0_1, i, w1);
                                 c0_2 = A::fma(c0_2, i, w2);
                                 c0_3 = A::fma(c0_3, i, w3);
-                                let i = A::broadcast(r1.wrapping_add(1));
+                            }
+                            if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
+                                let i = A::broadcast(row.wrapping_add(17));
                                 c1_0 = A::fma(c1_0, i, w0);
                                 c1_1 = A::fma(c1_1, i, w1);
                                 c1_2 = A::fma(c1_2, i, w2);
                                 c1_3 = A::fma(c1_3, i, w3);
-                                let i = A::broadcast(r2.wrapping_add(1));
+                            }
+                            if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
+                                let i = A::broadcast(row.wrapping_add(33));
                                 c2_0 = A::fma(c2_0, i, w0);
                                 c2_1 = A::fma(c2_1, i, w1);
                                 c2_2 = A::fma(c2_2, i, w2);
                                 c2_3 = A::fma(c2_3, i, w3);
-                                let i = A::broadcast(r3.wrapping_add(1));
+                            }
+                            if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
+                                let i = A::broadcast(row.wrapping_add(49));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
                                 c3_2 = A::fma(c3_2, i, w2);
                                 c3_3 = A::fma(c3_3, i, w3);
-                                let i = A::broadcast(r4.wrapping_add(1));
-                                c4_0 = A::fma(c4_0, i, w0);
-                                c4_1 = A::fma(c4_1, i, w1);
-                                c4_2 = A::fma(c4_2, i, w2);
-                                c4_3 = A::fma(c4_3, i, w3);
-                                let i = A::broadcast(r5.wrapping_add(1));
-                                c5_0 = A::fma(c5_0, i, w0);
-                                c5_1 = A::fma(c5_1, i, w1);
-                                c5_2 = A::fma(c5_2, i, w2);
-                                c5_3 = A::fma(c5_3, i, w3);
                             }
                         }
                     }
-                    let out = t.out;
-                    let zero = A::zero();
-                    c0_0 = A::max(c0_0, zero);
-                    A::store(out, c0_0);
-                    c0_1 = A::max(c0_1, zero);
-                    A::store(out.wrapping_add(1), c0_1);
-                    c0_2 = A::max(c0_2, zero);
-                    A::store(out.wrapping_add(2), c0_2);
-                    c0_3 = A::max(c0_3, zero);
-                    A::store(out.wrapping_add(3), c0_3);
-                    if 1 < t.w {
-                        c1_0 = A::max(c1_0, zero);
-                        A::store(out.wrapping_add(16), c1_0);
-                        c1_1 = A::max(c1_1, zero);
-                        A::store(out.wrapping_add(17), c1_1);
-                        c1_2 = A::max(c1_2, zero);
-                        A::store(out.wrapping_add(18), c1_2);
-                        c1_3 = A::max(c1_3, zero);
-                        A::store(out.wrapping_add(19), c1_3);
-                    }
-                    if 2 < t.w {
-                        c2_0 = A::max(c2_0, zero);
-                        A::store(out.wrapping_add(32), c2_0);
-                        c2_1 = A::max(c2_1, zero);
-                        A::store(out.wrapping_add(33), c2_1);
-                        c2_2 = A::max(c2_2, zero);
-                        A::store(out.wrapping_add(34), c2_2);
-                        c2_3 = A::max(c2_3, zero);
-                        A::store(out.wrapping_add(35), c2_3);
-                    }
-                    if 3 < t.w {
-                        c3_0 = A::max(c3_0, zero);
-                        A::store(out.wrapping_add(48), c3_0);
-                        c3_1 = A::max(c3_1, zero);
-                        A::store(out.wrapping_add(49), c3_1);
-                        c3_2 = A::max(c3_2, zero);
-                        A::store(out.wrapping_add(50), c3_2);
-                        c3_3 = A::max(c3_3, zero);
-                        A::store(out.wrapping_add(51), c3_3);
-                    }
-                    if 4 < t.w {
-                        c4_0 = A::max(c4_0, zero);
-                        A::store(out.wrapping_add(64), c4_0);
-                        c4_1 = A::max(c4_1, zero);
-                        A::store(out.wrapping_add(65), c4_1);
-                        c4_2 = A::max(c4_2, zero);
-                        A::store(out.wrapping_add(66), c4_2);
-                        c4_3 = A::max(c4_3, zero);
-                        A::store(out.wrapping_add(67), c4_3);
-                    }
-                    if 5 < t.w {
-                        c5_0 = A::max(c5_0, zero);
-                        A::store(out.wrapping_add(80), c5_0);
-                        c5_1 = A::max(c5_1, zero);
-                        A::store(out.wrapping_add(81), c5_1);
-                        c5_2 = A::max(c5_2, zero);
-                        A::store(out.wrapping_add(82), c5_2);
-                        c5_3 = A::max(c5_3, zero);
-                        A::store(out.wrapping_add(83), c5_3);
-                    }
+                }
+                let out = t.out;
+                let zero = A::zero();
+                c0_0 = A::max(c0_0, zero);
+                A::store(out, c0_0);
+                c0_1 = A::max(c0_1, zero);
+                A::store(out.wrapping_add(1), c0_1);
+                c0_2 = A::max(c0_2, zero);
+                A::store(out.wrapping_add(2), c0_2);
+                c0_3 = A::max(c0_3, zero);
+                A::store(out.wrapping_add(3), c0_3);
+                if 1 < t.w {
+                    c1_0 = A::max(c1_0, zero);
+                    A::store(out.wrapping_add(16), c1_0);
+                    c1_1 = A::max(c1_1, zero);
+                    A::store(out.wrapping_add(17), c1_1);
+                    c1_2 = A::max(c1_2, zero);
+                    A::store(out.wrapping_add(18), c1_2);
+                    c1_3 = A::max(c1_3, zero);
+                    A::store(out.wrapping_add(19), c1_3);
+                }
+                if 2 < t.w {
+                    c2_0 = A::max(c2_0, zero);
+                    A::store(out.wrapping_add(32), c2_0);
+                    c2_1 = A::max(c2_1, zero);
+                    A::store(out.wrapping_add(33), c2_1);
+                    c2_2 = A::max(c2_2, zero);
+                    A::store(out.wrapping_add(34), c2_2);
+                    c2_3 = A::max(c2_3, zero);
+                    A::store(out.wrapping_add(35), c2_3);
+                }
+                if 3 < t.w {
+                    c3_0 = A::max(c3_0, zero);
+                    A::store(out.wrapping_add(48), c3_0);
+                    c3_1 = A::max(c3_1, zero);
+                    A::store(out.wrapping_add(49), c3_1);
+                    c3_2 = A::max(c3_2, zero);
+                    A::store(out.wrapping_add(50), c3_2);
+                    c3_3 = A::max(c3_3, zero);
+                    A::store(out.wrapping_add(51), c3_3);
                 }
             }
         }

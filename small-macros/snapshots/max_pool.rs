@@ -3,15 +3,15 @@
 Blocking per arch (see [`Self::explain`]):
 
 ```text
-avx2: channelwise kernel, tile O_wb=7 x TC=16 channels (2 vector(s) of 8 lanes): 14 accumulators, 15 of 16 registers, 1.00 ops per load; latency 4 x 2 FMA/cycle needs 8 independent accumulators.
-    candidate nv=1 (TC=8): O_wb=15, 15 acc + 1 other = 16/16 regs, 1.00 ops/load
-    candidate nv=2 (TC=16): O_wb=7, 14 acc + 1 other = 15/16 regs, 1.00 ops/load
-reference: channelwise kernel, tile O_wb=1 x TC=16 channels (16 vector(s) of 1 lanes): 16 accumulators, 17 of 32 registers, 1.00 ops per load; latency 4 x 2 FMA/cycle needs 8 independent accumulators.
-    candidate nv=1 (TC=1): O_wb=31, 31 acc + 1 other = 32/32 regs, 1.00 ops/load
-    candidate nv=2 (TC=2): O_wb=15, 30 acc + 1 other = 31/32 regs, 1.00 ops/load
-    candidate nv=4 (TC=4): O_wb=7, 28 acc + 1 other = 29/32 regs, 1.00 ops/load
-    candidate nv=8 (TC=8): O_wb=3, 24 acc + 1 other = 25/32 regs, 1.00 ops/load
-    candidate nv=16 (TC=16): O_wb=1, 16 acc + 1 other = 17/32 regs, 1.00 ops/load
+avx2: channelwise kernel, tile O_wb=4 x TC=16 channels (2 vector(s) of 8 lanes): 8 accumulators, 9 of 16 registers, 1.00 ops per load (100% of the FMA rate at 2 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.
+    candidate nv=1 (TC=8): O_wb=8, 8 acc, 9/16 regs, 1.00 ops/load, 100% of the FMA rate
+    candidate nv=2 (TC=16): O_wb=4, 8 acc, 9/16 regs, 1.00 ops/load, 100% of the FMA rate
+reference: channelwise kernel, tile O_wb=1 x TC=8 channels (8 vector(s) of 1 lanes): 8 accumulators, 9 of 32 registers, 1.00 ops per load (50% of the FMA rate at 1 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.
+    candidate nv=1 (TC=1): O_wb=8, 8 acc, 9/32 regs, 1.00 ops/load, 50% of the FMA rate
+    candidate nv=2 (TC=2): O_wb=4, 8 acc, 9/32 regs, 1.00 ops/load, 50% of the FMA rate
+    candidate nv=4 (TC=4): O_wb=2, 8 acc, 9/32 regs, 1.00 ops/load, 50% of the FMA rate
+    candidate nv=8 (TC=8): O_wb=1, 8 acc, 9/32 regs, 1.00 ops/load, 50% of the FMA rate
+    candidate nv=16 (TC=16): O_wb=1, 16 acc, 17/32 regs, 1.00 ops/load, 50% of the FMA rate
 ```*/
 #[derive(Clone)]
 pub struct MaxPool {
@@ -44,30 +44,30 @@ impl MaxPool {
         ::small_core::Blocking {
             arch: ::small_core::Arch::Avx2,
             kind: ::small_core::KernelKind::Channelwise,
-            o_wb: 7,
+            o_wb: 4,
             g_b: 16,
             k_b: 1,
             f_cb: 1,
             tc: 16,
             vectors: 2,
-            accumulators: 14,
-            registers: 15,
+            accumulators: 8,
+            registers: 9,
         },
         ::small_core::Blocking {
             arch: ::small_core::Arch::Reference,
             kind: ::small_core::KernelKind::Channelwise,
             o_wb: 1,
-            g_b: 16,
+            g_b: 8,
             k_b: 1,
             f_cb: 1,
-            tc: 16,
-            vectors: 16,
-            accumulators: 16,
-            registers: 17,
+            tc: 8,
+            vectors: 8,
+            accumulators: 8,
+            registers: 9,
         },
     ];
     /// How each blocking was derived.
-    pub const EXPLAIN: &'static str = "avx2: channelwise kernel, tile O_wb=7 x TC=16 channels (2 vector(s) of 8 lanes): 14 accumulators, 15 of 16 registers, 1.00 ops per load; latency 4 x 2 FMA/cycle needs 8 independent accumulators.\n    candidate nv=1 (TC=8): O_wb=15, 15 acc + 1 other = 16/16 regs, 1.00 ops/load\n    candidate nv=2 (TC=16): O_wb=7, 14 acc + 1 other = 15/16 regs, 1.00 ops/load\nreference: channelwise kernel, tile O_wb=1 x TC=16 channels (16 vector(s) of 1 lanes): 16 accumulators, 17 of 32 registers, 1.00 ops per load; latency 4 x 2 FMA/cycle needs 8 independent accumulators.\n    candidate nv=1 (TC=1): O_wb=31, 31 acc + 1 other = 32/32 regs, 1.00 ops/load\n    candidate nv=2 (TC=2): O_wb=15, 30 acc + 1 other = 31/32 regs, 1.00 ops/load\n    candidate nv=4 (TC=4): O_wb=7, 28 acc + 1 other = 29/32 regs, 1.00 ops/load\n    candidate nv=8 (TC=8): O_wb=3, 24 acc + 1 other = 25/32 regs, 1.00 ops/load\n    candidate nv=16 (TC=16): O_wb=1, 16 acc + 1 other = 17/32 regs, 1.00 ops/load\n";
+    pub const EXPLAIN: &'static str = "avx2: channelwise kernel, tile O_wb=4 x TC=16 channels (2 vector(s) of 8 lanes): 8 accumulators, 9 of 16 registers, 1.00 ops per load (100% of the FMA rate at 2 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.\n    candidate nv=1 (TC=8): O_wb=8, 8 acc, 9/16 regs, 1.00 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=16): O_wb=4, 8 acc, 9/16 regs, 1.00 ops/load, 100% of the FMA rate\nreference: channelwise kernel, tile O_wb=1 x TC=8 channels (8 vector(s) of 1 lanes): 8 accumulators, 9 of 32 registers, 1.00 ops per load (50% of the FMA rate at 1 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.\n    candidate nv=1 (TC=1): O_wb=8, 8 acc, 9/32 regs, 1.00 ops/load, 50% of the FMA rate\n    candidate nv=2 (TC=2): O_wb=4, 8 acc, 9/32 regs, 1.00 ops/load, 50% of the FMA rate\n    candidate nv=4 (TC=4): O_wb=2, 8 acc, 9/32 regs, 1.00 ops/load, 50% of the FMA rate\n    candidate nv=8 (TC=8): O_wb=1, 8 acc, 9/32 regs, 1.00 ops/load, 50% of the FMA rate\n    candidate nv=16 (TC=16): O_wb=1, 16 acc, 17/32 regs, 1.00 ops/load, 50% of the FMA rate\n";
     /// How the blocking of each arch was derived, candidates included.
     pub fn explain() -> &'static str {
         Self::EXPLAIN
@@ -186,7 +186,7 @@ mod __small_layer_MaxPool {
             const FW: usize = 2;
             const SH: usize = 2;
             const SW: usize = 2;
-            const O_WB: usize = 7;
+            const O_WB: usize = 4;
             const TC: usize = 16;
             const TAIL: usize = 0;
             const KIND: ::small_core::KernelKind = ::small_core::KernelKind::Channelwise;
@@ -203,12 +203,6 @@ mod __small_layer_MaxPool {
                     let mut c2_1 = b1;
                     let mut c3_0 = b0;
                     let mut c3_1 = b1;
-                    let mut c4_0 = b0;
-                    let mut c4_1 = b1;
-                    let mut c5_0 = b0;
-                    let mut c5_1 = b1;
-                    let mut c6_0 = b0;
-                    let mut c6_1 = b1;
                     for x in t.x0..t.x1 {
                         let row = t.inp.wrapping_add(x * t.in_row);
                         let i = A::load(row);
@@ -243,30 +237,6 @@ mod __small_layer_MaxPool {
                         c3_0 = A::max(c3_0, i);
                         let i = A::load(row.wrapping_add(120));
                         c3_1 = A::max(c3_1, i);
-                        let i = A::load(row.wrapping_add(128));
-                        c4_0 = A::max(c4_0, i);
-                        let i = A::load(row.wrapping_add(136));
-                        c4_1 = A::max(c4_1, i);
-                        let i = A::load(row.wrapping_add(144));
-                        c4_0 = A::max(c4_0, i);
-                        let i = A::load(row.wrapping_add(152));
-                        c4_1 = A::max(c4_1, i);
-                        let i = A::load(row.wrapping_add(160));
-                        c5_0 = A::max(c5_0, i);
-                        let i = A::load(row.wrapping_add(168));
-                        c5_1 = A::max(c5_1, i);
-                        let i = A::load(row.wrapping_add(176));
-                        c5_0 = A::max(c5_0, i);
-                        let i = A::load(row.wrapping_add(184));
-                        c5_1 = A::max(c5_1, i);
-                        let i = A::load(row.wrapping_add(192));
-                        c6_0 = A::max(c6_0, i);
-                        let i = A::load(row.wrapping_add(200));
-                        c6_1 = A::max(c6_1, i);
-                        let i = A::load(row.wrapping_add(208));
-                        c6_0 = A::max(c6_0, i);
-                        let i = A::load(row.wrapping_add(216));
-                        c6_1 = A::max(c6_1, i);
                     }
                     let out = t.out;
                     A::store(out, c0_0);
@@ -277,147 +247,94 @@ mod __small_layer_MaxPool {
                     A::store(out.wrapping_add(40), c2_1);
                     A::store(out.wrapping_add(48), c3_0);
                     A::store(out.wrapping_add(56), c3_1);
-                    A::store(out.wrapping_add(64), c4_0);
-                    A::store(out.wrapping_add(72), c4_1);
-                    A::store(out.wrapping_add(80), c5_0);
-                    A::store(out.wrapping_add(88), c5_1);
-                    A::store(out.wrapping_add(96), c6_0);
-                    A::store(out.wrapping_add(104), c6_1);
                 }
             }
             #[inline(always)]
             unsafe fn edge(t: &Tile) {
-                unsafe {
-                    let b0 = A::splat(f32::NEG_INFINITY);
-                    let b1 = A::splat(f32::NEG_INFINITY);
-                    let mut c0_0 = b0;
-                    let mut c0_1 = b1;
-                    let mut c1_0 = b0;
-                    let mut c1_1 = b1;
-                    let mut c2_0 = b0;
-                    let mut c2_1 = b1;
-                    let mut c3_0 = b0;
-                    let mut c3_1 = b1;
-                    let mut c4_0 = b0;
-                    let mut c4_1 = b1;
-                    let mut c5_0 = b0;
-                    let mut c5_1 = b1;
-                    let mut c6_0 = b0;
-                    let mut c6_1 = b1;
-                    for x in t.x0..t.x1 {
-                        let row = t.inp.wrapping_add(x * t.in_row);
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::load(row);
-                            c0_0 = A::max(c0_0, i);
-                            let i = A::load(row.wrapping_add(8));
-                            c0_1 = A::max(c0_1, i);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::load(row.wrapping_add(16));
-                            c0_0 = A::max(c0_0, i);
-                            let i = A::load(row.wrapping_add(24));
-                            c0_1 = A::max(c0_1, i);
-                        }
-                        if t.lo <= 2 && 2 < t.hi {
-                            let i = A::load(row.wrapping_add(32));
-                            c1_0 = A::max(c1_0, i);
-                            let i = A::load(row.wrapping_add(40));
-                            c1_1 = A::max(c1_1, i);
-                        }
-                        if t.lo <= 3 && 3 < t.hi {
-                            let i = A::load(row.wrapping_add(48));
-                            c1_0 = A::max(c1_0, i);
-                            let i = A::load(row.wrapping_add(56));
-                            c1_1 = A::max(c1_1, i);
-                        }
-                        if t.lo <= 4 && 4 < t.hi {
-                            let i = A::load(row.wrapping_add(64));
-                            c2_0 = A::max(c2_0, i);
-                            let i = A::load(row.wrapping_add(72));
-                            c2_1 = A::max(c2_1, i);
-                        }
-                        if t.lo <= 5 && 5 < t.hi {
-                            let i = A::load(row.wrapping_add(80));
-                            c2_0 = A::max(c2_0, i);
-                            let i = A::load(row.wrapping_add(88));
-                            c2_1 = A::max(c2_1, i);
-                        }
-                        if t.lo <= 6 && 6 < t.hi {
-                            let i = A::load(row.wrapping_add(96));
-                            c3_0 = A::max(c3_0, i);
-                            let i = A::load(row.wrapping_add(104));
-                            c3_1 = A::max(c3_1, i);
-                        }
-                        if t.lo <= 7 && 7 < t.hi {
-                            let i = A::load(row.wrapping_add(112));
-                            c3_0 = A::max(c3_0, i);
-                            let i = A::load(row.wrapping_add(120));
-                            c3_1 = A::max(c3_1, i);
-                        }
-                        if t.lo <= 8 && 8 < t.hi {
-                            let i = A::load(row.wrapping_add(128));
-                            c4_0 = A::max(c4_0, i);
-                            let i = A::load(row.wrapping_add(136));
-                            c4_1 = A::max(c4_1, i);
-                        }
-                        if t.lo <= 9 && 9 < t.hi {
-                            let i = A::load(row.wrapping_add(144));
-                            c4_0 = A::max(c4_0, i);
-                            let i = A::load(row.wrapping_add(152));
-                            c4_1 = A::max(c4_1, i);
-                        }
-                        if t.lo <= 10 && 10 < t.hi {
-                            let i = A::load(row.wrapping_add(160));
-                            c5_0 = A::max(c5_0, i);
-                            let i = A::load(row.wrapping_add(168));
-                            c5_1 = A::max(c5_1, i);
-                        }
-                        if t.lo <= 11 && 11 < t.hi {
-                            let i = A::load(row.wrapping_add(176));
-                            c5_0 = A::max(c5_0, i);
-                            let i = A::load(row.wrapping_add(184));
-                            c5_1 = A::max(c5_1, i);
-                        }
-                        if t.lo <= 12 && 12 < t.hi {
-                            let i = A::load(row.wrapping_add(192));
-                            c6_0 = A::max(c6_0, i);
-                            let i = A::load(row.wrapping_add(200));
-                            c6_1 = A::max(c6_1, i);
-                        }
-                        if t.lo <= 13 && 13 < t.hi {
-                            let i = A::load(row.wrapping_add(208));
-                            c6_0 = A::max(c6_0, i);
-                            let i = A::load(row.wrapping_add(216));
-                            c6_1 = A::max(c6_1, i);
-                        }
+                unsafe { edge_tile(t) }
+            }
+        }
+        /// The edge kernel, out of line: few tiles take it, and kept
+        /// apart it cannot disturb the register allocation of `full`.
+        #[target_feature(enable = "avx2,fma")]
+        #[inline(never)]
+        unsafe fn edge_tile(t: &Tile) {
+            unsafe {
+                let b0 = A::splat(f32::NEG_INFINITY);
+                let b1 = A::splat(f32::NEG_INFINITY);
+                let mut c0_0 = b0;
+                let mut c0_1 = b1;
+                let mut c1_0 = b0;
+                let mut c1_1 = b1;
+                let mut c2_0 = b0;
+                let mut c2_1 = b1;
+                let mut c3_0 = b0;
+                let mut c3_1 = b1;
+                for x in t.x0..t.x1 {
+                    let row = t.inp.wrapping_add(x * t.in_row);
+                    if t.lo == 0 && 0 < t.hi {
+                        let i = A::load(row);
+                        c0_0 = A::max(c0_0, i);
+                        let i = A::load(row.wrapping_add(8));
+                        c0_1 = A::max(c0_1, i);
                     }
-                    let out = t.out;
-                    A::store(out, c0_0);
-                    A::store(out.wrapping_add(8), c0_1);
-                    if 1 < t.w {
-                        A::store(out.wrapping_add(16), c1_0);
-                        A::store(out.wrapping_add(24), c1_1);
+                    if t.lo <= 1 && 1 < t.hi {
+                        let i = A::load(row.wrapping_add(16));
+                        c0_0 = A::max(c0_0, i);
+                        let i = A::load(row.wrapping_add(24));
+                        c0_1 = A::max(c0_1, i);
                     }
-                    if 2 < t.w {
-                        A::store(out.wrapping_add(32), c2_0);
-                        A::store(out.wrapping_add(40), c2_1);
+                    if t.lo <= 2 && 2 < t.hi {
+                        let i = A::load(row.wrapping_add(32));
+                        c1_0 = A::max(c1_0, i);
+                        let i = A::load(row.wrapping_add(40));
+                        c1_1 = A::max(c1_1, i);
                     }
-                    if 3 < t.w {
-                        A::store(out.wrapping_add(48), c3_0);
-                        A::store(out.wrapping_add(56), c3_1);
+                    if t.lo <= 3 && 3 < t.hi {
+                        let i = A::load(row.wrapping_add(48));
+                        c1_0 = A::max(c1_0, i);
+                        let i = A::load(row.wrapping_add(56));
+                        c1_1 = A::max(c1_1, i);
                     }
-                    if 4 < t.w {
-                        A::store(out.wrapping_add(64), c4_0);
-                        A::store(out.wrapping_add(72), c4_1);
+                    if t.lo <= 4 && 4 < t.hi {
+                        let i = A::load(row.wrapping_add(64));
+                        c2_0 = A::max(c2_0, i);
+                        let i = A::load(row.wrapping_add(72));
+                        c2_1 = A::max(c2_1, i);
                     }
-                    if 5 < t.w {
-                        A::store(out.wrapping_add(80), c5_0);
-                        A::store(out.wrapping_add(88), c5_1);
+                    if t.lo <= 5 && 5 < t.hi {
+                        let i = A::load(row.wrapping_add(80));
+                        c2_0 = A::max(c2_0, i);
+                        let i = A::load(row.wrapping_add(88));
+                        c2_1 = A::max(c2_1, i);
                     }
-                    if 6 < t.w {
-                        A::store(out.wrapping_add(96), c6_0);
-                        A::store(out.wrapping_add(104), c6_1);
+                    if t.lo <= 6 && 6 < t.hi {
+                        let i = A::load(row.wrapping_add(96));
+                        c3_0 = A::max(c3_0, i);
+                        let i = A::load(row.wrapping_add(104));
+                        c3_1 = A::max(c3_1, i);
                     }
+                    if t.lo <= 7 && 7 < t.hi {
+                        let i = A::load(row.wrapping_add(112));
+                        c3_0 = A::max(c3_0, i);
+                        let i = A::load(row.wrapping_add(120));
+                        c3_1 = A::max(c3_1, i);
+                    }
+                }
+                let out = t.out;
+                A::store(out, c0_0);
+                A::store(out.wrapping_add(8), c0_1);
+                if 1 < t.w {
+                    A::store(out.wrapping_add(16), c1_0);
+                    A::store(out.wrapping_add(24), c1_1);
+                }
+                if 2 < t.w {
+                    A::store(out.wrapping_add(32), c2_0);
+                    A::store(out.wrapping_add(40), c2_1);
+                }
+                if 3 < t.w {
+                    A::store(out.wrapping_add(48), c3_0);
+                    A::store(out.wrapping_add(56), c3_1);
                 }
             }
         }
@@ -442,7 +359,7 @@ mod __small_layer_MaxPool {
             const SH: usize = 2;
             const SW: usize = 2;
             const O_WB: usize = 1;
-            const TC: usize = 16;
+            const TC: usize = 8;
             const TAIL: usize = 0;
             const KIND: ::small_core::KernelKind = ::small_core::KernelKind::Channelwise;
             #[inline(always)]
@@ -456,14 +373,6 @@ mod __small_layer_MaxPool {
                     let b5 = A::splat(f32::NEG_INFINITY);
                     let b6 = A::splat(f32::NEG_INFINITY);
                     let b7 = A::splat(f32::NEG_INFINITY);
-                    let b8 = A::splat(f32::NEG_INFINITY);
-                    let b9 = A::splat(f32::NEG_INFINITY);
-                    let b10 = A::splat(f32::NEG_INFINITY);
-                    let b11 = A::splat(f32::NEG_INFINITY);
-                    let b12 = A::splat(f32::NEG_INFINITY);
-                    let b13 = A::splat(f32::NEG_INFINITY);
-                    let b14 = A::splat(f32::NEG_INFINITY);
-                    let b15 = A::splat(f32::NEG_INFINITY);
                     let mut c0_0 = b0;
                     let mut c0_1 = b1;
                     let mut c0_2 = b2;
@@ -472,14 +381,6 @@ mod __small_layer_MaxPool {
                     let mut c0_5 = b5;
                     let mut c0_6 = b6;
                     let mut c0_7 = b7;
-                    let mut c0_8 = b8;
-                    let mut c0_9 = b9;
-                    let mut c0_10 = b10;
-                    let mut c0_11 = b11;
-                    let mut c0_12 = b12;
-                    let mut c0_13 = b13;
-                    let mut c0_14 = b14;
-                    let mut c0_15 = b15;
                     for x in t.x0..t.x1 {
                         let row = t.inp.wrapping_add(x * t.in_row);
                         let i = A::load(row);
@@ -498,22 +399,6 @@ mod __small_layer_MaxPool {
                         c0_6 = A::max(c0_6, i);
                         let i = A::load(row.wrapping_add(7));
                         c0_7 = A::max(c0_7, i);
-                        let i = A::load(row.wrapping_add(8));
-                        c0_8 = A::max(c0_8, i);
-                        let i = A::load(row.wrapping_add(9));
-                        c0_9 = A::max(c0_9, i);
-                        let i = A::load(row.wrapping_add(10));
-                        c0_10 = A::max(c0_10, i);
-                        let i = A::load(row.wrapping_add(11));
-                        c0_11 = A::max(c0_11, i);
-                        let i = A::load(row.wrapping_add(12));
-                        c0_12 = A::max(c0_12, i);
-                        let i = A::load(row.wrapping_add(13));
-                        c0_13 = A::max(c0_13, i);
-                        let i = A::load(row.wrapping_add(14));
-                        c0_14 = A::max(c0_14, i);
-                        let i = A::load(row.wrapping_add(15));
-                        c0_15 = A::max(c0_15, i);
                         let i = A::load(row.wrapping_add(16));
                         c0_0 = A::max(c0_0, i);
                         let i = A::load(row.wrapping_add(17));
@@ -530,22 +415,6 @@ mod __small_layer_MaxPool {
                         c0_6 = A::max(c0_6, i);
                         let i = A::load(row.wrapping_add(23));
                         c0_7 = A::max(c0_7, i);
-                        let i = A::load(row.wrapping_add(24));
-                        c0_8 = A::max(c0_8, i);
-                        let i = A::load(row.wrapping_add(25));
-                        c0_9 = A::max(c0_9, i);
-                        let i = A::load(row.wrapping_add(26));
-                        c0_10 = A::max(c0_10, i);
-                        let i = A::load(row.wrapping_add(27));
-                        c0_11 = A::max(c0_11, i);
-                        let i = A::load(row.wrapping_add(28));
-                        c0_12 = A::max(c0_12, i);
-                        let i = A::load(row.wrapping_add(29));
-                        c0_13 = A::max(c0_13, i);
-                        let i = A::load(row.wrapping_add(30));
-                        c0_14 = A::max(c0_14, i);
-                        let i = A::load(row.wrapping_add(31));
-                        c0_15 = A::max(c0_15, i);
                     }
                     let out = t.out;
                     A::store(out, c0_0);
@@ -556,140 +425,82 @@ mod __small_layer_MaxPool {
                     A::store(out.wrapping_add(5), c0_5);
                     A::store(out.wrapping_add(6), c0_6);
                     A::store(out.wrapping_add(7), c0_7);
-                    A::store(out.wrapping_add(8), c0_8);
-                    A::store(out.wrapping_add(9), c0_9);
-                    A::store(out.wrapping_add(10), c0_10);
-                    A::store(out.wrapping_add(11), c0_11);
-                    A::store(out.wrapping_add(12), c0_12);
-                    A::store(out.wrapping_add(13), c0_13);
-                    A::store(out.wrapping_add(14), c0_14);
-                    A::store(out.wrapping_add(15), c0_15);
                 }
             }
             #[inline(always)]
             unsafe fn edge(t: &Tile) {
-                unsafe {
-                    let b0 = A::splat(f32::NEG_INFINITY);
-                    let b1 = A::splat(f32::NEG_INFINITY);
-                    let b2 = A::splat(f32::NEG_INFINITY);
-                    let b3 = A::splat(f32::NEG_INFINITY);
-                    let b4 = A::splat(f32::NEG_INFINITY);
-                    let b5 = A::splat(f32::NEG_INFINITY);
-                    let b6 = A::splat(f32::NEG_INFINITY);
-                    let b7 = A::splat(f32::NEG_INFINITY);
-                    let b8 = A::splat(f32::NEG_INFINITY);
-                    let b9 = A::splat(f32::NEG_INFINITY);
-                    let b10 = A::splat(f32::NEG_INFINITY);
-                    let b11 = A::splat(f32::NEG_INFINITY);
-                    let b12 = A::splat(f32::NEG_INFINITY);
-                    let b13 = A::splat(f32::NEG_INFINITY);
-                    let b14 = A::splat(f32::NEG_INFINITY);
-                    let b15 = A::splat(f32::NEG_INFINITY);
-                    let mut c0_0 = b0;
-                    let mut c0_1 = b1;
-                    let mut c0_2 = b2;
-                    let mut c0_3 = b3;
-                    let mut c0_4 = b4;
-                    let mut c0_5 = b5;
-                    let mut c0_6 = b6;
-                    let mut c0_7 = b7;
-                    let mut c0_8 = b8;
-                    let mut c0_9 = b9;
-                    let mut c0_10 = b10;
-                    let mut c0_11 = b11;
-                    let mut c0_12 = b12;
-                    let mut c0_13 = b13;
-                    let mut c0_14 = b14;
-                    let mut c0_15 = b15;
-                    for x in t.x0..t.x1 {
-                        let row = t.inp.wrapping_add(x * t.in_row);
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::load(row);
-                            c0_0 = A::max(c0_0, i);
-                            let i = A::load(row.wrapping_add(1));
-                            c0_1 = A::max(c0_1, i);
-                            let i = A::load(row.wrapping_add(2));
-                            c0_2 = A::max(c0_2, i);
-                            let i = A::load(row.wrapping_add(3));
-                            c0_3 = A::max(c0_3, i);
-                            let i = A::load(row.wrapping_add(4));
-                            c0_4 = A::max(c0_4, i);
-                            let i = A::load(row.wrapping_add(5));
-                            c0_5 = A::max(c0_5, i);
-                            let i = A::load(row.wrapping_add(6));
-                            c0_6 = A::max(c0_6, i);
-                            let i = A::load(row.wrapping_add(7));
-                            c0_7 = A::max(c0_7, i);
-                            let i = A::load(row.wrapping_add(8));
-                            c0_8 = A::max(c0_8, i);
-                            let i = A::load(row.wrapping_add(9));
-                            c0_9 = A::max(c0_9, i);
-                            let i = A::load(row.wrapping_add(10));
-                            c0_10 = A::max(c0_10, i);
-                            let i = A::load(row.wrapping_add(11));
-                            c0_11 = A::max(c0_11, i);
-                            let i = A::load(row.wrapping_add(12));
-                            c0_12 = A::max(c0_12, i);
-                            let i = A::load(row.wrapping_add(13));
-                            c0_13 = A::max(c0_13, i);
-                            let i = A::load(row.wrapping_add(14));
-                            c0_14 = A::max(c0_14, i);
-                            let i = A::load(row.wrapping_add(15));
-                            c0_15 = A::max(c0_15, i);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::load(row.wrapping_add(16));
-                            c0_0 = A::max(c0_0, i);
-                            let i = A::load(row.wrapping_add(17));
-                            c0_1 = A::max(c0_1, i);
-                            let i = A::load(row.wrapping_add(18));
-                            c0_2 = A::max(c0_2, i);
-                            let i = A::load(row.wrapping_add(19));
-                            c0_3 = A::max(c0_3, i);
-                            let i = A::load(row.wrapping_add(20));
-                            c0_4 = A::max(c0_4, i);
-                            let i = A::load(row.wrapping_add(21));
-                            c0_5 = A::max(c0_5, i);
-                            let i = A::load(row.wrapping_add(22));
-                            c0_6 = A::max(c0_6, i);
-                            let i = A::load(row.wrapping_add(23));
-                            c0_7 = A::max(c0_7, i);
-                            let i = A::load(row.wrapping_add(24));
-                            c0_8 = A::max(c0_8, i);
-                            let i = A::load(row.wrapping_add(25));
-                            c0_9 = A::max(c0_9, i);
-                            let i = A::load(row.wrapping_add(26));
-                            c0_10 = A::max(c0_10, i);
-                            let i = A::load(row.wrapping_add(27));
-                            c0_11 = A::max(c0_11, i);
-                            let i = A::load(row.wrapping_add(28));
-                            c0_12 = A::max(c0_12, i);
-                            let i = A::load(row.wrapping_add(29));
-                            c0_13 = A::max(c0_13, i);
-                            let i = A::load(row.wrapping_add(30));
-                            c0_14 = A::max(c0_14, i);
-                            let i = A::load(row.wrapping_add(31));
-                            c0_15 = A::max(c0_15, i);
-                        }
+                unsafe { edge_tile(t) }
+            }
+        }
+        /// The edge kernel, out of line: few tiles take it, and kept
+        /// apart it cannot disturb the register allocation of `full`.
+        #[inline(never)]
+        unsafe fn edge_tile(t: &Tile) {
+            unsafe {
+                let b0 = A::splat(f32::NEG_INFINITY);
+                let b1 = A::splat(f32::NEG_INFINITY);
+                let b2 = A::splat(f32::NEG_INFINITY);
+                let b3 = A::splat(f32::NEG_INFINITY);
+                let b4 = A::splat(f32::NEG_INFINITY);
+                let b5 = A::splat(f32::NEG_INFINITY);
+                let b6 = A::splat(f32::NEG_INFINITY);
+                let b7 = A::splat(f32::NEG_INFINITY);
+                let mut c0_0 = b0;
+                let mut c0_1 = b1;
+                let mut c0_2 = b2;
+                let mut c0_3 = b3;
+                let mut c0_4 = b4;
+                let mut c0_5 = b5;
+                let mut c0_6 = b6;
+                let mut c0_7 = b7;
+                for x in t.x0..t.x1 {
+                    let row = t.inp.wrapping_add(x * t.in_row);
+                    if t.lo == 0 && 0 < t.hi {
+                        let i = A::load(row);
+                        c0_0 = A::max(c0_0, i);
+                        let i = A::load(row.wrapping_add(1));
+                        c0_1 = A::max(c0_1, i);
+                        let i = A::load(row.wrapping_add(2));
+                        c0_2 = A::max(c0_2, i);
+                        let i = A::load(row.wrapping_add(3));
+                        c0_3 = A::max(c0_3, i);
+                        let i = A::load(row.wrapping_add(4));
+                        c0_4 = A::max(c0_4, i);
+                        let i = A::load(row.wrapping_add(5));
+                        c0_5 = A::max(c0_5, i);
+                        let i = A::load(row.wrapping_add(6));
+                        c0_6 = A::max(c0_6, i);
+                        let i = A::load(row.wrapping_add(7));
+                        c0_7 = A::max(c0_7, i);
                     }
-                    let out = t.out;
-                    A::store(out, c0_0);
-                    A::store(out.wrapping_add(1), c0_1);
-                    A::store(out.wrapping_add(2), c0_2);
-                    A::store(out.wrapping_add(3), c0_3);
-                    A::store(out.wrapping_add(4), c0_4);
-                    A::store(out.wrapping_add(5), c0_5);
-                    A::store(out.wrapping_add(6), c0_6);
-                    A::store(out.wrapping_add(7), c0_7);
-                    A::store(out.wrapping_add(8), c0_8);
-                    A::store(out.wrapping_add(9), c0_9);
-                    A::store(out.wrapping_add(10), c0_10);
-                    A::store(out.wrapping_add(11), c0_11);
-                    A::store(out.wrapping_add(12), c0_12);
-                    A::store(out.wrapping_add(13), c0_13);
-                    A::store(out.wrapping_add(14), c0_14);
-                    A::store(out.wrapping_add(15), c0_15);
+                    if t.lo <= 1 && 1 < t.hi {
+                        let i = A::load(row.wrapping_add(16));
+                        c0_0 = A::max(c0_0, i);
+                        let i = A::load(row.wrapping_add(17));
+                        c0_1 = A::max(c0_1, i);
+                        let i = A::load(row.wrapping_add(18));
+                        c0_2 = A::max(c0_2, i);
+                        let i = A::load(row.wrapping_add(19));
+                        c0_3 = A::max(c0_3, i);
+                        let i = A::load(row.wrapping_add(20));
+                        c0_4 = A::max(c0_4, i);
+                        let i = A::load(row.wrapping_add(21));
+                        c0_5 = A::max(c0_5, i);
+                        let i = A::load(row.wrapping_add(22));
+                        c0_6 = A::max(c0_6, i);
+                        let i = A::load(row.wrapping_add(23));
+                        c0_7 = A::max(c0_7, i);
+                    }
                 }
+                let out = t.out;
+                A::store(out, c0_0);
+                A::store(out.wrapping_add(1), c0_1);
+                A::store(out.wrapping_add(2), c0_2);
+                A::store(out.wrapping_add(3), c0_3);
+                A::store(out.wrapping_add(4), c0_4);
+                A::store(out.wrapping_add(5), c0_5);
+                A::store(out.wrapping_add(6), c0_6);
+                A::store(out.wrapping_add(7), c0_7);
             }
         }
         /// Runs the loop nest with this arch's kernel.

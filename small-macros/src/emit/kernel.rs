@@ -140,33 +140,25 @@ fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
                 steps.push(quote!(let #w = A::load(#p);));
             }
             for ll in 0..s.o_wb {
-                // Edge tiles read each output column through its own
-                // pointer, which points at a block of zeros for taps
-                // outside the input: branch-free, same FMAs as `full`.
-                let p = if guarded {
-                    at(&format_ident!("r{}", ll), ii)
-                } else {
-                    at(&format_ident!("row"), ll * s.sw * CB + ii)
-                };
+                let p = at(&format_ident!("row"), ll * s.sw * CB + ii);
                 let fmas = (0..s.nv).map(|v| {
                     let (c, w) = (acc(ll, v), format_ident!("w{}", v));
                     quote!(#c = A::fma(#c, i, #w);)
                 });
-                steps.push(quote! { let i = A::broadcast(#p); #(#fmas)* });
+                let step = quote! { let i = A::broadcast(#p); #(#fmas)* };
+                steps.push(if guarded {
+                    tap_guard(ll, ll * s.sw, step)
+                } else {
+                    step
+                });
             }
         }
         let (wtap, fw) = (lit(CB * tc), lit(s.fw));
-        let columns = if guarded {
-            column_pointers(s)
-        } else {
-            quote!()
-        };
         quote! {
             for x in t.x0..t.x1 {
                 for y in 0..#fw {
                     let row = blk.wrapping_add(x * t.in_row + y * CB);
                     let wr = wb.wrapping_add((x * #fw + y) * #wtap);
-                    #columns
                     #(#steps)*
                 }
             }
@@ -193,14 +185,8 @@ fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
         quote!()
     };
     let cb = lit(CB);
-    let zeros = if guarded {
-        quote!(let zeros = ::small_core::nest::ZEROS.as_ptr();)
-    } else {
-        quote!()
-    };
     quote! {
         const CB: usize = #cb;
-        #zeros
         let mut blk = t.inp;
         let mut wb = t.wts;
         #full
@@ -208,24 +194,21 @@ fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
     }
 }
 
-/// `let rL = ...;` for every output column `L` of an edge tile: the input
-/// of window column `L * S_W + y`, or the zero block when that column is
-/// outside the input (a zero adds nothing to a sum).
-fn column_pointers(s: &Shape) -> TokenStream {
-    let ptrs = (0..s.o_wb).map(|ll| {
-        let r = format_ident!("r{}", ll);
-        let col = if ll == 0 {
-            quote!(y)
-        } else {
-            let base = lit(ll * s.sw);
-            quote!((#base + y))
-        };
-        let off = at(&format_ident!("row"), ll * s.sw * CB);
-        quote! {
-            let #r = if t.lo <= #col && #col < t.hi { #off } else { zeros };
-        }
-    });
-    quote!(#(#ptrs)*)
+/// The guard of output column `ll` at window column `base + y` (run-time `y`).
+fn tap_guard(ll: usize, base: usize, body: TokenStream) -> TokenStream {
+    let col = if base == 0 {
+        quote!(y)
+    } else {
+        let b = lit(base);
+        quote!((#b + y))
+    };
+    let w = if ll > 0 {
+        let ll = lit(ll);
+        quote!(#ll < t.w &&)
+    } else {
+        quote!()
+    };
+    quote! { if #w t.lo <= #col && #col < t.hi { #body } }
 }
 
 /// COMPUTE for per-channel layers: for every filter row, keep the row's

@@ -296,8 +296,16 @@ fn arch_module(spec: &Spec, a: &ArchParams, b: &Blocking) -> TokenStream {
 
                 #[inline(always)]
                 unsafe fn edge(t: &Tile) {
-                    #edge
+                    unsafe { edge_tile(t) }
                 }
+            }
+
+            /// The edge kernel, out of line: few tiles take it, and kept
+            /// apart it cannot disturb the register allocation of `full`.
+            #features
+            #[inline(never)]
+            unsafe fn edge_tile(t: &Tile) {
+                #edge
             }
 
             /// Runs the loop nest with this arch's kernel.
