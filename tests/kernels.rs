@@ -362,6 +362,39 @@ fn shape_errors_name_expected_and_actual() {
 }
 
 #[test]
+fn batch_norm_as_a_1x1_depthwise_layer_matches_the_reference() {
+    let mut rng = Rng::new(5);
+    let c = Scale::OUT_CHANNELS;
+    let (mean, gamma, beta) = (rng.vec(c), rng.vec(c), rng.vec(c));
+    let var: Vec<f32> = rng.vec(c).iter().map(|v| v.abs() + 0.1).collect();
+    let (mut scale, mut shift) = (vec![0.0; c], vec![0.0; c]);
+    small_core::fold::batch_norm_scale_shift(
+        &mean, &var, &gamma, &beta, 1e-3, &mut scale, &mut shift,
+    )
+    .unwrap();
+    let (h, w) = (5, 7);
+    let input = rng.vec(h * w * c);
+    let mut want = input.clone();
+    small_core::reference::batch_norm(&mut want, c, &mean, &var, &gamma, &beta, 1e-3).unwrap();
+    let x = Blocked::from_nhwc(h, w, c, &input).unwrap();
+    for arch in small_core::arch::available() {
+        let bn = Scale::with_arch(arch, &scale, Some(&shift)).unwrap();
+        let mut y = bn.alloc_output(&x).unwrap();
+        bn.forward(&x, &mut y).unwrap();
+        // scale * x + shift vs gamma * (x - mean) / sqrt(var + eps) + beta: a few
+        // roundings on values of magnitude |gamma x / sqrt(var)| + |beta| + ...
+        for (i, (g, r)) in y.to_nhwc().iter().zip(&want).enumerate() {
+            let ch = i % c;
+            let size = (scale[ch] * input[i]).abs() + (scale[ch] * mean[ch]).abs() + beta[ch].abs();
+            assert!(
+                (g - r).abs() <= 8.0 * f32::EPSILON * size,
+                "{arch:?} element {i}: {g} vs {r}"
+            );
+        }
+    }
+}
+
+#[test]
 fn unavailable_arches_are_refused() {
     for arch in Arch::ALL.iter().filter(|a| !a.available()) {
         assert_eq!(

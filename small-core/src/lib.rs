@@ -20,10 +20,12 @@ extern crate self as small_core;
 
 pub mod arch;
 mod error;
+pub mod fold;
 #[doc(hidden)]
 pub mod layer;
 mod layout;
 pub mod nest;
+pub mod ops;
 pub mod pack;
 mod padding;
 #[cfg(feature = "std")]

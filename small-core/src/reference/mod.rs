@@ -43,7 +43,7 @@ use crate::{Dim, Error, Padding};
 
 mod conv;
 mod elementwise;
-mod math;
+pub(crate) mod math;
 mod pool;
 
 #[cfg(test)]
