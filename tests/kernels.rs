@@ -102,31 +102,10 @@ fn check(name: &str, spec: &LayerSpec, max_owb: usize, cases: usize, run: Run) {
     );
 }
 
-macro_rules! fma_case {
-    ($test:ident, $layer:ident, $cases:expr) => {
-        #[test]
-        fn $test() {
-            let owb = $layer::BLOCKING.iter().map(|b| b.o_wb).max().unwrap();
-            check(
-                stringify!($test),
-                &$layer::SPEC,
-                owb,
-                $cases,
-                &|arch, w, b, x, _| {
-                    let l = $layer::with_arch(arch, w, b)?;
-                    assert_eq!(l.arch(), arch);
-                    let mut y = l.alloc_output(x)?;
-                    l.forward(x, &mut y)?;
-                    Ok(y)
-                },
-            );
-        }
-    };
-}
-
-/// Residual layers: `forward_add(x, skip, y)`.
-macro_rules! residual_case {
-    ($test:ident, $layer:ident, $cases:expr) => {
+/// A test of `$layer` over `$cases` random shapes: `$build` makes the layer
+/// from (arch, weights, bias), `$run` runs it as (layer, x, skip, y).
+macro_rules! case {
+    ($test:ident, $layer:ident, $cases:expr, $build:expr, $run:expr) => {
         #[test]
         fn $test() {
             let owb = $layer::BLOCKING.iter().map(|b| b.o_wb).max().unwrap();
@@ -136,9 +115,10 @@ macro_rules! residual_case {
                 owb,
                 $cases,
                 &|arch, w, b, x, skip| {
-                    let l = $layer::with_arch(arch, w, b)?;
+                    let l: $layer = $build(arch, w, b)?;
+                    assert_eq!(l.arch(), arch);
                     let mut y = l.alloc_output(x)?;
-                    l.forward_add(x, skip.expect("residual case"), &mut y)?;
+                    $run(&l, x, skip, &mut y)?;
                     Ok(y)
                 },
             );
@@ -146,25 +126,42 @@ macro_rules! residual_case {
     };
 }
 
-/// Layers without weights (max and average reductions).
+/// Layers with weights: `with_arch(arch, weights, bias)`, `forward(x, y)`.
+macro_rules! fma_case {
+    ($test:ident, $layer:ident, $cases:expr) => {
+        case!(
+            $test,
+            $layer,
+            $cases,
+            $layer::with_arch,
+            |l: &$layer, x, _, y| l.forward(x, y)
+        );
+    };
+}
+
+/// Residual layers: `forward_add(x, skip, y)`.
+macro_rules! residual_case {
+    ($test:ident, $layer:ident, $cases:expr) => {
+        case!(
+            $test,
+            $layer,
+            $cases,
+            $layer::with_arch,
+            |l: &$layer, x, s: Option<_>, y| { l.forward_add(x, s.expect("residual case"), y) }
+        );
+    };
+}
+
+/// Layers without weights (max and average reductions): `with_arch(arch)`.
 macro_rules! max_case {
     ($test:ident, $layer:ident, $cases:expr) => {
-        #[test]
-        fn $test() {
-            let owb = $layer::BLOCKING.iter().map(|b| b.o_wb).max().unwrap();
-            check(
-                stringify!($test),
-                &$layer::SPEC,
-                owb,
-                $cases,
-                &|arch, _, _, x, _| {
-                    let l = $layer::with_arch(arch)?;
-                    let mut y = l.alloc_output(x)?;
-                    l.forward(x, &mut y)?;
-                    Ok(y)
-                },
-            );
-        }
+        case!(
+            $test,
+            $layer,
+            $cases,
+            |a, _, _| $layer::with_arch(a),
+            |l: &$layer, x, _, y| { l.forward(x, y) }
+        );
     };
 }
 
