@@ -391,6 +391,44 @@ fn batch_norm_as_a_1x1_depthwise_layer_matches_the_reference() {
     }
 }
 
+#[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same)]
+struct ConvPlain;
+#[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same, activation = relu6)]
+struct ConvRelu6;
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 16, reduction = max, activation = relu6)]
+struct Relu6Layer16;
+
+/// Fused epilogues equal the unfused sequence of generated layers exactly:
+/// the same sums in the same order, then the same max/min/add.
+#[test]
+fn fused_epilogues_equal_the_unfused_sequence() {
+    let mut rng = Rng::new(11);
+    let (w, b) = (rng.vec(ConvPlain::WEIGHTS_LEN), rng.vec(16));
+    for &(h, wd) in &[(1, 1), (5, 13), (9, 4)] {
+        let x = Blocked::from_nhwc(h, wd, 16, &rng.vec(h * wd * 16)).unwrap();
+        let skip = Blocked::from_nhwc(h, wd, 16, &rng.vec(h * wd * 16)).unwrap();
+        for arch in small_core::arch::available() {
+            let plain = ConvPlain::with_arch(arch, &w, Some(&b)).unwrap();
+            let mut conv = plain.alloc_output(&x).unwrap();
+            plain.forward(&x, &mut conv).unwrap();
+            // conv -> ReLU6 layer vs conv with a fused ReLU6.
+            let relu6 = Relu6Layer16::with_arch(arch).unwrap();
+            let mut unfused = relu6.alloc_output(&conv).unwrap();
+            relu6.forward(&conv, &mut unfused).unwrap();
+            let fused = ConvRelu6::with_arch(arch, &w, Some(&b)).unwrap();
+            let mut y = fused.alloc_output(&x).unwrap();
+            fused.forward(&x, &mut y).unwrap();
+            assert_eq!(y.as_slice(), unfused.as_slice(), "relu6 on {arch:?}");
+            // conv -> add -> ReLU vs conv with the residual and ReLU fused.
+            let mut unfused = Blocked::zeros(16, h, wd);
+            small_core::ops::add(&conv, &skip, &mut unfused, small_core::Activation::Relu).unwrap();
+            let fused = ConvAddRelu::with_arch(arch, &w, Some(&b)).unwrap();
+            fused.forward_add(&x, &skip, &mut y).unwrap();
+            assert_eq!(y.as_slice(), unfused.as_slice(), "residual on {arch:?}");
+        }
+    }
+}
+
 #[test]
 fn unavailable_arches_are_refused() {
     for arch in Arch::ALL.iter().filter(|a| !a.available()) {
