@@ -19,6 +19,7 @@ extern crate std;
 extern crate self as small_core;
 
 pub mod arch;
+pub mod catalogue;
 mod error;
 pub mod fold;
 #[doc(hidden)]

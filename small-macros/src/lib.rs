@@ -1,9 +1,9 @@
 //! `#[layer]`: turns a one-line layer declaration into fully unrolled
 //! kernels for every registered arch plus the loop nest that drives them.
 //!
-//! Pipeline, one module per step: [`spec`] parses and validates the
-//! attribute (every error spanned at its argument), [`blocking`] derives
-//! the register tile from each arch-def's numbers, [`emit`] writes the
+//! Pipeline, one module per step: `spec` parses and validates the
+//! attribute (every error spanned at its argument), `blocking` derives
+//! the register tile from each arch-def's numbers, `emit` writes the
 //! code. See the small-rs README for the user-facing contract.
 
 use proc_macro::TokenStream;
