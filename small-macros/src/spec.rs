@@ -428,7 +428,10 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
     let items = check_names(&items, &mut errors);
     let a = errors.handle(Args::from_list(&items));
     errors.finish()?;
-    let a = a.expect("no errors, so the arguments parsed");
+    // `finish` returned no error, so `handle` kept the parsed arguments.
+    let Some(a) = a else {
+        return Err(Error::custom("the arguments could not be read").with_span(&attr_span));
+    };
     let mut errors = Error::accumulator();
 
     let given = [a.fh, a.fw, a.fc, a.k];
