@@ -29,6 +29,7 @@ pub mod nest;
 pub mod ops;
 pub mod pack;
 mod padding;
+pub mod plan;
 #[cfg(feature = "std")]
 pub mod probe;
 pub mod reference;
