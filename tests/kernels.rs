@@ -153,7 +153,7 @@ macro_rules! residual_case {
 }
 
 /// Layers without weights (max and average reductions): `with_arch(arch)`.
-macro_rules! max_case {
+macro_rules! pool_case {
     ($test:ident, $layer:ident, $cases:expr) => {
         case!(
             $test,
@@ -239,23 +239,23 @@ fma_case!(depthwise_1x1_scale_20, Scale, 30);
 // --- Max reductions (pooling, ReLU) ---
 #[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 32, stride = 2, reduction = max)]
 struct MaxPool2;
-max_case!(max_pool_2x2_s2_valid_32, MaxPool2, 40);
+pool_case!(max_pool_2x2_s2_valid_32, MaxPool2, 40);
 
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, reduction = max)]
 struct MaxPool3;
-max_case!(max_pool_3x3_s2_same_17, MaxPool3, 40);
+pool_case!(max_pool_3x3_s2_same_17, MaxPool3, 40);
 
 #[layer(fh = 2, fw = 3, fc = 1, k = 1, g = 5, stride = (1, 2), padding = same, reduction = max)]
 struct MaxPool2x3;
-max_case!(max_pool_2x3_stride_1x2_same_5, MaxPool2x3, 30);
+pool_case!(max_pool_2x3_stride_1x2_same_5, MaxPool2x3, 30);
 
 #[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 17, reduction = max, activation = relu)]
 struct Relu;
-max_case!(relu_as_1x1_max_17, Relu, 30);
+pool_case!(relu_as_1x1_max_17, Relu, 30);
 
 #[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 16, reduction = max, activation = relu6)]
 struct Relu6;
-max_case!(relu6_as_1x1_max_16, Relu6, 30);
+pool_case!(relu6_as_1x1_max_16, Relu6, 30);
 
 // --- Residual add fused into STORE (ResNet: conv, + skip, ReLU) ---
 #[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same, residual, activation = relu)]
@@ -269,19 +269,19 @@ residual_case!(depthwise_s2_plus_residual_17, DepthwiseAdd, 30);
 // --- Average pooling: divide by the valid (non-padded) taps ---
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, reduction = avg)]
 struct AvgPool3;
-max_case!(avg_pool_3x3_s2_same_17, AvgPool3, 40);
+pool_case!(avg_pool_3x3_s2_same_17, AvgPool3, 40);
 
 #[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 32, stride = 2, reduction = avg, activation = relu)]
 struct AvgPool2;
-max_case!(avg_pool_2x2_s2_valid_32_relu, AvgPool2, 30);
+pool_case!(avg_pool_2x2_s2_valid_32_relu, AvgPool2, 30);
 
 #[layer(fh = 5, fw = 4, fc = 1, k = 1, g = 3, stride = (1, 3), padding = same, reduction = avg)]
 struct AvgPool5x4;
-max_case!(avg_pool_5x4_stride_1x3_same_3, AvgPool5x4, 30);
+pool_case!(avg_pool_5x4_stride_1x3_same_3, AvgPool5x4, 30);
 
 #[layer(fh = 25, fw = 5, fc = 1, k = 1, g = 64, padding = valid, reduction = avg)]
 struct GlobalAvgKws;
-max_case!(avg_pool_25x5_valid_64_kws_global, GlobalAvgKws, 20);
+pool_case!(avg_pool_25x5_valid_64_kws_global, GlobalAvgKws, 20);
 
 #[test]
 fn shape_errors_name_expected_and_actual() {
