@@ -79,8 +79,9 @@ pub fn reference_forward(
 }
 
 /// Per-element error bound of an FMA or average layer computed in a
-/// different order than the reference: both sums of `n = F_H F_W F_C` products (+ bias) are
-/// within `gamma(n+1) * sum|terms|` of the exact value (Higham, recursive
+/// different order than the reference: both sums of `F_H F_W F_C` products,
+/// the bias and the residual (`n = F_H F_W F_C + 2` terms) are within
+/// `gamma(n) * sum|terms|` of the exact value (Higham, recursive
 /// summation), so they differ by at most twice that. `sum|terms|` is the
 /// reference layer run on absolute values. Max layers must match exactly.
 pub fn tolerances(
