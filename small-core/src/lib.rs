@@ -25,6 +25,8 @@ pub mod fold;
 #[doc(hidden)]
 pub mod layer;
 mod layout;
+#[cfg(feature = "alloc")]
+pub mod load;
 pub mod nest;
 pub mod ops;
 pub mod pack;

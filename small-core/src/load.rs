@@ -1,0 +1,222 @@
+//! Where a model's weights come from: a [`WeightSource`] hands each layer
+//! its weights in TFLite order (see [`LayerSpec::weights_len`]) after
+//! checking them against the layer's compile-time declaration. Sources:
+//! a `.tflite` file ([`crate::tflite`], feature `tflite`), a
+//! `safetensors` file (feature `safetensors`), or [`Generated`]
+//! deterministic values (no file at all).
+
+use crate::LayerSpec;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+/// Which layer of a model is being loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayerRef {
+    /// The layer's field name in the model (`"conv1"`).
+    pub name: &'static str,
+    /// Index of the TFLite operator that holds its weights.
+    pub op: usize,
+}
+
+/// A layer's weights, in TFLite order, and its bias.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerWeights {
+    /// `[G*K][F_H][F_W][F_C]` (OHWI) or `[F_H][F_W][G]` (depthwise).
+    pub weights: Vec<f32>,
+    /// `[G*K]`, if the layer has one.
+    pub bias: Option<Vec<f32>>,
+}
+
+/// An error while loading a model's weights. Every variant names the
+/// tensor or layer and the expected and actual values.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The file could not be parsed (truncated, wrong identifier, bad offsets).
+    Malformed {
+        /// What was being read.
+        what: String,
+        /// The parser's message.
+        detail: String,
+    },
+    /// A tensor's shape differs from the layer's declaration.
+    Shape {
+        /// Tensor (or layer) name.
+        tensor: String,
+        /// Shape the layer declares.
+        expected: Vec<usize>,
+        /// Shape in the file.
+        actual: Vec<usize>,
+    },
+    /// A tensor has an element type that cannot be used here.
+    DType {
+        /// Tensor name.
+        tensor: String,
+        /// Types accepted.
+        expected: &'static str,
+        /// Type in the file.
+        actual: String,
+    },
+    /// The file's operator or option differs from the layer's declaration
+    /// (`what` = `"operator"`, `"stride"`, `"padding"`, `"activation"` ...).
+    Mismatch {
+        /// Layer name and operator index.
+        layer: String,
+        /// Which property.
+        what: &'static str,
+        /// Declared value.
+        expected: String,
+        /// Value in the file.
+        actual: String,
+    },
+    /// A tensor or operator the model needs is absent.
+    Missing {
+        /// What is missing.
+        what: String,
+    },
+    /// Reading the file failed.
+    Io {
+        /// Path.
+        path: String,
+        /// The OS error.
+        detail: String,
+    },
+    /// A small-rs error while packing.
+    Core(crate::Error),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Malformed { what, detail } => write!(f, "malformed {what}: {detail}"),
+            LoadError::Shape {
+                tensor,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "tensor `{tensor}`: expected shape {expected:?}, found {actual:?}"
+            ),
+            LoadError::DType {
+                tensor,
+                expected,
+                actual,
+            } => write!(f, "tensor `{tensor}`: expected {expected}, found {actual}"),
+            LoadError::Mismatch {
+                layer,
+                what,
+                expected,
+                actual,
+            } => write!(f, "{layer}: {what} declared {expected}, file has {actual}"),
+            LoadError::Missing { what } => write!(f, "missing {what}"),
+            LoadError::Io { path, detail } => write!(f, "cannot read {path}: {detail}"),
+            LoadError::Core(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for LoadError {}
+
+impl From<crate::Error> for LoadError {
+    fn from(e: crate::Error) -> Self {
+        LoadError::Core(e)
+    }
+}
+
+/// Gives each layer of a model its weights.
+pub trait WeightSource {
+    /// The weights of `layer`, declared as `spec`, checked against it.
+    fn layer(&self, layer: LayerRef, spec: &LayerSpec) -> Result<LayerWeights, LoadError>;
+}
+
+/// Deterministic pseudo-random weights (no file): values in
+/// `[-s, s)` with `s = 1 / sqrt(F_H F_W F_C)` so activations keep their
+/// scale through a deep network, and biases in `[-0.1, 0.1)`. The same
+/// `seed` and layer always give the same values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Generated {
+    /// Seed of the whole model.
+    pub seed: u32,
+}
+
+impl Generated {
+    /// `n` values in `[-scale, scale)` from `seed` (xorshift32).
+    pub fn values(seed: u32, n: usize, scale: f32) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(2_654_435_761) | 1;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                ((s >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0) * scale
+            })
+            .collect()
+    }
+}
+
+impl WeightSource for Generated {
+    fn layer(&self, layer: LayerRef, spec: &LayerSpec) -> Result<LayerWeights, LoadError> {
+        let seed = self
+            .seed
+            .wrapping_mul(31)
+            .wrapping_add(layer.op as u32 * 2 + 1);
+        let fan_in = (spec.fh * spec.fw * spec.fc) as f32;
+        let scale = 1.0 / libm_sqrt(fan_in);
+        Ok(LayerWeights {
+            weights: Self::values(seed, spec.weights_len(), scale),
+            bias: Some(Self::values(seed ^ 0x5bd1_e995, spec.out_channels(), 0.1)),
+        })
+    }
+}
+
+/// `sqrt` without `std` (Newton's method; only used for weight scales).
+fn libm_sqrt(x: f32) -> f32 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    let mut r = if x > 1.0 { x / 2.0 } else { 1.0 };
+    for _ in 0..32 {
+        r = 0.5 * (r + x / r);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_is_deterministic_and_scaled() {
+        let spec = LayerSpec {
+            fh: 3,
+            fw: 3,
+            fc: 16,
+            k: 8,
+            g: 1,
+            sh: 1,
+            sw: 1,
+            padding: crate::Padding::Same,
+            reduction: crate::Reduction::Fma,
+            activation: crate::Activation::None,
+            residual: false,
+        };
+        let g = Generated { seed: 7 };
+        let r = LayerRef { name: "c", op: 2 };
+        let a = g.layer(r, &spec).unwrap();
+        assert_eq!(a, g.layer(r, &spec).unwrap());
+        assert_eq!(a.weights.len(), 8 * 9 * 16);
+        let s = 1.0 / 12.0;
+        assert!(a.weights.iter().all(|w| w.abs() <= s));
+        assert!(a.weights.iter().any(|w| w.abs() > s / 2.0));
+        assert_ne!(a, g.layer(LayerRef { name: "d", op: 3 }, &spec).unwrap());
+    }
+
+    #[test]
+    fn sqrt_matches() {
+        for x in [0.25f32, 1.0, 2.0, 9.0, 144.0, 640.0] {
+            assert!((libm_sqrt(x) * libm_sqrt(x) - x).abs() <= x * 1e-6, "{x}");
+        }
+    }
+}
