@@ -55,6 +55,15 @@ impl<B: AsRef<[f32]>> Blocked<B> {
         Ok(t)
     }
 
+    /// Wraps a buffer that a generated layer wrote (or will write) whole,
+    /// checking only its length: for a model's arena, where scanning the
+    /// padding lanes at every step would cost more than small layers do.
+    #[doc(hidden)]
+    pub fn assume_padded(c: usize, h: usize, w: usize, data: B) -> Result<Self, Error> {
+        crate::check_len("blocked tensor", blocked_len(c, h, w), data.as_ref().len())?;
+        Ok(Blocked { c, h, w, data })
+    }
+
     /// Logical channels.
     pub fn c(&self) -> usize {
         self.c

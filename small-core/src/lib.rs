@@ -25,6 +25,7 @@ pub mod fold;
 #[doc(hidden)]
 pub mod layer;
 mod layout;
+pub mod model;
 #[cfg(feature = "alloc")]
 pub mod load;
 pub mod nest;

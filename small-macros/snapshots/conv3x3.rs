@@ -113,7 +113,11 @@ impl Conv3x3 {
         >,) -> Result < Self, ::small_core::Error > { let b =
         ::small_core::layer::blocking_for(Self::BLOCKING, arch) ?; let weights =
         ::small_core::layer::pack_owned(& Self::SPEC, b, weights, bias) ?; Ok(Self {
-        arch, weights }) }
+        arch, weights }) } #[doc =
+        r" The constructor every layer has (for `model!`): [`Self::with_arch`]."] pub fn
+        from_weights(arch : ::small_core::Arch, weights : & [f32], bias : Option < &
+        [f32] >,) -> Result < Self, ::small_core::Error > { Self::with_arch(arch,
+        weights, bias) }
     }
     /// As [`Self::new`] without allocating: packs into `storage`, which
     /// must hold [`Self::packed_len`]`(arch)` elements.

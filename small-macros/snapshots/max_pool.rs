@@ -115,6 +115,17 @@ impl MaxPool {
             weights: ::small_core::Weights::None,
         })
     }
+    /// The constructor every layer has (for `model!`): no weights
+    /// here, so `weights` must be empty and `bias` `None`.
+    pub fn from_weights(
+        arch: ::small_core::Arch,
+        weights: &[f32],
+        bias: Option<&[f32]>,
+    ) -> Result<Self, ::small_core::Error> {
+        ::small_core::check_len("weights", 0, weights.len())?;
+        ::small_core::check_len("bias", 0, bias.map_or(0, |b| b.len()))?;
+        Self::with_arch(arch)
+    }
     ::small_core::__if_alloc! {
         #[doc = r" A zero output tensor of the right shape for input `x`."] pub fn
         alloc_output < X : AsRef < [f32] >> (& self, x : & ::small_core::Blocked < X >,)

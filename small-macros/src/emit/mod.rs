@@ -373,6 +373,17 @@ fn constructors(spec: &Spec) -> TokenStream {
                 ::small_core::layer::blocking_for(Self::BLOCKING, arch)?;
                 Ok(Self { arch, weights: ::small_core::Weights::None })
             }
+            /// The constructor every layer has (for `model!`): no weights
+            /// here, so `weights` must be empty and `bias` `None`.
+            pub fn from_weights(
+                arch: ::small_core::Arch,
+                weights: &[f32],
+                bias: Option<&[f32]>,
+            ) -> Result<Self, ::small_core::Error> {
+                ::small_core::check_len("weights", 0, weights.len())?;
+                ::small_core::check_len("bias", 0, bias.map_or(0, |b| b.len()))?;
+                Self::with_arch(arch)
+            }
         },
         Reduction::Fma => {
             let new_doc = format!(
@@ -394,6 +405,14 @@ fn constructors(spec: &Spec) -> TokenStream {
                         let b = ::small_core::layer::blocking_for(Self::BLOCKING, arch)?;
                         let weights = ::small_core::layer::pack_owned(&Self::SPEC, b, weights, bias)?;
                         Ok(Self { arch, weights })
+                    }
+                    /// The constructor every layer has (for `model!`): [`Self::with_arch`].
+                    pub fn from_weights(
+                        arch: ::small_core::Arch,
+                        weights: &[f32],
+                        bias: Option<&[f32]>,
+                    ) -> Result<Self, ::small_core::Error> {
+                        Self::with_arch(arch, weights, bias)
                     }
                 }
                 /// As [`Self::new`] without allocating: packs into `storage`, which

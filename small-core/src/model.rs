@@ -1,0 +1,469 @@
+//! Whole networks: a list of generated layers wired by named tensors, with
+//! every tensor's shape, its lifetime and its place in one arena computed
+//! at compile time ([`model!`](crate::model!)).
+//!
+//! A model's input size is fixed, so the shapes follow from the layers'
+//! specs in a `const` evaluation; a miswired model (a layer fed the wrong
+//! number of channels, a residual of another shape, an input smaller than
+//! a VALID filter) fails to compile. The arena size is a constant, so a
+//! microcontroller can hold it in one `static`.
+
+use crate::plan::{Plan, Tensor};
+use crate::{Blocked, Error, LayerSpec, blocked_len};
+
+/// Channels, height and width of an activation tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dims {
+    /// Channels.
+    pub c: usize,
+    /// Height.
+    pub h: usize,
+    /// Width.
+    pub w: usize,
+}
+
+impl Dims {
+    /// `f32`s it occupies in the blocked layout.
+    pub const fn len(&self) -> usize {
+        blocked_len(self.c, self.h, self.w)
+    }
+    /// True if it holds no element.
+    pub const fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Logical elements, `c * h * w`.
+    pub const fn elements(&self) -> usize {
+        self.c * self.h * self.w
+    }
+    /// True if both have the same shape.
+    pub const fn same(&self, o: &Dims) -> bool {
+        self.c == o.c && self.h == o.h && self.w == o.w
+    }
+}
+
+/// Output dims of `spec` on `x`; a compile-time error in a `const` if the
+/// layer cannot take `x`.
+pub const fn output_dims(spec: &LayerSpec, x: Dims) -> Dims {
+    assert!(
+        spec.in_channels() == x.c,
+        "a layer's input channels differ from the tensor it reads"
+    );
+    let h = match spec.padding.dim("height", x.h, spec.fh, spec.sh) {
+        Ok(d) => d.out,
+        Err(_) => panic!("input height smaller than a VALID filter"),
+    };
+    let w = match spec.padding.dim("width", x.w, spec.fw, spec.sw) {
+        Ok(d) => d.out,
+        Err(_) => panic!("input width smaller than a VALID filter"),
+    };
+    Dims {
+        c: spec.out_channels(),
+        h,
+        w,
+    }
+}
+
+/// Multiply-accumulates of `spec` producing `y` (comparisons for max pool).
+pub const fn macs(spec: &LayerSpec, y: Dims) -> usize {
+    y.h * y.w * spec.out_channels() * spec.fh * spec.fw * spec.fc
+}
+
+/// No tensor (a step without a residual input).
+pub const NONE: usize = usize::MAX;
+
+/// An error unless an arena of `len` elements holds `need`.
+pub fn check_arena(len: usize, need: usize) -> Result<(), Error> {
+    if len < need {
+        return Err(Error::BufferLength {
+            what: "arena (at least)",
+            expected: need,
+            actual: len,
+        });
+    }
+    Ok(())
+}
+
+/// One layer call: tensor ids it reads (`skip` may be [`NONE`]) and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// Main input.
+    pub x: usize,
+    /// Residual input or [`NONE`].
+    pub skip: usize,
+    /// Output.
+    pub y: usize,
+}
+
+/// Lifetimes of `T` tensors used by `steps`, in time units where the input
+/// (tensor 0) is written at 0, step `s` runs at `s + 1`, and the output
+/// (the last step's `y`) is read after the last step.
+pub const fn lifetimes<const T: usize, const S: usize>(
+    dims: &[Dims; T],
+    steps: &[Step; S],
+) -> [Tensor; T] {
+    let mut t = [Tensor {
+        size: 0,
+        first: 0,
+        last: 0,
+    }; T];
+    let mut i = 0;
+    while i < T {
+        t[i].size = dims[i].len();
+        i += 1;
+    }
+    let mut s = 0;
+    while s < S {
+        let st = steps[s];
+        assert!(st.y != 0 && t[st.y].first == 0, "a tensor is written twice");
+        t[st.y].first = s + 1;
+        t[st.y].last = s + 1;
+        t[st.x].last = s + 1;
+        if st.skip != NONE {
+            t[st.skip].last = s + 1;
+        }
+        s += 1;
+    }
+    if S > 0 {
+        t[steps[S - 1].y].last = S + 1;
+    }
+    t
+}
+
+/// The arena plan of a model (see [`crate::plan::plan`]).
+pub const fn plan<const T: usize, const S: usize>(dims: &[Dims; T], steps: &[Step; S]) -> Plan<T> {
+    crate::plan::plan(lifetimes(dims, steps))
+}
+
+/// The tensor `dims` at `offset` of `arena` (read-only), for a model's runner.
+pub fn view(arena: &[f32], offset: usize, dims: Dims) -> Result<Blocked<&[f32]>, Error> {
+    let end = offset.saturating_add(dims.len());
+    check_arena(arena.len(), end)?;
+    Blocked::assume_padded(dims.c, dims.h, dims.w, &arena[offset..end])
+}
+
+/// Splits `arena` into the output tensor of a step (mutable) and up to two
+/// inputs, which the plan placed apart from it. An overlap (a plan bug) is
+/// an error, not aliasing.
+#[allow(clippy::type_complexity)]
+pub fn step_views<'a>(
+    arena: &'a mut [f32],
+    inputs: [(usize, Dims); 2],
+    out: (usize, Dims),
+) -> Result<([Blocked<&'a [f32]>; 2], Blocked<&'a mut [f32]>), Error> {
+    let (o, olen) = (out.0, out.1.len());
+    check_arena(arena.len(), o + olen)?;
+    let (head, rest) = arena.split_at_mut(o);
+    let (y, tail) = rest.split_at_mut(olen);
+    let (head, tail): (&'a [f32], &'a [f32]) = (head, tail);
+    let pick = |(off, d): (usize, Dims)| -> Result<Blocked<&'a [f32]>, Error> {
+        let len = d.len();
+        let buf = if off + len <= o {
+            &head[off..off + len]
+        } else if off >= o + olen && off + len - (o + olen) <= tail.len() {
+            &tail[off - (o + olen)..off + len - (o + olen)]
+        } else {
+            return Err(Error::ShapeMismatch {
+                what: "arena plan: input overlapping the output at offset",
+                expected: o + olen,
+                actual: off,
+            });
+        };
+        Blocked::assume_padded(d.c, d.h, d.w, buf)
+    };
+    let xs = [pick(inputs[0])?, pick(inputs[1])?];
+    Ok((xs, Blocked::assume_padded(out.1.c, out.1.h, out.1.w, y)?))
+}
+
+/// One layer of a model, as listed in its `LAYERS` constant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayerInfo {
+    /// Field name.
+    pub name: &'static str,
+    /// The layer's declaration.
+    pub spec: LayerSpec,
+    /// TFLite operator holding its weights.
+    pub op: usize,
+    /// TFLite operator whose output equals this layer's (the fused ADD of
+    /// a residual layer, else `op`).
+    pub out_op: usize,
+    /// Tensors read and written.
+    pub step: Step,
+    /// Multiply-accumulates per inference.
+    pub macs: usize,
+}
+
+/// Declares a network: a struct holding its generated layers, and in
+/// `impl` the compile-time tensor shapes (`DIMS`), the layer wiring
+/// (`LAYERS`), the arena plan (`PLAN`, `ARENA` elements), `load` (weights
+/// from any [`WeightSource`](crate::load::WeightSource)), `forward` (no
+/// allocation) and `reference` (the same network on the reference layers).
+///
+/// Each layer line is `field: Type @ op (x) -> y;` where `Type` is a
+/// `#[layer]` struct, `op` the TFLite operator holding its weights, `x` the
+/// tensor it reads and `y` the one it writes. A residual layer reads a
+/// second tensor, `(x, + skip)`, and names the operator of the fused ADD:
+/// `@ op => add_op`. Tensors are named by the lines that write them; the
+/// first is the model input with its NHWC dims.
+///
+/// ```
+/// use small_core::{layer, model, load::Generated, Arch};
+/// #[layer(fh = 3, fw = 3, fc = 3, k = 8, padding = same, activation = relu)]
+/// struct Conv;
+/// #[layer(fh = 3, fw = 3, fc = 8, k = 8, padding = same, activation = relu, residual)]
+/// struct Res;
+/// model! {
+///     /// conv, then conv + skip.
+///     struct Tiny {
+///         input x: [8, 8, 3];
+///         conv: Conv @ 0 (x) -> a;
+///         res: Res @ 1 => 2 (a, + a) -> b;
+///     }
+/// }
+/// assert_eq!(Tiny::DIMS[2].c, 8);
+/// let net = Tiny::load(&Generated { seed: 1 }, small_core::arch::selected()?)?;
+/// let mut arena = vec![0.0; Tiny::ARENA];
+/// let input: Vec<f32> = (0..8 * 8 * 3).map(|i| i as f32 / 100.0).collect();
+/// Tiny::input(&mut arena)?.fill_from_nhwc(&input)?;
+/// net.forward(&mut arena)?;
+/// let want = Tiny::reference(&Generated { seed: 1 }, &input)?;
+/// let got = Tiny::output(&arena)?.to_nhwc();
+/// assert!(got.iter().zip(&want[2]).all(|(g, w)| (g - w).abs() < 1e-4));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[macro_export]
+macro_rules! model {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            input $input:ident : [$ih:expr, $iw:expr, $ic:expr];
+            $( $field:ident : $ty:ident @ $op:literal $(=> $out_op:literal)?
+                ( $x:ident $(, + $skip:ident)? ) -> $y:ident ; )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone)]
+        $vis struct $name {
+            $( $field: $ty, )+
+        }
+
+        const _: () = {
+            #[allow(non_camel_case_types, dead_code, clippy::upper_case_acronyms)]
+            #[derive(Clone, Copy)]
+            enum Id { $input, $( $y, )+ __Count }
+            const T: usize = Id::__Count as usize;
+            const S: usize = [$( stringify!($field) ),+].len();
+
+            #[allow(clippy::modulo_one)]
+            impl $name {
+                /// Dims of every tensor: the input, then each layer's output.
+                pub const DIMS: [$crate::model::Dims; T] = {
+                    let mut d = [$crate::model::Dims { c: 0, h: 0, w: 0 }; T];
+                    d[Id::$input as usize] = $crate::model::Dims { c: $ic, h: $ih, w: $iw };
+                    $(
+                        d[Id::$y as usize] = $crate::model::output_dims(&$ty::SPEC, d[Id::$x as usize]);
+                        $( assert!(
+                            d[Id::$skip as usize].same(&d[Id::$y as usize]),
+                            "a residual tensor differs in shape from the layer output"
+                        ); )?
+                    )+
+                    d
+                };
+                /// Every layer, in execution order.
+                pub const LAYERS: [$crate::model::LayerInfo; S] = [$(
+                    $crate::model::LayerInfo {
+                        name: stringify!($field),
+                        spec: $ty::SPEC,
+                        op: $op,
+                        out_op: $crate::model!(@or $($out_op)? ; $op),
+                        step: $crate::model::Step {
+                            x: Id::$x as usize,
+                            skip: $crate::model!(@or $(Id::$skip as usize)? ; $crate::model::NONE),
+                            y: Id::$y as usize,
+                        },
+                        macs: $crate::model::macs(&$ty::SPEC, Self::DIMS[Id::$y as usize]),
+                    }
+                ),+];
+                const STEPS: [$crate::model::Step; S] = {
+                    let mut s = [$crate::model::Step { x: 0, skip: 0, y: 0 }; S];
+                    let mut i = 0;
+                    while i < S {
+                        s[i] = Self::LAYERS[i].step;
+                        i += 1;
+                    }
+                    s
+                };
+                /// Where each tensor lives in the arena.
+                pub const PLAN: $crate::plan::Plan<T> = $crate::model::plan(&Self::DIMS, &Self::STEPS);
+                /// Arena size in `f32`s: all activations, input included.
+                pub const ARENA: usize = Self::PLAN.arena;
+                /// Id of the output tensor.
+                pub const OUTPUT: usize = Self::STEPS[S - 1].y;
+                /// Multiply-accumulates per inference.
+                pub const MACS: usize = {
+                    let mut m = 0;
+                    let mut i = 0;
+                    while i < S {
+                        m += Self::LAYERS[i].macs;
+                        i += 1;
+                    }
+                    m
+                };
+
+                $crate::__if_alloc! {
+                    /// Loads every layer's weights from `source` and packs them
+                    /// for `arch`.
+                    pub fn load<W: $crate::load::WeightSource + ?Sized>(
+                        source: &W,
+                        arch: $crate::Arch,
+                    ) -> Result<Self, $crate::load::LoadError> {
+                        Ok(Self { $(
+                            $field: {
+                                let r = $crate::load::LayerRef { name: stringify!($field), op: $op };
+                                let w = source.layer(r, &$ty::SPEC)?;
+                                $crate::model!(@build $ty, arch, w)
+                            },
+                        )+ })
+                    }
+
+                    /// The network on the reference layers (NHWC, weights from
+                    /// `source`): every tensor, indexed like [`Self::DIMS`].
+                    pub fn reference<W: $crate::load::WeightSource + ?Sized>(
+                        source: &W,
+                        input_nhwc: &[f32],
+                    ) -> Result<$crate::__private::Vec<$crate::__private::Vec<f32>>, $crate::load::LoadError> {
+                        $crate::model::reference_run(source, &Self::LAYERS, &Self::DIMS, input_nhwc)
+                    }
+                }
+
+                /// The input tensor in `arena`, to fill before [`Self::forward`].
+                pub fn input(arena: &mut [f32]) -> Result<$crate::Blocked<&mut [f32]>, $crate::Error> {
+                    let d = Self::DIMS[0];
+                    let off = Self::PLAN.offsets[0];
+                    $crate::model::check_arena(arena.len(), Self::ARENA)?;
+                    $crate::Blocked::assume_padded(d.c, d.h, d.w, &mut arena[off..off + d.len()])
+                }
+
+                /// Tensor `id` (see [`Self::DIMS`]) in `arena`; valid after the
+                /// step writing it and until the plan reuses its space.
+                pub fn tensor(arena: &[f32], id: usize) -> Result<$crate::Blocked<&[f32]>, $crate::Error> {
+                    $crate::model::check_arena(arena.len(), Self::ARENA)?;
+                    if id >= T {
+                        return Err($crate::Error::ShapeMismatch { what: "tensor id below", expected: T, actual: id });
+                    }
+                    $crate::model::view(arena, Self::PLAN.offsets[id], Self::DIMS[id])
+                }
+
+                /// Tensor `id` in `arena`, writable: to run one layer on chosen
+                /// inputs with [`Self::forward_layer`] (checks, debugging).
+                pub fn tensor_mut(arena: &mut [f32], id: usize) -> Result<$crate::Blocked<&mut [f32]>, $crate::Error> {
+                    $crate::model::check_arena(arena.len(), Self::ARENA)?;
+                    if id >= T {
+                        return Err($crate::Error::ShapeMismatch { what: "tensor id below", expected: T, actual: id });
+                    }
+                    let (d, off) = (Self::DIMS[id], Self::PLAN.offsets[id]);
+                    $crate::Blocked::assume_padded(d.c, d.h, d.w, &mut arena[off..off + d.len()])
+                }
+
+                /// `f32`s of packed weights and biases, all layers.
+                pub fn packed_weights(&self) -> usize {
+                    0 $( + $ty::packed_len(self.$field.arch()) )+
+                }
+
+                /// The arch every layer runs on.
+                pub fn arch(&self) -> $crate::Arch {
+                    [$( self.$field.arch() ),+][0]
+                }
+
+                /// The blocking each layer runs with, in execution order.
+                pub fn blockings(&self) -> [&'static $crate::Blocking; S] {
+                    [$( self.$field.blocking() ),+]
+                }
+
+                /// The output tensor in `arena` after [`Self::forward`].
+                pub fn output(arena: &[f32]) -> Result<$crate::Blocked<&[f32]>, $crate::Error> {
+                    Self::tensor(arena, Self::OUTPUT)
+                }
+
+                /// Runs layer `i` of [`Self::LAYERS`] on the arena.
+                pub fn forward_layer(&self, i: usize, arena: &mut [f32]) -> Result<(), $crate::Error> {
+                    $crate::model::check_arena(arena.len(), Self::ARENA)?;
+                    let mut k = 0;
+                    $(
+                        if k == i {
+                            let st = Self::LAYERS[k].step;
+                            let at = |id: usize| if id == $crate::model::NONE {
+                                (Self::PLAN.offsets[st.x], Self::DIMS[st.x])
+                            } else {
+                                (Self::PLAN.offsets[id], Self::DIMS[id])
+                            };
+                            let ([x, _skip], mut y) =
+                                $crate::model::step_views(arena, [at(st.x), at(st.skip)], at(st.y))?;
+                            return $crate::model!(@call self.$field, x, _skip, y $(, $skip)?);
+                        }
+                        k += 1;
+                    )+
+                    Err($crate::Error::ShapeMismatch { what: "layer index below", expected: k, actual: i })
+                }
+
+                /// Runs every layer: the input must have been written with
+                /// [`Self::input`]; the result is [`Self::output`]. No allocation.
+                pub fn forward(&self, arena: &mut [f32]) -> Result<(), $crate::Error> {
+                    for i in 0..S {
+                        self.forward_layer(i, arena)?;
+                    }
+                    Ok(())
+                }
+            }
+        };
+    };
+    (@or $a:expr ; $b:expr) => { $a };
+    (@or ; $b:expr) => { $b };
+    (@call $l:expr, $x:ident, $s:ident, $y:ident) => { $l.forward(&$x, &mut $y) };
+    (@call $l:expr, $x:ident, $s:ident, $y:ident, $skip:ident) => { $l.forward_add(&$x, &$s, &mut $y) };
+    (@build $ty:ident, $arch:ident, $w:ident) => {
+        if $ty::SPEC.has_weights() {
+            $ty::from_weights($arch, &$w.weights, $w.bias.as_deref())?
+        } else {
+            $ty::from_weights($arch, &[], None)?
+        }
+    };
+}
+
+/// Runs `layers` on the reference layers (NHWC); see `model!`'s `reference`.
+#[cfg(feature = "alloc")]
+pub fn reference_run<W: crate::load::WeightSource + ?Sized>(
+    source: &W,
+    layers: &[LayerInfo],
+    dims: &[Dims],
+    input_nhwc: &[f32],
+) -> Result<alloc::vec::Vec<alloc::vec::Vec<f32>>, crate::load::LoadError> {
+    use crate::reference::Shape;
+    let shape = |d: Dims| Shape::new(d.h, d.w, d.c);
+    crate::check_len("NHWC input", dims[0].elements(), input_nhwc.len())?;
+    let mut t = alloc::vec![alloc::vec::Vec::new(); dims.len()];
+    t[0] = input_nhwc.to_vec();
+    for l in layers {
+        let w = if l.spec.has_weights() {
+            Some(source.layer(
+                crate::load::LayerRef {
+                    name: l.name,
+                    op: l.op,
+                },
+                &l.spec,
+            )?)
+        } else {
+            None
+        };
+        let skip = (l.step.skip != NONE).then(|| t[l.step.skip].as_slice());
+        let (out, _) = crate::reference::layer(
+            &l.spec,
+            &t[l.step.x],
+            shape(dims[l.step.x]),
+            w.as_ref().map_or(&[][..], |w| &w.weights),
+            w.as_ref().and_then(|w| w.bias.as_deref()),
+            skip,
+        )?;
+        t[l.step.y] = out;
+    }
+    Ok(t)
+}

@@ -1,0 +1,92 @@
+//! A whole generated layer (spec) on the reference layers: the oracle
+//! every generated kernel and model is compared with, and the error bound
+//! two correct implementations of it can differ by.
+
+use super::{Conv, Shape, Window};
+use crate::{Error, KernelKind, LayerSpec, Reduction};
+use alloc::vec::Vec;
+
+/// The reference layers' result for `spec` on an NHWC input, the
+/// residual `skip` (NHWC, output shape) added and the activation applied:
+/// the oracle every generated kernel is compared with.
+pub fn layer(
+    spec: &LayerSpec,
+    input: &[f32],
+    shape: Shape,
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    skip: Option<&[f32]>,
+) -> Result<(Vec<f32>, Shape), Error> {
+    let window = Window::new(spec.fh, spec.fw, spec.sh, spec.sw, spec.padding);
+    let (dh, dw) = window.dims(shape.h, shape.w)?;
+    let out_shape = Shape::new(dh.out, dw.out, spec.out_channels());
+    let mut out = alloc::vec![0.0; out_shape.len()];
+    match (spec.reduction, spec.kind()) {
+        (Reduction::Max, _) => {
+            super::max_pool(input, shape, window, &mut out)?;
+        }
+        (Reduction::Avg, _) => {
+            super::avg_pool(input, shape, window, &mut out)?;
+        }
+        (Reduction::Fma, KernelKind::Channelwise) => {
+            super::depthwise_conv2d(input, shape, weights, bias, window, 1, &mut out)?;
+        }
+        (Reduction::Fma, KernelKind::Broadcast) => {
+            let conv = Conv {
+                window,
+                fc: spec.fc,
+                k: spec.k,
+                g: spec.g,
+            };
+            super::conv2d(input, shape, weights, bias, conv, &mut out)?;
+        }
+    }
+    if let Some(skip) = skip {
+        let sum = out.clone();
+        super::add(&sum, skip, &mut out)?;
+    }
+    super::activation(&mut out, spec.activation);
+    Ok((out, out_shape))
+}
+
+/// Per-element error bound of an FMA or average layer computed in a
+/// different order than the reference: both sums of `F_H F_W F_C` products,
+/// the bias and the residual (`n = F_H F_W F_C + 2` terms) are within
+/// `gamma(n) * sum|terms|` of the exact value (Higham, recursive
+/// summation), so they differ by at most twice that. `sum|terms|` is the
+/// reference layer run on absolute values. Max layers must match exactly.
+pub fn tolerances(
+    spec: &LayerSpec,
+    input: &[f32],
+    shape: Shape,
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    skip: Option<&[f32]>,
+) -> Vec<f32> {
+    let abs = |v: &[f32]| v.iter().map(|x| x.abs()).collect::<Vec<f32>>();
+    let n = (spec.fh * spec.fw * spec.fc + 2) as f32;
+    let gamma = n * f32::EPSILON / (1.0 - n * f32::EPSILON);
+    let mut plain = *spec;
+    plain.activation = crate::Activation::None;
+    let abs_bias = bias.map(abs);
+    // The residual is one more term of the sum.
+    let abs_skip = skip.map(abs);
+    let (sums, _) = layer(
+        &plain,
+        &abs(input),
+        shape,
+        &abs(weights),
+        abs_bias.as_deref(),
+        abs_skip.as_deref(),
+    )
+    .expect("shape already accepted by the reference");
+    match spec.reduction {
+        Reduction::Max => alloc::vec![0.0; sums.len()],
+        // An average is the sum times 1/count: one more rounding.
+        Reduction::Fma | Reduction::Avg => sums
+            .iter()
+            .map(|s| 2.0 * (gamma + f32::EPSILON) * s + f32::MIN_POSITIVE)
+            .collect(),
+    }
+}
+
