@@ -36,7 +36,11 @@ pub mod plan;
 #[cfg(feature = "std")]
 pub mod probe;
 pub mod reference;
+#[cfg(feature = "safetensors")]
+pub mod safetensors_source;
 pub mod spec;
+#[cfg(feature = "tflite")]
+pub mod tflite;
 mod weights;
 
 pub use arch::Arch;
