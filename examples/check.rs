@@ -5,18 +5,44 @@
 //! ([`small_core::reference::tolerances`], `n` the reduction length); a
 //! difference `e` already in its input reaches the output through the
 //! layer's absolute weights (ReLU and max pool are 1-Lipschitz, so they
-//! never enlarge it). [`bounds`] carries both through the network, layer
-//! by layer, so the bound of the output follows from every reduction
-//! length and weight of the network, not from a chosen constant.
+//! never enlarge it, and a ReLU whose input is below `-bound` outputs 0
+//! on both sides, which stops the difference). [`bounds`] carries both
+//! through the network, layer by layer, so the bound of the output follows
+//! from every reduction length and weight of the network, not from a
+//! chosen constant; for trained weights the worst case is far too loose
+//! and [`Propagation::Probable`] carries it the way rounding errors really
+//! add up. [`layer_bounds`] is the local version: each layer fed
+//! the same input, so a failure names the layer.
 
 use crate::models::{Abs, Head};
+use small_core::Activation;
 use small_core::load::{LayerRef, LoadError, WeightSource};
 use small_core::model::{Dims, LayerInfo, NONE};
 use small_core::reference::{self, Shape};
-use small_core::{Activation, Reduction};
 
 fn shape(d: Dims) -> Shape {
     Shape::new(d.h, d.w, d.c)
+}
+
+/// How differences are carried from layer to layer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Propagation {
+    /// Worst case: input differences add up through `|W|`, each layer's
+    /// rounding is `2 γ(n) Σ|terms|`. A true bound, but it grows like the
+    /// product of the layers' `Σ|w|`, so it is tight only for weights
+    /// with `Σ|w| ≈ 1` (the built-in ones).
+    WorstCase,
+    /// Probabilistic (Higham & Mary, "A new approach to probabilistic
+    /// rounding error analysis", 2019): each layer's rounding is within
+    /// `2 λ √n u Σ|terms|` with probability at least
+    /// `1 - 2n exp(-λ²(1-u)²/2)` (λ = 8: 1 - 3e-14 n), and differences
+    /// of independent roundings add in quadrature through `W²`. For
+    /// trained networks, whose `Σ|w|` make the worst case astronomically
+    /// loose.
+    Probable {
+        /// Confidence parameter λ.
+        lambda: f32,
+    },
 }
 
 /// Per-element bound on `|ours - theirs|` for every tensor (NHWC, indexed
@@ -27,8 +53,12 @@ pub fn bounds(
     dims: &[Dims],
     source: &dyn WeightSource,
     values: &[Vec<f32>],
+    how: Propagation,
 ) -> Result<Vec<Vec<f32>>, LoadError> {
+    let quadrature = matches!(how, Propagation::Probable { .. });
+    // Worst case: e holds bounds. Probable: e holds squared bounds.
     let mut e: Vec<Vec<f32>> = dims.iter().map(|d| vec![0.0; d.elements()]).collect();
+    let root = |v: f32| if quadrature { v.sqrt() } else { v };
     for l in layers {
         let mut lin = l.spec;
         lin.activation = Activation::None;
@@ -50,29 +80,119 @@ pub fn bounds(
         };
         let (x, ex) = (&values[l.step.x], &e[l.step.x]);
         let s = shape(dims[l.step.x]);
-        // The input's error through |W| (no bias: it is exact on both sides).
-        let (mut out, _) = reference::layer(&lin, ex, s, wts, None, None)?;
-        // This layer's own rounding, on magnitudes that include the error.
-        let mag: Vec<f32> = x.iter().zip(ex).map(|(v, d)| v.abs() + d).collect();
+        // The input's difference through |W| (or W² on squares); no bias:
+        // it is exact on both sides.
+        let (mut out, _) = if quadrature {
+            let w2: Vec<f32> = wts.iter().map(|w| w * w).collect();
+            let (mut o, sh) = reference::layer(&lin, ex, s, &w2, None, None)?;
+            if l.spec.reduction == small_core::Reduction::Avg
+                && l.spec.padding == small_core::Padding::Valid
+            {
+                // An average of n independent differences: 1/n² Σ e².
+                let n = (l.spec.fh * l.spec.fw) as f32;
+                o.iter_mut().for_each(|v| *v /= n);
+            }
+            (o, sh)
+        } else {
+            reference::layer(&lin, ex, s, wts, None, None)?
+        };
+        // This layer's own rounding, on magnitudes that include the difference.
+        let mag: Vec<f32> = x.iter().zip(ex).map(|(v, d)| v.abs() + root(*d)).collect();
         let skip = (l.step.skip != NONE).then(|| {
             let (v, d) = (&values[l.step.skip], &e[l.step.skip]);
-            v.iter().zip(d).map(|(v, d)| v.abs() + d).collect::<Vec<f32>>()
+            v.iter()
+                .zip(d)
+                .map(|(v, d)| v.abs() + root(*d))
+                .collect::<Vec<f32>>()
         });
         let mut spec = lin;
         spec.residual = skip.is_some();
         let rnd = reference::tolerances(&spec, &mag, s, wts, bias, skip.as_deref());
+        // tolerances() uses γ(n) ≈ n u; the probabilistic constant is λ √n u.
+        let n = (l.spec.fh * l.spec.fw * l.spec.fc + 2) as f32;
+        let scale = match how {
+            Propagation::WorstCase => 1.0,
+            Propagation::Probable { lambda } => (lambda / n.sqrt()).min(1.0),
+        };
         for (i, o) in out.iter_mut().enumerate() {
-            *o += rnd[i];
+            let r = rnd[i] * scale;
+            *o += if quadrature { r * r } else { r };
             if l.step.skip != NONE {
                 *o += e[l.step.skip][i];
             }
         }
-        if l.spec.reduction == Reduction::Max {
-            // Max picks one input: its error, no rounding (already `out`).
+        // Where the activation clamps on both sides, the difference ends.
+        if l.spec.activation != Activation::None {
+            let (pre, _) = reference::layer(
+                &spec,
+                x,
+                s,
+                wts_signed(source, l)?.as_deref().unwrap_or(&[]),
+                bias_signed(source, l)?.as_deref(),
+                (l.step.skip != NONE).then(|| values[l.step.skip].as_slice()),
+            )?;
+            for (o, p) in out.iter_mut().zip(pre) {
+                let d = root(*o);
+                let clamped_low = p < -d;
+                let clamped_high = l.spec.activation == Activation::Relu6 && p > 6.0 + d;
+                if clamped_low || clamped_high {
+                    *o = 0.0;
+                }
+            }
         }
         e[l.step.y] = out;
     }
+    if quadrature {
+        e.iter_mut().flatten().for_each(|v| *v = v.sqrt());
+    }
     Ok(e)
+}
+
+fn signed(
+    source: &dyn WeightSource,
+    l: &LayerInfo,
+) -> Result<Option<small_core::load::LayerWeights>, LoadError> {
+    if !l.spec.has_weights() {
+        return Ok(None);
+    }
+    let r = LayerRef {
+        name: l.name,
+        op: l.op,
+    };
+    source.layer(r, &l.spec).map(Some)
+}
+
+fn wts_signed(source: &dyn WeightSource, l: &LayerInfo) -> Result<Option<Vec<f32>>, LoadError> {
+    Ok(signed(source, l)?.map(|w| w.weights))
+}
+
+fn bias_signed(source: &dyn WeightSource, l: &LayerInfo) -> Result<Option<Vec<f32>>, LoadError> {
+    Ok(signed(source, l)?.and_then(|w| w.bias))
+}
+
+/// Per-element bound of each layer alone, every layer fed `values` (its
+/// input from one evaluation, e.g. the reference or LiteRT's tensors):
+/// `2 γ(n) Σ|terms|`, `n` its reduction length.
+pub fn layer_bounds(
+    l: &LayerInfo,
+    dims: &[Dims],
+    source: &dyn WeightSource,
+    values: &[Vec<f32>],
+) -> Result<Vec<f32>, LoadError> {
+    let w = signed(source, l)?;
+    let (wts, bias) = match &w {
+        Some(w) => (&w.weights[..], w.bias.as_deref()),
+        None => (&[][..], None),
+    };
+    let skip = (l.step.skip != NONE).then(|| values[l.step.skip].as_slice());
+    Ok(reference::tolerances(
+        &l.spec,
+        &values[l.step.x],
+        shape(dims[l.step.x]),
+        wts,
+        bias,
+        skip,
+    ))
 }
 
 /// Bound on each output of a network's head given the bound `e` of its
@@ -114,7 +234,10 @@ pub fn first_mismatch(got: &[f32], want: &[f32], tol: &[f32]) -> Option<(usize, 
     (0..want.len().max(got.len()))
         .find(|&i| match (got.get(i), want.get(i), tol.get(i)) {
             // NaN compares false: a mismatch.
-            (Some(g), Some(w), Some(t)) => !((g - w).abs() <= *t),
+            (Some(g), Some(w), Some(t)) => !matches!(
+                (g - w).abs().partial_cmp(t),
+                Some(core::cmp::Ordering::Less | core::cmp::Ordering::Equal)
+            ),
             _ => true,
         })
         .map(|i| {
@@ -125,5 +248,43 @@ pub fn first_mismatch(got: &[f32], want: &[f32], tol: &[f32]) -> Option<(usize, 
 
 /// Largest `|got - want|`.
 pub fn max_diff(got: &[f32], want: &[f32]) -> f32 {
-    got.iter().zip(want).map(|(g, w)| (g - w).abs()).fold(0.0, f32::max)
+    got.iter()
+        .zip(want)
+        .map(|(g, w)| (g - w).abs())
+        .fold(0.0, f32::max)
+}
+
+/// Runs each layer of `net` alone on `values`' input tensors (NHWC, one
+/// evaluation of every tensor) and compares it with `values`' output
+/// within [`layer_bounds`]. Returns the first layer outside its bound,
+/// described.
+pub fn check_layers<N: crate::models::Network>(
+    net: &N,
+    source: &dyn WeightSource,
+    values: &[Vec<f32>],
+    arena: &mut [f32],
+) -> Result<Option<String>, String> {
+    let err = |e: small_core::Error| e.to_string();
+    for (i, l) in N::LAYERS.iter().enumerate() {
+        N::tensor_mut(arena, l.step.x)
+            .map_err(err)?
+            .fill_from_nhwc(&values[l.step.x])
+            .map_err(err)?;
+        if l.step.skip != NONE {
+            N::tensor_mut(arena, l.step.skip)
+                .map_err(err)?
+                .fill_from_nhwc(&values[l.step.skip])
+                .map_err(err)?;
+        }
+        net.forward_layer(i, arena).map_err(err)?;
+        let got = N::tensor(arena, l.step.y).map_err(err)?.to_nhwc();
+        let tol = layer_bounds(l, N::DIMS, source, values).map_err(|e| e.to_string())?;
+        if let Some((j, g, w, t)) = first_mismatch(&got, &values[l.step.y], &tol) {
+            return Ok(Some(format!(
+                "layer {i} `{}` (op {}) element {j}: got {g}, expected {w} within {t:.2e}",
+                l.name, l.op
+            )));
+        }
+    }
+    Ok(None)
 }

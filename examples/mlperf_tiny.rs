@@ -1,161 +1,466 @@
-//! The main job. Until the `mlperf-tiny` issue lands the four real
-//! networks, this runs a placeholder: one depthwise-separable block of the
-//! DS-CNN keyword-spotting network (its first 10x4 stride-2 convolution,
-//! a 3x3 depthwise and a 1x1 pointwise, all with ReLU, then a 2x2 max
-//! pool), with deterministic built-in weights,
-//! through the generated layers on every arch this CPU can run, checked
-//! against the small-core reference layers.
+//! The main job: the four MLPerf Tiny networks on small-rs.
 //!
-//! `cargo run --release --example mlperf_tiny`
+//! ```text
+//! cargo run --release --example mlperf_tiny                 # built-in weights, checked against the reference layers
+//! cargo run --release --example mlperf_tiny -- --models ../shared/models   # real weights, checked against LiteRT's golden data
+//! cargo run --release --example mlperf_tiny -- --per-layer  # time of every layer
+//! ```
+//!
+//! `SMALL_MODELS=DIR` works like `--models DIR`; `SMALL_ARCH` picks the arch.
 
-use small_core::reference::{self, Conv, Shape, Window};
-use small_core::{Activation, Arch, Blocked, Error, Padding, layer};
-use std::time::Instant;
+use small_core::load::{Generated, WeightSource};
+use small_core::model::Dims;
+use small_core::{Arch, tflite};
+use small_examples::check::{self, Propagation, argmax, first_mismatch, head_bound, max_diff};
+use small_examples::models::{Head, Network, ad, dscnn, resnet8, vww};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
-#[layer(fh = 10, fw = 4, fc = 1, k = 64, stride = 2, padding = same, activation = relu)]
-struct FirstConv;
+const USAGE: &str = "usage: mlperf_tiny [--models DIR] [--per-layer]
+  --models DIR   load the trained .tflite files from DIR (MLPerf Tiny, see ../shared/models/README.md)
+                 and check every golden input; also SMALL_MODELS=DIR
+  --per-layer    print the time of every layer of every network";
 
-#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 64, padding = same, activation = relu)]
-struct Depthwise;
-
-#[layer(fh = 1, fw = 1, fc = 64, k = 64, activation = relu)]
-struct Pointwise;
-
-#[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 64, stride = 2, padding = same, reduction = max)]
-struct Pool;
-
-/// Deterministic pseudo-random values in [-scale, scale).
-fn values(n: usize, seed: u32, scale: f32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(2654435761) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s as f32 / u32::MAX as f32 * 2.0 - 1.0) * scale
-        })
-        .collect()
+struct Options {
+    models: Option<PathBuf>,
+    per_layer: bool,
 }
 
-struct Block {
-    conv: FirstConv,
-    dw: Depthwise,
-    pw: Pointwise,
-    pool: Pool,
-}
-
-impl Block {
-    fn run(&self, x: &Blocked<Vec<f32>>) -> Result<Blocked<Vec<f32>>, Error> {
-        let mut a = self.conv.alloc_output(x)?;
-        self.conv.forward(x, &mut a)?;
-        let mut b = self.dw.alloc_output(&a)?;
-        self.dw.forward(&a, &mut b)?;
-        let mut c = self.pw.alloc_output(&b)?;
-        self.pw.forward(&b, &mut c)?;
-        let mut d = self.pool.alloc_output(&c)?;
-        self.pool.forward(&c, &mut d)?;
-        Ok(d)
-    }
-}
-
-fn reference_run(input: &[f32], w: &[Vec<f32>; 3], b: &[Vec<f32>; 3]) -> Result<Vec<f32>, Error> {
-    let s0 = Shape::new(49, 10, 1);
-    let conv = Conv {
-        window: Window::new(10, 4, 2, 2, Padding::Same),
-        fc: 1,
-        k: 64,
-        g: 1,
+fn options() -> Result<Options, String> {
+    let mut o = Options {
+        models: std::env::var_os("SMALL_MODELS").map(PathBuf::from),
+        per_layer: false,
     };
-    let mut a = vec![0.0; 25 * 5 * 64];
-    let s1 = reference::conv2d(input, s0, &w[0], Some(&b[0]), conv, &mut a)?;
-    reference::activation(&mut a, Activation::Relu);
-    let mut d = vec![0.0; s1.len()];
-    reference::depthwise_conv2d(
-        &a,
-        s1,
-        &w[1],
-        Some(&b[1]),
-        Window::new(3, 3, 1, 1, Padding::Same),
-        1,
-        &mut d,
-    )?;
-    reference::activation(&mut d, Activation::Relu);
-    let pw = Conv {
-        window: Window::new(1, 1, 1, 1, Padding::Valid),
-        fc: 64,
-        k: 64,
-        g: 1,
-    };
-    let mut p = vec![0.0; s1.len()];
-    reference::conv2d(&d, s1, &w[2], Some(&b[2]), pw, &mut p)?;
-    reference::activation(&mut p, Activation::Relu);
-    let mut out = vec![0.0; 13 * 3 * 64];
-    reference::max_pool(&p, s1, Window::new(2, 2, 2, 2, Padding::Same), &mut out)?;
-    Ok(out)
-}
-
-fn main() -> Result<(), Error> {
-    println!("small-rs main job (placeholder until the four MLPerf Tiny networks land):");
-    println!(
-        "DS-CNN block 49x10x1 -> conv 10x4/2 -> dw 3x3 -> pw 1x1 -> max pool, built-in weights\n"
-    );
-    let input = values(49 * 10, 1, 1.0);
-    let w = [
-        values(FirstConv::WEIGHTS_LEN, 2, 0.3),
-        values(Depthwise::WEIGHTS_LEN, 3, 0.3),
-        values(Pointwise::WEIGHTS_LEN, 4, 0.15),
-    ];
-    let b = [values(64, 5, 0.1), values(64, 6, 0.1), values(64, 7, 0.1)];
-    let want = reference_run(&input, &w, &b)?;
-    let x = Blocked::from_nhwc(49, 10, 1, &input)?;
-    let macs = 25 * 5 * 64 * 40 + 25 * 5 * 64 * 9 + 25 * 5 * 64 * 64;
-    println!(
-        "{:<10} {:>10} {:>12} {:>10} {:>12}",
-        "arch", "MACs", "median us", "GFLOP/s", "max |err|"
-    );
-    let mut ok = true;
-    for arch in small_core::arch::available() {
-        let block = Block {
-            conv: FirstConv::with_arch(arch, &w[0], Some(&b[0]))?,
-            dw: Depthwise::with_arch(arch, &w[1], Some(&b[1]))?,
-            pw: Pointwise::with_arch(arch, &w[2], Some(&b[2]))?,
-            pool: Pool::with_arch(arch)?,
-        };
-        let got = block.run(&x)?.to_nhwc();
-        let err = got
-            .iter()
-            .zip(&want)
-            .map(|(g, r)| (g - r).abs())
-            .fold(0.0f32, f32::max);
-        let mut times = Vec::with_capacity(200);
-        for _ in 0..200 {
-            let t = Instant::now();
-            std::hint::black_box(block.run(&x)?);
-            times.push(t.elapsed().as_secs_f64());
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--models" => o.models = Some(args.next().ok_or("--models needs a directory")?.into()),
+            "--per-layer" => o.per_layer = true,
+            "-h" | "--help" => return Err(USAGE.into()),
+            other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
-        times.sort_by(f64::total_cmp);
-        let med = times[times.len() / 2];
-        println!(
-            "{:<10} {:>10} {:>12.1} {:>10.2} {:>12.2e}",
-            arch.name(),
-            macs,
-            med * 1e6,
-            2.0 * macs as f64 / med / 1e9,
-            err
+    }
+    Ok(o)
+}
+
+/// One row of the table.
+struct Row {
+    name: &'static str,
+    macs: usize,
+    median: Duration,
+    weights_kb: f64,
+    packed_kb: f64,
+    arena_kb: f64,
+    bound_kb: f64,
+    check: String,
+    ok: bool,
+}
+
+/// Median time of `f` after a warm-up, over at least `min_runs` runs and
+/// `min_time`.
+fn time(mut f: impl FnMut(), min_time: Duration, min_runs: usize) -> Duration {
+    let warm = Instant::now();
+    while warm.elapsed() < Duration::from_millis(100) {
+        f();
+    }
+    let mut runs = Vec::new();
+    let start = Instant::now();
+    while runs.len() < min_runs || start.elapsed() < min_time {
+        let t = Instant::now();
+        f();
+        runs.push(t.elapsed());
+    }
+    runs.sort();
+    runs[runs.len() / 2]
+}
+
+fn read_f32(path: &Path) -> Result<Vec<f32>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if bytes.len() % 4 != 0 {
+        return Err(format!(
+            "{}: {} bytes is not a whole number of f32s",
+            path.display(),
+            bytes.len()
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
+}
+
+/// Runs `input` through the network and checks it against `want` with the
+/// bound propagated through the reference run of `source`'s weights.
+/// Returns (max |diff|, max bound, first mismatch).
+fn check_one<N: Network>(
+    net: &N,
+    source: &dyn WeightSource,
+    arena: &mut [f32],
+    input: &[f32],
+    want: Option<&[f32]>,
+    how: Propagation,
+) -> Result<(Vec<f32>, f32, f32, Option<String>), String> {
+    let e = |x: small_core::load::LoadError| x.to_string();
+    let values = small_core::model::reference_run(source, N::LAYERS, N::DIMS, input).map_err(e)?;
+    // Every layer alone first: a failure names the layer.
+    if let Some(m) = check::check_layers(net, source, &values, arena)? {
+        return Ok((Vec::new(), f32::NAN, f32::NAN, Some(m)));
+    }
+    let bounds = check::bounds(N::LAYERS, N::DIMS, source, &values, how).map_err(e)?;
+    let mut reference = values[N::OUTPUT].clone();
+    if N::HEAD == Head::Softmax {
+        check::softmax(&mut reference);
+    }
+    let tol = head_bound(N::HEAD, &bounds[N::OUTPUT]);
+    let mut got = vec![0.0; N::DIMS[N::OUTPUT].c];
+    net.infer(arena, input, &mut got)
+        .map_err(|x| x.to_string())?;
+    let want = want.unwrap_or(&reference);
+    let bad = first_mismatch(&got, want, &tol)
+        .map(|(i, g, w, t)| format!("output {i}: got {g}, expected {w} within {t:.2e}"));
+    let max_tol = tol.iter().copied().fold(0.0, f32::max);
+    Ok((got.clone(), max_diff(&got, want), max_tol, bad))
+}
+
+fn random_input(dims: Dims, seed: u32) -> Vec<f32> {
+    Generated::values(seed, dims.elements(), 1.0)
+}
+
+/// Built-in weights: the network against the reference layers.
+fn builtin<N: Network>(arch: Arch, seed: u32, per_layer: bool) -> Result<Row, String> {
+    let source = Generated { seed };
+    let net = N::load(&source, arch).map_err(|e| e.to_string())?;
+    let mut arena = vec![f32::NAN; N::ARENA];
+    let input = random_input(N::DIMS[0], seed + 100);
+    let (_, diff, tol, bad) = check_one(
+        &net,
+        &source,
+        &mut arena,
+        &input,
+        None,
+        Propagation::WorstCase,
+    )?;
+    let check = match &bad {
+        None => format!("ok: every layer, and output diff {diff:.1e} <= bound {tol:.1e}"),
+        Some(m) => format!("FAILED vs reference: {m}"),
+    };
+    finish(&net, &mut arena, &input, check, bad.is_none(), per_layer)
+}
+
+fn finish<N: Network>(
+    net: &N,
+    arena: &mut [f32],
+    input: &[f32],
+    check: String,
+    ok: bool,
+    per_layer: bool,
+) -> Result<Row, String> {
+    let mut out = vec![0.0; N::DIMS[N::OUTPUT].c];
+    let median = time(
+        || net.infer(arena, input, &mut out).expect("checked above"),
+        Duration::from_millis(300),
+        20,
+    );
+    if per_layer {
+        print_layers(net, arena, input)?;
+    }
+    let kb = |f32s: usize| f32s as f64 * 4.0 / 1024.0;
+    Ok(Row {
+        name: N::NAME,
+        macs: N::MACS,
+        median,
+        weights_kb: kb(N::raw_weights()),
+        packed_kb: kb(net.packed_weights()),
+        arena_kb: kb(N::ARENA),
+        bound_kb: kb(N::LOWER_BOUND),
+        check,
+        ok,
+    })
+}
+
+fn print_layers<N: Network>(net: &N, arena: &mut [f32], input: &[f32]) -> Result<(), String> {
+    let err = |e: small_core::Error| e.to_string();
+    println!("\n{} per layer ({}):", N::NAME, net.arch().name());
+    println!(
+        "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10} {:>8}  blocking",
+        "#", "layer", "declaration", "output", "MACs", "median us", "GFLOP/s"
+    );
+    let blockings = net.blockings();
+    for (i, l) in N::LAYERS.iter().enumerate() {
+        // Bring the arena to the state layer i expects, then time it alone.
+        N::tensor_mut(arena, 0)
+            .map_err(err)?
+            .fill_from_nhwc(input)
+            .map_err(err)?;
+        for k in 0..i {
+            net.forward_layer(k, arena).map_err(err)?;
+        }
+        let t = time(
+            || net.forward_layer(i, arena).expect("ran above"),
+            Duration::from_millis(50),
+            10,
         );
-        // Reduction lengths here are at most 64 products of values < 1.
-        ok &= err < 1e-4;
+        let s = &l.spec;
+        let decl = format!(
+            "{}x{} {}->{} g{} s{} {:?}{}",
+            s.fh,
+            s.fw,
+            s.in_channels(),
+            s.out_channels(),
+            s.g,
+            s.sh,
+            s.reduction,
+            if s.residual { " +res" } else { "" }
+        );
+        let d = N::DIMS[l.step.y];
+        let b = blockings[i];
+        println!(
+            "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10.2} {:>8.1}  O_wb={} TC={}",
+            i,
+            l.name,
+            decl,
+            format!("{}x{}x{}", d.h, d.w, d.c),
+            l.macs,
+            t.as_secs_f64() * 1e6,
+            2.0 * l.macs as f64 / t.as_secs_f64() / 1e9,
+            b.o_wb,
+            b.tc
+        );
     }
-    let missing: Vec<&str> = Arch::ALL
-        .iter()
-        .filter(|a| !a.available())
-        .map(|a| a.name())
-        .collect();
-    println!("\narches not runnable on this CPU: {missing:?}");
-    if !ok {
-        eprintln!("check FAILED: generated layers differ from the reference");
-        std::process::exit(1);
-    }
-    println!("check: all arches match the reference layers");
     Ok(())
+}
+
+/// Real weights from `dir`: every golden input, plus the real samples.
+fn trained<N: Network>(arch: Arch, dir: &Path, per_layer: bool) -> Result<Row, String> {
+    let file = N::FILE.ok_or("no trained file")?;
+    let path = dir.join(file);
+    let model = tflite::Model::from_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let net = N::load(&model, arch).map_err(|e| format!("{}: {e}", path.display()))?;
+    let golden = dir.join(format!("{}.golden", file.trim_end_matches(".tflite")));
+    let mut arena = vec![f32::NAN; N::ARENA];
+    let (mut worst, mut worst_tol, mut n, mut bad) = (0.0f32, 0.0f32, 0, None);
+    let mut first_input = None;
+    while golden.join(format!("{n}.input.bin")).exists() {
+        let input = read_f32(&golden.join(format!("{n}.input.bin")))?;
+        let litert = read_f32(&golden.join(format!("{n}.output.bin")))?;
+        // The hybrid KWS model: compare with LiteRT on dequantized weights.
+        let dq = golden.join(format!("{n}.output.dequantized_weights.bin"));
+        let want = if dq.exists() {
+            read_f32(&dq)?
+        } else {
+            litert.clone()
+        };
+        let (got, diff, tol, m) = check_one(
+            &net,
+            &model,
+            &mut arena,
+            &input,
+            Some(&want),
+            Propagation::Probable { lambda: 8.0 },
+        )?;
+        if let Some(m) = m {
+            bad.get_or_insert(format!("input {n}: {m}"));
+        }
+        if N::HEAD == Head::Softmax && argmax(&got) != argmax(&litert) {
+            bad.get_or_insert(format!(
+                "input {n}: class {} but LiteRT says {}",
+                argmax(&got),
+                argmax(&litert)
+            ));
+        }
+        worst = worst.max(diff);
+        worst_tol = worst_tol.max(tol);
+        first_input.get_or_insert(input);
+        n += 1;
+    }
+    if n == 0 {
+        return Err(format!("no golden inputs in {}", golden.display()));
+    }
+    let check = match &bad {
+        None => {
+            format!("ok: {n} golden inputs (max diff {worst:.1e}, bound up to {worst_tol:.1e})")
+        }
+        Some(m) => format!("FAILED vs LiteRT golden: {m}"),
+    };
+    let input = first_input.unwrap_or_default();
+    finish(&net, &mut arena, &input, check, bad.is_none(), per_layer)
+}
+
+/// The KWS sample (golden input 8) and its class.
+fn kws_sample(arch: Arch, dir: &Path) -> Result<String, String> {
+    const LABELS: [&str; 12] = [
+        "Down", "Go", "Left", "No", "Off", "On", "Right", "Stop", "Up", "Yes", "Silence", "Unknown",
+    ];
+    let model = tflite::Model::from_file(dir.join("kws_ref_model_float32.tflite"))
+        .map_err(|e| e.to_string())?;
+    let net = dscnn::DsCnn::load(&model, arch).map_err(|e| e.to_string())?;
+    let input = read_f32(&dir.join("kws_ref_model_float32.golden/8.input.bin"))?;
+    let mut arena = vec![0.0; dscnn::DsCnn::ARENA];
+    let mut p = vec![0.0; 12];
+    net.infer(&mut arena, &input, &mut p)
+        .map_err(|e| e.to_string())?;
+    let c = argmax(&p);
+    Ok(format!(
+        "KWS sample (kws_sample_input_int8.bin): class {c} \"{}\" (p = {:.3})",
+        LABELS[c], p[c]
+    ))
+}
+
+/// The AD sample clip's anomaly score: mean over its 196 windows of the
+/// reconstruction's mean squared error.
+fn ad_score(arch: Arch, dir: &Path) -> Result<(f64, String), String> {
+    let model =
+        tflite::Model::from_file(dir.join("ad01_fp32.tflite")).map_err(|e| e.to_string())?;
+    let net = ad::Autoencoder::load(&model, arch).map_err(|e| e.to_string())?;
+    let clip = read_f32(&dir.join("normal_id_01_00000000_hist_librosa.bin"))?;
+    if clip.len() < 640 || clip.len() % 128 != 0 {
+        return Err(format!(
+            "AD clip: {} floats is not frames of 128 (at least 5)",
+            clip.len()
+        ));
+    }
+    let windows = clip.len() / 128 - 4;
+    let mut arena = vec![0.0; ad::Autoencoder::ARENA];
+    let mut out = vec![0.0; 640];
+    let mut total = 0.0f64;
+    for j in 0..windows {
+        let x = &clip[j * 128..j * 128 + 640];
+        net.infer(&mut arena, x, &mut out)
+            .map_err(|e| e.to_string())?;
+        let mse: f64 = x
+            .iter()
+            .zip(&out)
+            .map(|(a, b)| ((a - b) as f64).powi(2))
+            .sum::<f64>()
+            / 640.0;
+        total += mse;
+    }
+    let score = total / windows as f64;
+    Ok((
+        score,
+        format!("AD sample clip ({windows} windows): anomaly score {score:.4} (LiteRT 9.707087)"),
+    ))
+}
+
+fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
+    println!(
+        "\n{:<9} {:>10} {:>10} {:>9} {:>8} {:>7} {:>10} {:>10} {:>9}  check",
+        "model",
+        "MACs",
+        "median us",
+        "inf/s",
+        "GFLOP/s",
+        "% peak",
+        "weights KB",
+        "arena KB",
+        "total KB"
+    );
+    for r in rows {
+        let s = r.median.as_secs_f64();
+        let gflops = 2.0 * r.macs as f64 / s / 1e9;
+        println!(
+            "{:<9} {:>10} {:>10.1} {:>9.0} {:>8.1} {:>6.1}% {:>10.1} {:>10.1} {:>9.1}  {}",
+            r.name,
+            r.macs,
+            s * 1e6,
+            1.0 / s,
+            gflops,
+            100.0 * gflops / peak,
+            r.weights_kb,
+            r.arena_kb,
+            r.weights_kb + r.arena_kb,
+            r.check
+        );
+    }
+    println!(
+        "\narch {} (FMA peak {peak:.1} GFLOP/s, one thread). weights = the file's f32s; packed for this arch:",
+        arch.name()
+    );
+    for r in rows {
+        println!(
+            "  {:<9} packed weights {:>8.1} KB; arena {:>7.1} KB (no plan can go below {:.1} KB)",
+            r.name, r.packed_kb, r.arena_kb, r.bound_kb
+        );
+    }
+}
+
+fn run() -> Result<bool, String> {
+    let o = options()?;
+    if let Some(dir) = &o.models
+        && !dir.is_dir()
+    {
+        return Err(format!("--models {}: not a directory", dir.display()));
+    }
+    let arch = small_core::arch::selected().map_err(|e| e.to_string())?;
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    eprintln!("measuring the FMA peak of {} ...", arch.name());
+    let peak = small_core::probe::fma_peak_gflops(arch).unwrap_or(f64::NAN);
+    println!(
+        "small-rs MLPerf Tiny, arch {} on {cpu}, one thread",
+        arch.name()
+    );
+    let mut rows = Vec::new();
+    let mut step = |name: &str, r: Result<Row, String>| -> Result<(), String> {
+        eprintln!("  {name} done");
+        rows.push(r?);
+        Ok(())
+    };
+    match &o.models {
+        None => {
+            println!(
+                "weights: built-in (generated, seed 1); check: against the small-core reference layers"
+            );
+            step("resnet8", builtin::<resnet8::Resnet8>(arch, 1, o.per_layer))?;
+            step("vww_0.25", builtin::<vww::Vww>(arch, 1, o.per_layer))?;
+            step("ds-cnn", builtin::<dscnn::DsCnn>(arch, 1, o.per_layer))?;
+            step("ad", builtin::<ad::Autoencoder>(arch, 1, o.per_layer))?;
+        }
+        Some(dir) => {
+            println!(
+                "weights: trained, from {}; check: against LiteRT's golden outputs",
+                dir.display()
+            );
+            step(
+                "resnet8",
+                trained::<resnet8::Resnet8>(arch, dir, o.per_layer),
+            )?;
+            step("vww_0.25", trained::<vww::Vww>(arch, dir, o.per_layer))?;
+            step("ds-cnn", trained::<dscnn::DsCnn>(arch, dir, o.per_layer))?;
+            step("ad", trained::<ad::Autoencoder>(arch, dir, o.per_layer))?;
+        }
+    }
+    print_table(arch, peak, &rows);
+    let mut ok = rows.iter().all(|r| r.ok);
+    if let Some(dir) = &o.models {
+        println!("\n{}", kws_sample(arch, dir)?);
+        let (score, line) = ad_score(arch, dir)?;
+        println!("{line}");
+        if format!("{score:.4}") != "9.7071" {
+            println!("AD score check FAILED: expected 9.7071 to 4 decimals");
+            ok = false;
+        }
+    }
+    Ok(ok)
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("mlperf_tiny: a check FAILED (see the table)");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("mlperf_tiny: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -8,7 +8,7 @@ use small_core::{layer, model};
 pub struct Stem;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 64, padding = same, activation = relu)]
 pub struct Depthwise;
-#[layer(fh = 1, fw = 1, fc = 64, k = 64, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 64, k = 64, padding = same, activation = relu)]
 pub struct Pointwise;
 #[layer(fh = 25, fw = 5, fc = 1, k = 1, g = 64, stride = (25, 5), padding = valid, reduction = avg)]
 pub struct Pool;

@@ -125,10 +125,25 @@ macro_rules! network {
     };
 }
 
-network!(resnet8::Resnet8, "resnet8", Some("pretrainedResnet.tflite"), Softmax);
+network!(
+    resnet8::Resnet8,
+    "resnet8",
+    Some("pretrainedResnet.tflite"),
+    Softmax
+);
 network!(vww::Vww, "vww_0.25", Some("vww_96_float.tflite"), Softmax);
-network!(dscnn::DsCnn, "ds-cnn", Some("kws_ref_model_float32.tflite"), Softmax);
-network!(ad::Autoencoder, "ad", Some("ad01_fp32.tflite"), Reconstruction);
+network!(
+    dscnn::DsCnn,
+    "ds-cnn",
+    Some("kws_ref_model_float32.tflite"),
+    Softmax
+);
+network!(
+    ad::Autoencoder,
+    "ad",
+    Some("ad01_fp32.tflite"),
+    Reconstruction
+);
 network!(vww1::Vww1, "vww_1.0", None, Softmax);
 
 /// A source that hands out the absolute values of another's weights (for
@@ -148,4 +163,89 @@ impl WeightSource for Abs<'_> {
             bias: w.bias.map(abs),
         })
     }
+}
+
+/// Checks a network's wiring against a `.tflite` file and maps each of its
+/// tensors to the file's tensor index: every layer must read the tensor
+/// the file's operator reads (looking through RESHAPE, a no-op in the
+/// blocked layout), a residual layer's ADD must add the layer's
+/// convolution and its skip tensor, and the activation declared must be
+/// the one the file fuses into the layer's last operator. The weights'
+/// shapes, strides and padding are checked when they load.
+pub fn verify_wiring<N: Network>(
+    model: &small_core::tflite::Model,
+) -> Result<Vec<usize>, LoadError> {
+    let ops = model.operators();
+    let op = |i: usize, layer: &str| {
+        ops.get(i).ok_or_else(|| LoadError::Missing {
+            what: format!(
+                "operator {i} (layer `{layer}`) in a file of {} operators",
+                ops.len()
+            ),
+        })
+    };
+    // Follow RESHAPE outputs back to the tensor they view.
+    let source_of = |mut t: usize| {
+        while let Some(r) = ops.iter().find(|o| {
+            o.kind == small_core::tflite::OpKind::Reshape && o.outputs.first() == Some(&t)
+        }) {
+            match r.input(0) {
+                Some(i) => t = i,
+                None => break,
+            }
+        }
+        t
+    };
+    let mismatch =
+        |l: &LayerInfo, what: &'static str, expected: String, actual: String| LoadError::Mismatch {
+            layer: format!("layer `{}` (op {})", l.name, l.op),
+            what,
+            expected,
+            actual,
+        };
+    let mut tensor = vec![usize::MAX; N::DIMS.len()];
+    tensor[0] = *model.inputs().first().ok_or(LoadError::Missing {
+        what: "model input".into(),
+    })?;
+    for l in N::LAYERS {
+        let main = op(l.op, l.name)?;
+        let read = main.input(0).map(source_of);
+        if read != Some(tensor[l.step.x]) {
+            return Err(mismatch(
+                l,
+                "input tensor",
+                format!("t{}", tensor[l.step.x]),
+                format!("{read:?}"),
+            ));
+        }
+        let last = op(l.out_op, l.name)?;
+        if l.step.skip != small_core::model::NONE {
+            let conv = main.outputs.first().copied();
+            let mut adds: Vec<Option<usize>> = last.inputs.clone();
+            adds.sort();
+            let mut want = vec![conv, Some(tensor[l.step.skip])];
+            want.sort();
+            if last.kind != small_core::tflite::OpKind::Add || adds != want {
+                return Err(mismatch(
+                    l,
+                    "residual ADD",
+                    format!("ADD of {want:?}"),
+                    format!("{} of {:?}", last.kind, last.inputs),
+                ));
+            }
+        }
+        let act = last.activation()?;
+        if act != l.spec.activation {
+            return Err(mismatch(
+                l,
+                "activation",
+                format!("{:?}", l.spec.activation),
+                format!("{act:?}"),
+            ));
+        }
+        tensor[l.step.y] = *last.outputs.first().ok_or_else(|| LoadError::Missing {
+            what: format!("output of operator {}", l.out_op),
+        })?;
+    }
+    Ok(tensor)
 }

@@ -8,39 +8,39 @@ use small_core::{layer, model};
 pub struct Stem;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 8, padding = same, activation = relu)]
 pub struct Dw8;
-#[layer(fh = 1, fw = 1, fc = 8, k = 16, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 8, k = 16, padding = same, activation = relu)]
 pub struct Pw8To16;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 16, stride = 2, padding = same, activation = relu)]
 pub struct Dw16S2;
-#[layer(fh = 1, fw = 1, fc = 16, k = 32, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 16, k = 32, padding = same, activation = relu)]
 pub struct Pw16To32;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 32, padding = same, activation = relu)]
 pub struct Dw32;
-#[layer(fh = 1, fw = 1, fc = 32, k = 32, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 32, k = 32, padding = same, activation = relu)]
 pub struct Pw32To32;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 32, stride = 2, padding = same, activation = relu)]
 pub struct Dw32S2;
-#[layer(fh = 1, fw = 1, fc = 32, k = 64, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 32, k = 64, padding = same, activation = relu)]
 pub struct Pw32To64;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 64, padding = same, activation = relu)]
 pub struct Dw64;
-#[layer(fh = 1, fw = 1, fc = 64, k = 64, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 64, k = 64, padding = same, activation = relu)]
 pub struct Pw64To64;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 64, stride = 2, padding = same, activation = relu)]
 pub struct Dw64S2;
-#[layer(fh = 1, fw = 1, fc = 64, k = 128, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 64, k = 128, padding = same, activation = relu)]
 pub struct Pw64To128;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 128, padding = same, activation = relu)]
 pub struct Dw128;
-#[layer(fh = 1, fw = 1, fc = 128, k = 128, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 128, k = 128, padding = same, activation = relu)]
 pub struct Pw128To128;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 128, stride = 2, padding = same, activation = relu)]
 pub struct Dw128S2;
-#[layer(fh = 1, fw = 1, fc = 128, k = 256, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 128, k = 256, padding = same, activation = relu)]
 pub struct Pw128To256;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 256, padding = same, activation = relu)]
 pub struct Dw256;
-#[layer(fh = 1, fw = 1, fc = 256, k = 256, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 256, k = 256, padding = same, activation = relu)]
 pub struct Pw256To256;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 256, stride = 3, padding = valid, reduction = avg)]
 pub struct Pool;

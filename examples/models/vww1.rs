@@ -8,39 +8,39 @@ use small_core::{layer, model};
 pub struct Stem;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 32, padding = same, activation = relu)]
 pub struct Dw32;
-#[layer(fh = 1, fw = 1, fc = 32, k = 64, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 32, k = 64, padding = same, activation = relu)]
 pub struct Pw32To64;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 64, stride = 2, padding = same, activation = relu)]
 pub struct Dw64S2;
-#[layer(fh = 1, fw = 1, fc = 64, k = 128, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 64, k = 128, padding = same, activation = relu)]
 pub struct Pw64To128;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 128, padding = same, activation = relu)]
 pub struct Dw128;
-#[layer(fh = 1, fw = 1, fc = 128, k = 128, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 128, k = 128, padding = same, activation = relu)]
 pub struct Pw128To128;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 128, stride = 2, padding = same, activation = relu)]
 pub struct Dw128S2;
-#[layer(fh = 1, fw = 1, fc = 128, k = 256, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 128, k = 256, padding = same, activation = relu)]
 pub struct Pw128To256;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 256, padding = same, activation = relu)]
 pub struct Dw256;
-#[layer(fh = 1, fw = 1, fc = 256, k = 256, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 256, k = 256, padding = same, activation = relu)]
 pub struct Pw256To256;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 256, stride = 2, padding = same, activation = relu)]
 pub struct Dw256S2;
-#[layer(fh = 1, fw = 1, fc = 256, k = 512, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 256, k = 512, padding = same, activation = relu)]
 pub struct Pw256To512;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 512, padding = same, activation = relu)]
 pub struct Dw512;
-#[layer(fh = 1, fw = 1, fc = 512, k = 512, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 512, k = 512, padding = same, activation = relu)]
 pub struct Pw512To512;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 512, stride = 2, padding = same, activation = relu)]
 pub struct Dw512S2;
-#[layer(fh = 1, fw = 1, fc = 512, k = 1024, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 512, k = 1024, padding = same, activation = relu)]
 pub struct Pw512To1024;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 1024, padding = same, activation = relu)]
 pub struct Dw1024;
-#[layer(fh = 1, fw = 1, fc = 1024, k = 1024, activation = relu)]
+#[layer(fh = 1, fw = 1, fc = 1024, k = 1024, padding = same, activation = relu)]
 pub struct Pw1024To1024;
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 1024, stride = 3, padding = valid, reduction = avg)]
 pub struct Pool;

@@ -1,0 +1,385 @@
+//! The MLPerf Tiny networks end to end.
+//!
+//! - Built-in (generated) weights, on every arch this CPU runs: each
+//!   network against the reference layers, within the bound propagated
+//!   through its layers (`small_examples::check`), starting from an arena
+//!   full of NaN so a read of an unwritten element cannot pass.
+//! - Real weights (`../shared/models`, or `SMALL_MODELS`): see `golden`.
+
+use small_core::Arch;
+use small_core::load::Generated;
+use small_examples::check::{self, Propagation, first_mismatch, head_bound};
+
+/// Trained weights: the probabilistic bound (see `check::Propagation`).
+const PROBABLE: Propagation = Propagation::Probable { lambda: 8.0 };
+use small_examples::models::{Head, Network, ad, dscnn, resnet8, vww, vww1};
+
+fn builtin<N: Network>(arch: Arch) {
+    let source = Generated { seed: 3 };
+    let net = N::load(&source, arch).expect("generated weights fit");
+    let input = Generated::values(11, N::DIMS[0].elements(), 1.0);
+    let values = small_core::model::reference_run(&source, N::LAYERS, N::DIMS, &input).unwrap();
+    let bounds =
+        check::bounds(N::LAYERS, N::DIMS, &source, &values, Propagation::WorstCase).unwrap();
+    let mut arena = vec![f32::NAN; N::ARENA];
+    // Every layer's output, not only the last.
+    small_core::model::check_arena(arena.len(), N::ARENA).unwrap();
+    N::tensor_mut(&mut arena, 0)
+        .unwrap()
+        .fill_from_nhwc(&input)
+        .unwrap();
+    for (i, l) in N::LAYERS.iter().enumerate() {
+        net.forward_layer(i, &mut arena).unwrap();
+        let got = N::tensor(&arena, l.step.y).unwrap().to_nhwc();
+        if let Some((j, g, w, t)) = first_mismatch(&got, &values[l.step.y], &bounds[l.step.y]) {
+            panic!(
+                "{} on {}: layer {i} `{}` element {j}: got {g}, reference {w}, bound {t}",
+                N::NAME,
+                arch.name(),
+                l.name
+            );
+        }
+    }
+    let mut want = values[N::OUTPUT].clone();
+    if N::HEAD == Head::Softmax {
+        check::softmax(&mut want);
+    }
+    let mut got = vec![0.0; want.len()];
+    net.infer(&mut arena, &input, &mut got).unwrap();
+    let tol = head_bound(N::HEAD, &bounds[N::OUTPUT]);
+    assert_eq!(
+        first_mismatch(&got, &want, &tol),
+        None,
+        "{} head on {}",
+        N::NAME,
+        arch.name()
+    );
+}
+
+fn all_archs<N: Network>() {
+    for arch in small_core::arch::available() {
+        builtin::<N>(arch);
+        println!(
+            "{}: built-in weights match the reference on {}",
+            N::NAME,
+            arch.name()
+        );
+    }
+}
+
+#[test]
+fn resnet8_builtin() {
+    all_archs::<resnet8::Resnet8>();
+}
+
+#[test]
+fn vww_builtin() {
+    all_archs::<vww::Vww>();
+}
+
+#[test]
+fn dscnn_builtin() {
+    all_archs::<dscnn::DsCnn>();
+}
+
+#[test]
+fn ad_builtin() {
+    all_archs::<ad::Autoencoder>();
+}
+
+#[test]
+fn vww1_builtin() {
+    builtin::<vww1::Vww1>(small_core::arch::selected().unwrap());
+}
+
+#[test]
+fn arena_is_planned_tight() {
+    // Chains without residuals reach the lower bound; ResNet's skips may
+    // cost a little fragmentation.
+    assert_eq!(
+        <ad::Autoencoder as Network>::ARENA,
+        <ad::Autoencoder as Network>::LOWER_BOUND
+    );
+    assert_eq!(
+        <dscnn::DsCnn as Network>::ARENA,
+        <dscnn::DsCnn as Network>::LOWER_BOUND
+    );
+    assert_eq!(
+        <vww::Vww as Network>::ARENA,
+        <vww::Vww as Network>::LOWER_BOUND
+    );
+    let r = <resnet8::Resnet8 as Network>::ARENA as f64
+        / <resnet8::Resnet8 as Network>::LOWER_BOUND as f64;
+    assert!(r <= 1.34, "resnet8 arena {r:.2}x its lower bound");
+}
+
+#[test]
+fn short_arena_is_an_error() {
+    let net = ad::Autoencoder::load(&Generated { seed: 1 }, Arch::Reference).unwrap();
+    let mut arena = vec![0.0; ad::Autoencoder::ARENA - 1];
+    let e = net.forward(&mut arena).unwrap_err();
+    assert!(
+        e.to_string().contains(&ad::Autoencoder::ARENA.to_string()),
+        "{e}"
+    );
+}
+
+// ---- Real weights and LiteRT's golden data (../shared/models) ----
+
+use small_core::tflite;
+use small_examples::models::verify_wiring;
+use std::path::{Path, PathBuf};
+
+/// The MLPerf Tiny models directory: `SMALL_MODELS`, else `../shared/models`
+/// beside the repository. Missing: a skip, printed, except under CI, where
+/// it is a failure (CI has the files; a silent skip would hide a broken path).
+fn models_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("SMALL_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/models"));
+    if dir.join("pretrainedResnet.tflite").exists() {
+        return Some(dir);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "CI is set but the MLPerf Tiny models are not in {}",
+            dir.display()
+        );
+    }
+    println!(
+        "SKIPPED: no MLPerf Tiny models in {} (set SMALL_MODELS)",
+        dir.display()
+    );
+    None
+}
+
+fn read_f32(path: &Path) -> Vec<f32> {
+    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Golden tensor `index` of input 0 (`0.tensors/<index>_<name>.bin`).
+fn golden_tensor(golden: &Path, index: usize) -> Vec<f32> {
+    let dir = golden.join("0.tensors");
+    let prefix = format!("{index}_");
+    let entry = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no tensor {index} in {}", dir.display()));
+    read_f32(&entry.path())
+}
+
+/// Inputs checked end to end: all on the host, fewer under QEMU.
+fn inputs(golden: &Path) -> Vec<usize> {
+    let all: Vec<usize> = (0..)
+        .take_while(|i| golden.join(format!("{i}.input.bin")).exists())
+        .collect();
+    if cfg!(target_arch = "aarch64") {
+        // Emulated: the first random input and the real sample, if any.
+        all.iter().copied().filter(|&i| i == 0 || i == 8).collect()
+    } else {
+        all
+    }
+}
+
+fn golden<N: Network>() {
+    let Some(dir) = models_dir() else { return };
+    let file = N::FILE.unwrap();
+    let model = tflite::Model::from_file(dir.join(file)).unwrap();
+    let tensor = verify_wiring::<N>(&model).unwrap();
+    let golden = dir.join(format!("{}.golden", file.trim_end_matches(".tflite")));
+    let hybrid = |op: usize| {
+        let w = model.operators()[op].input(1).unwrap();
+        model.tensor(w).unwrap().dtype != tflite::DType::Float32
+    };
+    for arch in small_core::arch::available() {
+        let net = N::load(&model, arch).unwrap();
+        let mut arena = vec![f32::NAN; N::ARENA];
+        // Layer by layer, each fed LiteRT's own input tensors: a failure
+        // names the first wrong layer.
+        for (i, l) in N::LAYERS.iter().enumerate() {
+            let x = golden_tensor(&golden, tensor[l.step.x]);
+            N::tensor_mut(&mut arena, l.step.x)
+                .unwrap()
+                .fill_from_nhwc(&x)
+                .unwrap();
+            let skip = (l.step.skip != small_core::model::NONE)
+                .then(|| golden_tensor(&golden, tensor[l.step.skip]));
+            if let Some(s) = &skip {
+                N::tensor_mut(&mut arena, l.step.skip)
+                    .unwrap()
+                    .fill_from_nhwc(s)
+                    .unwrap();
+            }
+            net.forward_layer(i, &mut arena).unwrap();
+            let got = N::tensor(&arena, l.step.y).unwrap().to_nhwc();
+            let want = golden_tensor(&golden, tensor[l.step.y]);
+            let w = if l.spec.has_weights() {
+                Some(
+                    small_core::load::WeightSource::layer(
+                        &model,
+                        small_core::load::LayerRef {
+                            name: l.name,
+                            op: l.op,
+                        },
+                        &l.spec,
+                    )
+                    .unwrap(),
+                )
+            } else {
+                None
+            };
+            let (wts, bias) = w
+                .as_ref()
+                .map_or((&[][..], None), |w| (&w.weights[..], w.bias.as_deref()));
+            let d = N::DIMS[l.step.x];
+            let shape = small_core::reference::Shape::new(d.h, d.w, d.c);
+            let mut tol =
+                small_core::reference::tolerances(&l.spec, &x, shape, wts, bias, skip.as_deref());
+            if l.spec.has_weights() && hybrid(l.op) {
+                // LiteRT quantizes this layer's input to int8 (scale
+                // max|x| / 127), so each input is off by up to half a step.
+                let half_step = x.iter().fold(0.0f32, |m, v| m.max(v.abs())) / 254.0;
+                let mut lin = l.spec;
+                lin.activation = small_core::Activation::None;
+                let abs: Vec<f32> = wts.iter().map(|w| w.abs()).collect();
+                let (q, _) = small_core::reference::layer(
+                    &lin,
+                    &vec![half_step; x.len()],
+                    shape,
+                    &abs,
+                    None,
+                    None,
+                )
+                .unwrap();
+                tol.iter_mut().zip(q).for_each(|(t, q)| *t += q * 1.01);
+            }
+            if let Some((j, g, w, t)) = first_mismatch(&got, &want, &tol) {
+                panic!(
+                    "{} on {}: layer {i} `{}` (op {}) element {j}: got {g}, LiteRT {w}, bound {t}",
+                    N::NAME,
+                    arch.name(),
+                    l.name,
+                    l.op
+                );
+            }
+        }
+        // End to end, every golden input (fewer under QEMU).
+        let mut out = vec![0.0; N::DIMS[N::OUTPUT].c];
+        for i in inputs(&golden) {
+            let input = read_f32(&golden.join(format!("{i}.input.bin")));
+            let litert = read_f32(&golden.join(format!("{i}.output.bin")));
+            let dq = golden.join(format!("{i}.output.dequantized_weights.bin"));
+            let want = if dq.exists() {
+                read_f32(&dq)
+            } else {
+                litert.clone()
+            };
+            let values =
+                small_core::model::reference_run(&model, N::LAYERS, N::DIMS, &input).unwrap();
+            let bounds = check::bounds(N::LAYERS, N::DIMS, &model, &values, PROBABLE).unwrap();
+            let tol = head_bound(N::HEAD, &bounds[N::OUTPUT]);
+            net.infer(&mut arena, &input, &mut out).unwrap();
+            if let Some((j, g, w, t)) = first_mismatch(&out, &want, &tol) {
+                panic!(
+                    "{} on {} input {i}: output {j}: got {g}, LiteRT {w}, bound {t}",
+                    N::NAME,
+                    arch.name()
+                );
+            }
+            if N::HEAD == Head::Softmax {
+                assert_eq!(
+                    check::argmax(&out),
+                    check::argmax(&litert),
+                    "{} input {i}: class",
+                    N::NAME
+                );
+            }
+        }
+        println!(
+            "{}: {} layers and {} golden inputs match LiteRT on {}",
+            N::NAME,
+            N::LAYERS.len(),
+            inputs(&golden).len(),
+            arch.name()
+        );
+    }
+}
+
+#[test]
+fn resnet8_golden() {
+    golden::<resnet8::Resnet8>();
+}
+
+#[test]
+fn vww_golden() {
+    golden::<vww::Vww>();
+}
+
+#[test]
+fn dscnn_golden() {
+    golden::<dscnn::DsCnn>();
+}
+
+#[test]
+fn ad_golden() {
+    golden::<ad::Autoencoder>();
+}
+
+/// The AD sample clip: 196 windows of 5 frames; LiteRT scores it 9.707087,
+/// MLCommons' reference result 9.70710781.
+#[test]
+fn ad_sample_clip_score() {
+    let Some(dir) = models_dir() else { return };
+    let model = tflite::Model::from_file(dir.join("ad01_fp32.tflite")).unwrap();
+    let net = ad::Autoencoder::load(&model, small_core::arch::selected().unwrap()).unwrap();
+    let clip = read_f32(&dir.join("normal_id_01_00000000_hist_librosa.bin"));
+    let windows = clip.len() / 128 - 4;
+    assert_eq!(windows, 196);
+    let mut arena = vec![0.0; ad::Autoencoder::ARENA];
+    let mut out = vec![0.0; 640];
+    let mut total = 0.0f64;
+    for j in 0..windows {
+        let x = &clip[j * 128..j * 128 + 640];
+        net.infer(&mut arena, x, &mut out).unwrap();
+        total += x
+            .iter()
+            .zip(&out)
+            .map(|(a, b)| ((a - b) as f64).powi(2))
+            .sum::<f64>()
+            / 640.0;
+    }
+    let score = total / windows as f64;
+    println!("AD sample clip score {score:.6}");
+    assert_eq!(format!("{score:.4}"), "9.7071");
+}
+
+#[test]
+fn wiring_mismatch_is_an_error() {
+    let Some(dir) = models_dir() else { return };
+    // DS-CNN's declaration on ResNet-8's file: its stem is 10x4 stride 2,
+    // 1 -> 64 channels; ResNet's op 0 is 3x3 stride 1, 3 -> 16.
+    let model = tflite::Model::from_file(dir.join("pretrainedResnet.tflite")).unwrap();
+    let e = dscnn::DsCnn::load(&model, Arch::Reference)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`stem`") && e.contains("declared 2x2, file has 1x1"),
+        "{e}"
+    );
+    // Same strides, other shape: AD's first layer on DS-CNN's pointwise op.
+    let kws = tflite::Model::from_file(dir.join("kws_ref_model_float32.tflite")).unwrap();
+    let spec = <ad::In>::SPEC;
+    let r = small_core::load::LayerRef { name: "fc1", op: 2 };
+    let e = small_core::load::WeightSource::layer(&kws, r, &spec)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("fc1"), "{e}");
+    let e = verify_wiring::<dscnn::DsCnn>(&model)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("declared") && e.contains("file has"), "{e}");
+}
