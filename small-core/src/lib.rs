@@ -25,9 +25,9 @@ pub mod fold;
 #[doc(hidden)]
 pub mod layer;
 mod layout;
-pub mod model;
 #[cfg(feature = "alloc")]
 pub mod load;
+pub mod model;
 pub mod nest;
 pub mod ops;
 pub mod pack;

@@ -89,4 +89,3 @@ pub fn tolerances(
             .collect(),
     }
 }
-

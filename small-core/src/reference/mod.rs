@@ -57,9 +57,9 @@ mod tests_pool;
 
 pub use conv::{conv2d, depthwise_conv2d, fully_connected};
 pub use elementwise::{activation, add, batch_norm, bias_add, softmax, upsample_nearest};
-pub use pool::{avg_pool, global_avg_pool, max_pool};
 #[cfg(feature = "alloc")]
 pub use layer::{layer, tolerances};
+pub use pool::{avg_pool, global_avg_pool, max_pool};
 
 /// NHWC shape of one image: `h` rows of `w` pixels of `c` channels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
