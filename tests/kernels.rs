@@ -152,6 +152,25 @@ macro_rules! residual_case {
     };
 }
 
+/// Residual layers writing over their residual: `y = skip`, then
+/// `forward_add_in_place(x, y)`.
+macro_rules! residual_in_place_case {
+    ($test:ident, $layer:ident, $cases:expr) => {
+        case!(
+            $test,
+            $layer,
+            $cases,
+            $layer::with_arch,
+            |l: &$layer, x, s: Option<&Blocked<Vec<f32>>>, y: &mut Blocked<Vec<f32>>| {
+                let s = s.expect("residual case");
+                small_core::check_len("skip", y.as_slice().len(), s.as_slice().len())?;
+                *y = s.clone();
+                l.forward_add_in_place(x, y)
+            }
+        );
+    };
+}
+
 /// Layers without weights (max and average reductions): `with_arch(arch)`.
 macro_rules! pool_case {
     ($test:ident, $layer:ident, $cases:expr) => {
@@ -265,6 +284,8 @@ residual_case!(conv_3x3_plus_residual_relu, ConvAddRelu, 30);
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, residual)]
 struct DepthwiseAdd;
 residual_case!(depthwise_s2_plus_residual_17, DepthwiseAdd, 30);
+residual_in_place_case!(conv_3x3_plus_residual_in_place, ConvAddRelu, 30);
+residual_in_place_case!(depthwise_s2_plus_residual_in_place, DepthwiseAdd, 30);
 
 // --- Average pooling: divide by the valid (non-padded) taps ---
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, reduction = avg)]

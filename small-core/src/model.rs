@@ -129,9 +129,54 @@ pub const fn lifetimes<const T: usize, const S: usize>(
     t
 }
 
-/// The arena plan of a model (see [`crate::plan::plan`]).
+/// Which steps write their output over their residual input: those whose
+/// residual no later step reads (ResNet's adds), so the residual's buffer
+/// serves as the output's and the two never need space at once.
+pub const fn in_place<const T: usize, const S: usize>(
+    dims: &[Dims; T],
+    steps: &[Step; S],
+) -> [bool; S] {
+    let t = lifetimes(dims, steps);
+    let mut r = [false; S];
+    let mut s = 0;
+    while s < S {
+        let skip = steps[s].skip;
+        r[s] = skip != NONE && skip != steps[s].x && t[skip].last == s + 1;
+        s += 1;
+    }
+    r
+}
+
+/// The arena plan of a model (see [`crate::plan::plan`]); an in-place
+/// step's output shares its residual's offset.
 pub const fn plan<const T: usize, const S: usize>(dims: &[Dims; T], steps: &[Step; S]) -> Plan<T> {
-    crate::plan::plan(lifetimes(dims, steps))
+    let mut t = lifetimes(dims, steps);
+    let aliased = in_place(dims, steps);
+    let mut root = [0usize; T];
+    let mut i = 0;
+    while i < T {
+        root[i] = i;
+        i += 1;
+    }
+    let mut s = 0;
+    while s < S {
+        if aliased[s] {
+            let (y, r) = (steps[s].y, root[steps[s].skip]);
+            root[y] = r;
+            if t[y].last > t[r].last {
+                t[r].last = t[y].last;
+            }
+            t[y].size = 0;
+        }
+        s += 1;
+    }
+    let mut p = crate::plan::plan(t);
+    let mut i = 0;
+    while i < T {
+        p.offsets[i] = p.offsets[root[i]];
+        i += 1;
+    }
+    p
 }
 
 /// The tensor `dims` at `offset` of `arena` (read-only), for a model's runner.
@@ -292,6 +337,8 @@ macro_rules! model {
                     }
                     s
                 };
+                /// Steps whose output overwrites their residual input.
+                pub const IN_PLACE: [bool; S] = $crate::model::in_place(&Self::DIMS, &Self::STEPS);
                 /// Where each tensor lives in the arena.
                 pub const PLAN: $crate::plan::Plan<T> = $crate::model::plan(&Self::DIMS, &Self::STEPS);
                 /// Arena size in `f32`s: all activations, input included.
@@ -396,9 +443,11 @@ macro_rules! model {
                             } else {
                                 (Self::PLAN.offsets[id], Self::DIMS[id])
                             };
+                            // In place, the residual already is in `y`.
+                            let skip = if Self::IN_PLACE[k] { st.x } else { st.skip };
                             let ([x, _skip], mut y) =
-                                $crate::model::step_views(arena, [at(st.x), at(st.skip)], at(st.y))?;
-                            return $crate::model!(@call self.$field, x, _skip, y $(, $skip)?);
+                                $crate::model::step_views(arena, [at(st.x), at(skip)], at(st.y))?;
+                            return $crate::model!(@call self.$field, Self::IN_PLACE[k], x, _skip, y $(, $skip)?);
                         }
                         k += 1;
                     )+
@@ -418,8 +467,10 @@ macro_rules! model {
     };
     (@or $a:expr ; $b:expr) => { $a };
     (@or ; $b:expr) => { $b };
-    (@call $l:expr, $x:ident, $s:ident, $y:ident) => { $l.forward(&$x, &mut $y) };
-    (@call $l:expr, $x:ident, $s:ident, $y:ident, $skip:ident) => { $l.forward_add(&$x, &$s, &mut $y) };
+    (@call $l:expr, $ip:expr, $x:ident, $s:ident, $y:ident) => { $l.forward(&$x, &mut $y) };
+    (@call $l:expr, $ip:expr, $x:ident, $s:ident, $y:ident, $skip:ident) => {
+        if $ip { $l.forward_add_in_place(&$x, &mut $y) } else { $l.forward_add(&$x, &$s, &mut $y) }
+    };
     (@build $ty:ident, $arch:ident, $w:ident) => {
         if $ty::SPEC.has_weights() {
             $ty::from_weights($arch, &$w.weights, $w.bias.as_deref())?

@@ -110,6 +110,8 @@ pub struct Problem<'a> {
     pad_left: usize,
     packed: &'a [f32],
     res: Option<&'a [f32]>,
+    /// The residual is `out` itself (see [`Problem::with_residual_in_place`]).
+    in_place: bool,
 }
 
 impl<'a> Problem<'a> {
@@ -157,7 +159,24 @@ impl<'a> Problem<'a> {
             pad_left: dw.before,
             packed,
             res: skip.map(|s| s.as_slice()),
+            in_place: false,
         })
+    }
+
+    /// As [`Problem::with_residual`] with the residual already in `y`:
+    /// `y = activation(layer(x) + y)`. Each output element reads its own
+    /// residual before it is written, so the output can replace it (a
+    /// residual's buffer reused in place, as DORY plans ResNet's adds).
+    pub fn with_residual_in_place<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
+        spec: &'a LayerSpec,
+        tc: usize,
+        x: &'a Blocked<X>,
+        y: &'a mut Blocked<Y>,
+        packed: &'a [f32],
+    ) -> Result<Self, Error> {
+        let mut p = Self::new(spec, tc, x, y, packed)?;
+        p.in_place = true;
+        Ok(p)
     }
 }
 
@@ -175,7 +194,13 @@ pub unsafe fn run<K: Kernel>(p: &mut Problem) {
     let (bias, wts) = p.packed.split_at(p.packed.len().min(out_padded(p.spec)));
     let inp = p.inp.as_ptr();
     let out = p.out.as_mut_ptr();
-    let res = p.res.map_or(core::ptr::null(), |r| r.as_ptr());
+    // In place, the residual pointer derives from the output's own pointer,
+    // so reads and writes share one provenance.
+    let res = match (p.in_place, p.res) {
+        (true, _) => out as *const f32,
+        (false, Some(r)) => r.as_ptr(),
+        (false, None) => core::ptr::null(),
+    };
     for ot in 0..out_padded(p.spec) / K::TC {
         let (ch, wts) = (
             ot * K::TC,

@@ -338,6 +338,19 @@ fn forward(spec: &Spec) -> TokenStream {
                 let w = self.weights.as_slice();
                 self.dispatch(::small_core::nest::Problem::with_residual(&Self::SPEC, tc, x, Some(skip), y, w)?)
             }
+
+            /// As [`Self::forward_add`] with the residual already in `y`,
+            /// which the result replaces: `y = activation(layer(x) + y)`.
+            /// Saves the residual's buffer when nothing else reads it.
+            pub fn forward_add_in_place<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
+                &self,
+                x: &::small_core::Blocked<X>,
+                y: &mut ::small_core::Blocked<Y>,
+            ) -> Result<(), ::small_core::Error> {
+                let tc = self.blocking().tc;
+                let w = self.weights.as_slice();
+                self.dispatch(::small_core::nest::Problem::with_residual_in_place(&Self::SPEC, tc, x, y, w)?)
+            }
         }
     } else {
         quote! {
