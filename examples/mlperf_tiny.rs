@@ -408,9 +408,11 @@ fn run() -> Result<bool, String> {
         arch.name()
     );
     let mut rows = Vec::new();
-    let mut step = |name: &str, r: Result<Row, String>| -> Result<(), String> {
-        eprintln!("  {name} done");
-        rows.push(r?);
+    let mut step = |name: &str, run: &dyn Fn() -> Result<Row, String>| -> Result<(), String> {
+        eprintln!("  {name}: checking and timing ...");
+        let t = Instant::now();
+        rows.push(run().map_err(|e| format!("{name}: {e}"))?);
+        eprintln!("  {name}: done in {:.1} s", t.elapsed().as_secs_f64());
         Ok(())
     };
     match &o.models {
@@ -418,23 +420,26 @@ fn run() -> Result<bool, String> {
             println!(
                 "weights: built-in (generated, seed 1); check: against the small-core reference layers"
             );
-            step("resnet8", builtin::<resnet8::Resnet8>(arch, 1, o.per_layer))?;
-            step("vww_0.25", builtin::<vww::Vww>(arch, 1, o.per_layer))?;
-            step("ds-cnn", builtin::<dscnn::DsCnn>(arch, 1, o.per_layer))?;
-            step("ad", builtin::<ad::Autoencoder>(arch, 1, o.per_layer))?;
+            step("resnet8", &|| {
+                builtin::<resnet8::Resnet8>(arch, 1, o.per_layer)
+            })?;
+            step("vww_0.25", &|| builtin::<vww::Vww>(arch, 1, o.per_layer))?;
+            step("ds-cnn", &|| builtin::<dscnn::DsCnn>(arch, 1, o.per_layer))?;
+            step("ad", &|| builtin::<ad::Autoencoder>(arch, 1, o.per_layer))?;
         }
         Some(dir) => {
             println!(
                 "weights: trained, from {}; check: against LiteRT's golden outputs",
                 dir.display()
             );
-            step(
-                "resnet8",
-                trained::<resnet8::Resnet8>(arch, dir, o.per_layer),
-            )?;
-            step("vww_0.25", trained::<vww::Vww>(arch, dir, o.per_layer))?;
-            step("ds-cnn", trained::<dscnn::DsCnn>(arch, dir, o.per_layer))?;
-            step("ad", trained::<ad::Autoencoder>(arch, dir, o.per_layer))?;
+            step("resnet8", &|| {
+                trained::<resnet8::Resnet8>(arch, dir, o.per_layer)
+            })?;
+            step("vww_0.25", &|| trained::<vww::Vww>(arch, dir, o.per_layer))?;
+            step("ds-cnn", &|| {
+                trained::<dscnn::DsCnn>(arch, dir, o.per_layer)
+            })?;
+            step("ad", &|| trained::<ad::Autoencoder>(arch, dir, o.per_layer))?;
         }
     }
     print_table(arch, peak, &rows);
