@@ -1,192 +1,409 @@
-//! `small-bench`: times layers against this machine's measured FMA peak.
-//!
-//! `cargo run --release -p small-bench` measures each available arch's
-//! single-core FMA peak, then times the SMaLL paper's layer set (conv 3x3,
-//! conv 1x1, depthwise 3x3, max pool 2x2/2, ReLU) at 48x48x16 and 6x6x512
-//! (median and minimum of >= 10 runs over >= 1 s after a 0.2 s warm-up) on
-//! every arch, printing a table (GFLOP/s, % of that arch's peak, blocking)
-//! and then one JSON line per case. The model cases, bandwidth roofline
-//! and peer comparison of the `perf` issue grow here.
+//! `small-bench`: measures this machine (FMA peak per arch, L1 / L2 / DRAM
+//! read bandwidth), times the SMaLL paper's layer set and the MLPerf Tiny
+//! networks on every arch it runs, prints a table and one JSON line per
+//! case, and draws the roofline. `--help` lists the options.
 
-use small_core::{Arch, Blocked, Blocking, Error, layer};
-use std::time::Instant;
+use small_bench::cases::{self, CHANNELS, CaseDef, DEFAULT_SHAPES, Shape};
+use small_bench::machine::{self, Cpu};
+use small_bench::report::{Row, json_str};
+use small_bench::roofline::{Point, Roofline};
+use small_bench::timing::{self, Timing};
+use small_core::Arch;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
 
-#[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same)]
-pub struct Conv3x3;
+const USAGE: &str = "\
+usage: cargo run --release -p small-bench -- [OPTIONS] [CASE ...]
 
-#[layer(fh = 1, fw = 1, fc = 16, k = 16)]
-pub struct Conv1x1;
+Measures this machine (single-core FMA peak of each arch, L1 / L2 / DRAM read
+bandwidth), then times each case on each arch (one thread, float32, one image:
+warm-up >= 0.2 s, then >= 1 s and >= 10 runs; median and minimum), prints a
+table and one JSON line per case, and writes a roofline SVG.
 
-#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 16, padding = same)]
-pub struct Depthwise;
+Cases: the SMaLL paper's layer set - conv 3x3 C->C SAME + bias, conv 1x1 C->C
++ bias, dw 3x3 SAME + bias, maxpool 2x2/2, relu - at 48x48x16 and 6x6x512
+(\"conv 3x3 48x48x16\", ...), and the networks resnet8, vww_0.25, vww_1.0,
+ds-cnn and ad (Generated { seed: 1 } weights; one `infer` each).
 
-#[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 16, stride = 2, reduction = max)]
-pub struct MaxPool;
+  CASE ...           only cases whose name contains one of these words
+                     (case-insensitive); `layer` and `model` select a group
+  --arch all|NAME[,NAME...]
+                     arches to run (default: all this CPU runs, e.g. avx512,
+                     avx2 and reference)
+  --shape HxW[xC]    run the layer set at this input height and width
+                     (repeatable; replaces 48x48x16 and 6x6x512). Channel
+                     counts ({channels}) and filters are compile-time
+                     (#[layer] in benches/cases.rs): HxW runs both channel
+                     sets, HxWxC one of them. Height and width are run-time.
+  --json FILE        also write the JSON lines (machine line first) to FILE
+  --svg PATH         roofline SVG path (default: target/roofline.svg under
+                     the workspace); --no-svg to skip it
+  --quick            short timing and probes: a smoke test, not a measurement
+  -h, --help         this text";
 
-#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 16, reduction = max, activation = relu)]
-pub struct Relu;
-
-#[layer(fh = 3, fw = 3, fc = 512, k = 512, padding = same)]
-pub struct Conv3x3Wide;
-
-#[layer(fh = 1, fw = 1, fc = 512, k = 512)]
-pub struct Conv1x1Wide;
-
-#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 512, padding = same)]
-pub struct DepthwiseWide;
-
-#[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 512, stride = 2, reduction = max)]
-pub struct MaxPoolWide;
-
-#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 512, reduction = max, activation = relu)]
-pub struct ReluWide;
-
-/// Median and minimum seconds of `f` after a warm-up of >= 0.2 s, over
-/// >= 1 s and >= 10 runs.
-fn time(mut f: impl FnMut() -> Result<(), Error>) -> Result<(f64, f64), Error> {
-    let start = Instant::now();
-    while start.elapsed().as_secs_f64() < 0.2 {
-        f()?;
-    }
-    let mut runs = Vec::new();
-    let start = Instant::now();
-    while runs.len() < 10 || start.elapsed().as_secs_f64() < 1.0 {
-        let t = Instant::now();
-        f()?;
-        runs.push(t.elapsed().as_secs_f64());
-    }
-    runs.sort_by(f64::total_cmp);
-    Ok((runs[runs.len() / 2], runs[0]))
+fn usage() -> String {
+    USAGE.replace("{channels}", &format!("{CHANNELS:?}"))
 }
 
-fn weights(n: usize) -> Vec<f32> {
-    (0..n).map(|i| ((i * 7 % 13) as f32 - 6.0) / 10.0).collect()
+/// Parsed command line.
+#[derive(Debug, Clone, PartialEq)]
+struct Options {
+    /// `None`: every available arch.
+    arches: Option<Vec<Arch>>,
+    filters: Vec<String>,
+    shapes: Vec<Shape>,
+    json: Option<PathBuf>,
+    svg: Option<PathBuf>,
+    quick: bool,
 }
 
-fn report(case: &str, arch: Arch, peak: f64, flops: f64, (med, min): (f64, f64), b: &Blocking) {
-    let gf = flops / med / 1e9;
-    JSON.with(|j| {
-        j.borrow_mut().push(format!(
-            "{{\"case\":\"{case}\",\"arch\":\"{}\",\"median_us\":{:.2},\"min_us\":{:.2},\"gflops\":{gf:.2},\"peak_gflops\":{peak:.1},\"o_wb\":{},\"tc\":{}}}",
-            arch.name(),
-            med * 1e6,
-            min * 1e6,
-            b.o_wb,
-            b.tc
-        ))
-    });
+/// `--help` or a bad argument: the text to print.
+#[derive(Debug, Clone, PartialEq)]
+enum Exit {
+    Help,
+    Bad(String),
+}
+
+fn default_svg() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => PathBuf::from(d).join("roofline.svg"),
+        None => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../target/roofline.svg"
+        )),
+    }
+}
+
+/// `24x24` (both channel sets) or `24x24x16`.
+fn parse_shape(s: &str) -> Result<Vec<Shape>, String> {
+    let dims: Vec<usize> = s
+        .split('x')
+        .map(|d| d.trim().parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("--shape `{s}`: expected HxW or HxWxC (e.g. 24x24 or 24x24x16)"))?;
+    let (h, w, cs) = match dims[..] {
+        [h, w] => (h, w, CHANNELS.to_vec()),
+        [h, w, c] if CHANNELS.contains(&c) => (h, w, vec![c]),
+        [_, _, c] => {
+            return Err(format!(
+                "--shape `{s}`: the layer set is compiled for {CHANNELS:?} channels, not {c}; \
+                 channel counts and filters are compile-time (#[layer] in benches/cases.rs)"
+            ));
+        }
+        _ => return Err(format!("--shape `{s}`: expected HxW or HxWxC")),
+    };
+    if h < 2 || w < 2 {
+        return Err(format!(
+            "--shape `{s}`: height and width must be >= 2 (max pool 2x2)"
+        ));
+    }
+    Ok(cs.into_iter().map(|c| Shape { h, w, c }).collect())
+}
+
+fn parse_arches(s: &str) -> Result<Option<Vec<Arch>>, String> {
+    if s == "all" {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for name in s.split(',') {
+        let a = small_core::arch::parse(name).map_err(|e| format!("--arch `{name}`: {e}"))?;
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    Ok(Some(out))
+}
+
+fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, Exit> {
+    let mut o = Options {
+        arches: None,
+        filters: Vec::new(),
+        shapes: Vec::new(),
+        json: None,
+        svg: Some(default_svg()),
+        quick: false,
+    };
+    let mut args = args.into_iter();
+    let value = |flag: &str, args: &mut dyn Iterator<Item = String>| {
+        args.next()
+            .ok_or_else(|| Exit::Bad(format!("{flag} needs a value")))
+    };
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "-h" | "--help" => return Err(Exit::Help),
+            "--arch" => o.arches = parse_arches(&value("--arch", &mut args)?).map_err(Exit::Bad)?,
+            "--shape" => o
+                .shapes
+                .extend(parse_shape(&value("--shape", &mut args)?).map_err(Exit::Bad)?),
+            "--json" => o.json = Some(value("--json", &mut args)?.into()),
+            "--svg" => o.svg = Some(value("--svg", &mut args)?.into()),
+            "--no-svg" => o.svg = None,
+            "--quick" => o.quick = true,
+            // `cargo bench` passes this to every bench target.
+            "--bench" => {}
+            s if s.starts_with('-') => return Err(Exit::Bad(format!("unknown option `{s}`"))),
+            s => o.filters.push(s.to_lowercase()),
+        }
+    }
+    if o.shapes.is_empty() {
+        o.shapes = DEFAULT_SHAPES.to_vec();
+    }
+    Ok(o)
+}
+
+/// True if `def` passes the filter words (none: everything).
+fn selected(def: &CaseDef, filters: &[String]) -> bool {
+    let name = def.name.to_lowercase();
+    filters.is_empty()
+        || filters
+            .iter()
+            .any(|f| name.contains(f.as_str()) || def.group() == f.as_str())
+}
+
+fn kib(bytes: usize) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes >> 10)
+    }
+}
+
+fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
+    let cpu = Cpu::detect();
+    let date = machine::today();
+    let available: Vec<Arch> = small_core::arch::available().collect();
+    let arches = o.arches.clone().unwrap_or_else(|| available.clone());
+    let timing = if o.quick { Timing::QUICK } else { Timing::FULL };
+
     println!(
-        "{case:<16} {:<10} {:>10.1} {:>10.1} {:>9.1} {:>7.1}%   O_wb={} TC={} ({} acc, {} regs)",
-        arch.name(),
-        med * 1e6,
-        min * 1e6,
-        gf,
-        100.0 * gf / peak,
-        b.o_wb,
-        b.tc,
-        b.accumulators,
-        b.registers
+        "small-bench {date}: {}, one thread, float32, batch 1",
+        cpu.describe()
     );
-}
+    if o.quick {
+        println!("--quick: short timing, numbers are not measurements");
+    }
+    // The machine: every available arch's peak (the roofline's ceilings).
+    let probe_secs = if o.quick { 0.02 } else { 0.3 };
+    let peaks: Vec<(Arch, f64)> = available
+        .iter()
+        .filter_map(|&a| Some((a, machine::fma_peak(a, probe_secs)?)))
+        .collect();
+    let peak_of = |a: Arch| peaks.iter().find(|p| p.0 == a).map(|p| p.1);
+    let list: Vec<String> = peaks
+        .iter()
+        .map(|(a, p)| format!("{} {p:.1} ({} chains)", a.name(), machine::fma_chains(*a)))
+        .collect();
+    println!(
+        "FMA peak, GFLOP/s (single core): {}; reference: none (portable scalar code)",
+        list.join(", ")
+    );
+    let bws = machine::bandwidths(if o.quick { 0.02 } else { 0.3 });
+    let list: Vec<String> = bws
+        .iter()
+        .map(|b| format!("{} ({}) {:.1}", b.level, kib(b.bytes), b.gbps))
+        .collect();
+    println!(
+        "read bandwidth, GB/s ({} loads, single core): {}",
+        machine::read_arch().name(),
+        list.join(", ")
+    );
+    println!(
+        "GB/s below = compulsory traffic (input + output + weights) / median; AI = FLOPs per \
+         compulsory byte; % peak = of the case's arch's FMA peak"
+    );
 
-thread_local! {
-    static JSON: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
-}
+    let defs: Vec<CaseDef> = cases::layer_defs(&o.shapes)
+        .into_iter()
+        .chain(cases::model_defs())
+        .filter(|d| selected(d, &o.filters))
+        .collect();
+    if defs.is_empty() {
+        return Err(format!("no case matches {:?}", o.filters).into());
+    }
+    println!();
+    println!("{}", Row::header());
+    let mut rows = Vec::new();
+    for def in &defs {
+        for &arch in &arches {
+            let mut case = cases::build(def, arch)?;
+            let stats = timing::time(timing, || case.run())
+                .map_err(|e| format!("{} on {}: {e}", def.name, arch.name()))?;
+            let row = Row::new(&case, def.group(), stats, peak_of(arch));
+            println!("{}", row.line());
+            std::io::stdout().flush().ok();
+            rows.push(row);
+        }
+    }
 
-/// Times the paper's five layers at `h x w x 16` (`Small` layers) or
-/// `h x w x 512` (`Wide` layers) on `arch`.
-macro_rules! layer_set {
-    ($tag:expr, $arch:expr, $peak:expr, $h:expr, $w:expr, $c:expr,
-     $conv3:ident, $conv1:ident, $dw:ident, $pool:ident, $relu:ident) => {{
-        let (arch, peak, h, w, c) = ($arch, $peak, $h, $w, $c);
-        let input: Vec<f32> = (0..h * w * c)
-            .map(|i| ((i * 5 % 11) as f32 - 5.0) / 5.0)
+    // JSON lines: the machine, then one per case and arch.
+    let machine_json = {
+        let peaks: Vec<String> = peaks
+            .iter()
+            .map(|(a, p)| format!("\"{}\":{p:.2}", a.name()))
             .collect();
-        let x = Blocked::from_nhwc(h, w, c, &input)?;
-        let (px, cf) = ((h * w) as f64, c as f64);
-        let l = $conv3::with_arch(arch, &weights($conv3::WEIGHTS_LEN), None)?;
-        let mut y = l.alloc_output(&x)?;
-        let t = time(|| l.forward(&x, &mut y))?;
-        report(
-            &format!("conv 3x3 {}", $tag),
-            arch,
-            peak,
-            2.0 * px * cf * cf * 9.0,
-            t,
-            l.blocking(),
-        );
-        let l = $conv1::with_arch(arch, &weights($conv1::WEIGHTS_LEN), None)?;
-        let t = time(|| l.forward(&x, &mut y))?;
-        report(
-            &format!("conv 1x1 {}", $tag),
-            arch,
-            peak,
-            2.0 * px * cf * cf,
-            t,
-            l.blocking(),
-        );
-        let l = $dw::with_arch(arch, &weights($dw::WEIGHTS_LEN), None)?;
-        let t = time(|| l.forward(&x, &mut y))?;
-        report(
-            &format!("dw 3x3 {}", $tag),
-            arch,
-            peak,
-            2.0 * px * cf * 9.0,
-            t,
-            l.blocking(),
-        );
-        let l = $pool::with_arch(arch)?;
-        let mut p = l.alloc_output(&x)?;
-        let t = time(|| l.forward(&x, &mut p))?;
-        report(
-            &format!("maxpool {}", $tag),
-            arch,
-            peak,
-            px * cf,
-            t,
-            l.blocking(),
-        );
-        let l = $relu::with_arch(arch)?;
-        let t = time(|| l.forward(&x, &mut y))?;
-        report(
-            &format!("relu {}", $tag),
-            arch,
-            peak,
-            px * cf,
-            t,
-            l.blocking(),
-        );
-    }};
+        let bw: Vec<String> = bws
+            .iter()
+            .map(|b| {
+                format!(
+                    "\"{}\":{{\"bytes\":{},\"gbps\":{:.2}}}",
+                    b.level, b.bytes, b.gbps
+                )
+            })
+            .collect();
+        let num = |v: Option<u32>| v.map_or_else(|| "null".into(), |v| v.to_string());
+        format!(
+            "{{\"machine\":{},\"family\":{},\"model\":{},\"stepping\":{},\"date\":\"{date}\",\
+             \"quick\":{},\"peak_gflops\":{{{}}},\"read_arch\":\"{}\",\"read_bandwidth\":{{{}}}}}",
+            json_str(&cpu.name),
+            num(cpu.family),
+            num(cpu.model),
+            num(cpu.stepping),
+            o.quick,
+            peaks.join(","),
+            machine::read_arch().name(),
+            bw.join(",")
+        )
+    };
+    let lines: Vec<String> = std::iter::once(machine_json)
+        .chain(rows.iter().map(Row::json))
+        .collect();
+    println!();
+    for l in &lines {
+        println!("{l}");
+    }
+    if let Some(path) = &o.json {
+        std::fs::write(path, lines.join("\n") + "\n")
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("JSON lines written to {}", path.display());
+    }
+
+    if let Some(path) = &o.svg {
+        let plot = Roofline {
+            title: format!(
+                "small-rs roofline: {}, one thread, {date}{}",
+                cpu.describe(),
+                if o.quick { " (--quick)" } else { "" }
+            ),
+            peaks: peaks.iter().map(|(a, p)| (a.name(), *p)).collect(),
+            bandwidths: bws
+                .iter()
+                .map(|b| (b.level, kib(b.bytes), b.gbps))
+                .collect(),
+            points: rows
+                .iter()
+                .map(|r| Point {
+                    case: r.case.clone(),
+                    arch: r.arch,
+                    intensity: r.intensity(),
+                    gflops: r.gflops(),
+                })
+                .collect(),
+        };
+        plot.write_svg(path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let shown = path.canonicalize().unwrap_or_else(|_| path.clone());
+        println!("roofline written to {}", shown.display());
+    }
+    Ok(())
 }
 
-fn main() -> Result<(), Error> {
-    println!(
-        "the SMaLL paper's layer set at 48x48x16 and 6x6x512, stride 1 SAME (max pool 2x2/2); one thread"
-    );
-    println!(
-        "{:<16} {:<10} {:>10} {:>10} {:>9} {:>8}   blocking",
-        "case", "arch", "median us", "min us", "GFLOP/s", "% peak"
-    );
-    for arch in small_core::arch::available() {
-        let peak = small_core::probe::fma_peak_gflops(arch).unwrap_or(f64::NAN);
-        println!("-- {}: measured FMA peak {peak:.1} GFLOP/s", arch.name());
-        layer_set!(
-            "48x48x16", arch, peak, 48, 48, 16, Conv3x3, Conv1x1, Depthwise, MaxPool, Relu
-        );
-        layer_set!(
-            "6x6x512",
-            arch,
-            peak,
-            6,
-            6,
-            512,
-            Conv3x3Wide,
-            Conv1x1Wide,
-            DepthwiseWide,
-            MaxPoolWide,
-            ReluWide
-        );
+fn main() -> ExitCode {
+    let o = match parse_args(std::env::args().skip(1)) {
+        Ok(o) => o,
+        Err(Exit::Help) => {
+            println!("{}", usage());
+            return ExitCode::SUCCESS;
+        }
+        Err(Exit::Bad(msg)) => {
+            eprintln!("small-bench: {msg} (--help lists the options)");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&o) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("small-bench: {e}");
+            ExitCode::FAILURE
+        }
     }
-    JSON.with(|j| j.borrow().iter().for_each(|l| println!("{l}")));
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Result<Options, Exit> {
+        parse_args(s.split_whitespace().map(String::from))
+    }
+
+    #[test]
+    fn defaults() {
+        let o = args("").unwrap();
+        assert_eq!(o.arches, None);
+        assert_eq!(o.shapes, DEFAULT_SHAPES.to_vec());
+        assert!(o.svg.unwrap().ends_with("roofline.svg"));
+        assert!(!o.quick && o.json.is_none() && o.filters.is_empty());
+    }
+
+    #[test]
+    fn options() {
+        let o = args("--arch reference --shape 24x24 --shape 9x7x16 --json x.json --no-svg --quick Conv resnet")
+            .unwrap();
+        assert_eq!(o.arches, Some(vec![Arch::Reference]));
+        assert_eq!(
+            o.shapes,
+            vec![
+                Shape {
+                    h: 24,
+                    w: 24,
+                    c: 16
+                },
+                Shape {
+                    h: 24,
+                    w: 24,
+                    c: 512
+                },
+                Shape { h: 9, w: 7, c: 16 }
+            ]
+        );
+        assert_eq!(o.json, Some(PathBuf::from("x.json")));
+        assert_eq!(o.svg, None);
+        assert!(o.quick);
+        assert_eq!(o.filters, ["conv", "resnet"]);
+        assert_eq!(args("--arch all").unwrap().arches, None);
+        assert_eq!(args("-h"), Err(Exit::Help));
+    }
+
+    #[test]
+    fn bad_arguments_explain() {
+        let bad = |s: &str| match args(s) {
+            Err(Exit::Bad(m)) => m,
+            other => panic!("{s}: {other:?}"),
+        };
+        assert!(bad("--shape 8x8x24").contains("compile-time"));
+        assert!(bad("--shape 8").contains("HxW"));
+        assert!(bad("--shape 1x8").contains(">= 2"));
+        assert!(bad("--arch avx9").contains("avx9"));
+        assert!(bad("--frobnicate").contains("unknown option"));
+        assert!(bad("--json").contains("needs a value"));
+        assert!(usage().contains("[16, 512]") && usage().contains("compile-time"));
+    }
+
+    #[test]
+    fn filters_match_names_and_groups() {
+        let defs: Vec<CaseDef> = cases::layer_defs(&DEFAULT_SHAPES)
+            .into_iter()
+            .chain(cases::model_defs())
+            .collect();
+        let pick = |f: &[&str]| {
+            let f: Vec<String> = f.iter().map(|s| s.to_string()).collect();
+            defs.iter().filter(|d| selected(d, &f)).count()
+        };
+        assert_eq!(pick(&[]), 15);
+        assert_eq!(pick(&["conv 3x3"]), 2);
+        assert_eq!(pick(&["model"]), 5);
+        assert_eq!(pick(&["layer"]), 10);
+        assert_eq!(pick(&["vww", "relu"]), 4);
+    }
 }
