@@ -315,49 +315,80 @@ mod __small_layer_Conv3x3 {
                         for y in 0..3 {
                             let row = blk.wrapping_add(x * t.in_row + y * CB);
                             let wr = wb.wrapping_add((x * 3 + y) * 256);
-                            let w0 = A::load(wr);
-                            let w1 = A::load(wr.wrapping_add(8));
-                            if t.lo <= y && y < t.hi {
+                            if t.lo <= y && 3 + y < t.hi {
+                                let w0 = A::load(wr);
+                                let w1 = A::load(wr.wrapping_add(8));
                                 let i = A::broadcast(row);
                                 c0_0 = A::fma(c0_0, i, w0);
                                 c0_1 = A::fma(c0_1, i, w1);
-                            }
-                            if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
                                 let i = A::broadcast(row.wrapping_add(16));
                                 c1_0 = A::fma(c1_0, i, w0);
                                 c1_1 = A::fma(c1_1, i, w1);
-                            }
-                            if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
                                 let i = A::broadcast(row.wrapping_add(32));
                                 c2_0 = A::fma(c2_0, i, w0);
                                 c2_1 = A::fma(c2_1, i, w1);
-                            }
-                            if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
                                 let i = A::broadcast(row.wrapping_add(48));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
-                            }
-                            let w0 = A::load(wr.wrapping_add(16));
-                            let w1 = A::load(wr.wrapping_add(24));
-                            if t.lo <= y && y < t.hi {
+                                let w0 = A::load(wr.wrapping_add(16));
+                                let w1 = A::load(wr.wrapping_add(24));
                                 let i = A::broadcast(row.wrapping_add(1));
                                 c0_0 = A::fma(c0_0, i, w0);
                                 c0_1 = A::fma(c0_1, i, w1);
-                            }
-                            if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
                                 let i = A::broadcast(row.wrapping_add(17));
                                 c1_0 = A::fma(c1_0, i, w0);
                                 c1_1 = A::fma(c1_1, i, w1);
-                            }
-                            if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
                                 let i = A::broadcast(row.wrapping_add(33));
                                 c2_0 = A::fma(c2_0, i, w0);
                                 c2_1 = A::fma(c2_1, i, w1);
-                            }
-                            if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
                                 let i = A::broadcast(row.wrapping_add(49));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
+                            } else {
+                                let w0 = A::load(wr);
+                                let w1 = A::load(wr.wrapping_add(8));
+                                if t.lo <= y && y < t.hi {
+                                    let i = A::broadcast(row);
+                                    c0_0 = A::fma(c0_0, i, w0);
+                                    c0_1 = A::fma(c0_1, i, w1);
+                                }
+                                if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(16));
+                                    c1_0 = A::fma(c1_0, i, w0);
+                                    c1_1 = A::fma(c1_1, i, w1);
+                                }
+                                if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(32));
+                                    c2_0 = A::fma(c2_0, i, w0);
+                                    c2_1 = A::fma(c2_1, i, w1);
+                                }
+                                if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(48));
+                                    c3_0 = A::fma(c3_0, i, w0);
+                                    c3_1 = A::fma(c3_1, i, w1);
+                                }
+                                let w0 = A::load(wr.wrapping_add(16));
+                                let w1 = A::load(wr.wrapping_add(24));
+                                if t.lo <= y && y < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(1));
+                                    c0_0 = A::fma(c0_0, i, w0);
+                                    c0_1 = A::fma(c0_1, i, w1);
+                                }
+                                if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(17));
+                                    c1_0 = A::fma(c1_0, i, w0);
+                                    c1_1 = A::fma(c1_1, i, w1);
+                                }
+                                if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(33));
+                                    c2_0 = A::fma(c2_0, i, w0);
+                                    c2_1 = A::fma(c2_1, i, w1);
+                                }
+                                if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(49));
+                                    c3_0 = A::fma(c3_0, i, w0);
+                                    c3_1 = A::fma(c3_1, i, w1);
+                                }
                             }
                         }
                     }
@@ -570,69 +601,120 @@ mod __small_layer_Conv3x3 {
                         for y in 0..3 {
                             let row = blk.wrapping_add(x * t.in_row + y * CB);
                             let wr = wb.wrapping_add((x * 3 + y) * 64);
-                            let w0 = A::load(wr);
-                            let w1 = A::load(wr.wrapping_add(1));
-                            let w2 = A::load(wr.wrapping_add(2));
-                            let w3 = A::load(wr.wrapping_add(3));
-                            if t.lo <= y && y < t.hi {
+                            if t.lo <= y && 3 + y < t.hi {
+                                let w0 = A::load(wr);
+                                let w1 = A::load(wr.wrapping_add(1));
+                                let w2 = A::load(wr.wrapping_add(2));
+                                let w3 = A::load(wr.wrapping_add(3));
                                 let i = A::broadcast(row);
                                 c0_0 = A::fma(c0_0, i, w0);
                                 c0_1 = A::fma(c0_1, i, w1);
                                 c0_2 = A::fma(c0_2, i, w2);
                                 c0_3 = A::fma(c0_3, i, w3);
-                            }
-                            if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
                                 let i = A::broadcast(row.wrapping_add(16));
                                 c1_0 = A::fma(c1_0, i, w0);
                                 c1_1 = A::fma(c1_1, i, w1);
                                 c1_2 = A::fma(c1_2, i, w2);
                                 c1_3 = A::fma(c1_3, i, w3);
-                            }
-                            if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
                                 let i = A::broadcast(row.wrapping_add(32));
                                 c2_0 = A::fma(c2_0, i, w0);
                                 c2_1 = A::fma(c2_1, i, w1);
                                 c2_2 = A::fma(c2_2, i, w2);
                                 c2_3 = A::fma(c2_3, i, w3);
-                            }
-                            if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
                                 let i = A::broadcast(row.wrapping_add(48));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
                                 c3_2 = A::fma(c3_2, i, w2);
                                 c3_3 = A::fma(c3_3, i, w3);
-                            }
-                            let w0 = A::load(wr.wrapping_add(4));
-                            let w1 = A::load(wr.wrapping_add(5));
-                            let w2 = A::load(wr.wrapping_add(6));
-                            let w3 = A::load(wr.wrapping_add(7));
-                            if t.lo <= y && y < t.hi {
+                                let w0 = A::load(wr.wrapping_add(4));
+                                let w1 = A::load(wr.wrapping_add(5));
+                                let w2 = A::load(wr.wrapping_add(6));
+                                let w3 = A::load(wr.wrapping_add(7));
                                 let i = A::broadcast(row.wrapping_add(1));
                                 c0_0 = A::fma(c0_0, i, w0);
                                 c0_1 = A::fma(c0_1, i, w1);
                                 c0_2 = A::fma(c0_2, i, w2);
                                 c0_3 = A::fma(c0_3, i, w3);
-                            }
-                            if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
                                 let i = A::broadcast(row.wrapping_add(17));
                                 c1_0 = A::fma(c1_0, i, w0);
                                 c1_1 = A::fma(c1_1, i, w1);
                                 c1_2 = A::fma(c1_2, i, w2);
                                 c1_3 = A::fma(c1_3, i, w3);
-                            }
-                            if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
                                 let i = A::broadcast(row.wrapping_add(33));
                                 c2_0 = A::fma(c2_0, i, w0);
                                 c2_1 = A::fma(c2_1, i, w1);
                                 c2_2 = A::fma(c2_2, i, w2);
                                 c2_3 = A::fma(c2_3, i, w3);
-                            }
-                            if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
                                 let i = A::broadcast(row.wrapping_add(49));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
                                 c3_2 = A::fma(c3_2, i, w2);
                                 c3_3 = A::fma(c3_3, i, w3);
+                            } else {
+                                let w0 = A::load(wr);
+                                let w1 = A::load(wr.wrapping_add(1));
+                                let w2 = A::load(wr.wrapping_add(2));
+                                let w3 = A::load(wr.wrapping_add(3));
+                                if t.lo <= y && y < t.hi {
+                                    let i = A::broadcast(row);
+                                    c0_0 = A::fma(c0_0, i, w0);
+                                    c0_1 = A::fma(c0_1, i, w1);
+                                    c0_2 = A::fma(c0_2, i, w2);
+                                    c0_3 = A::fma(c0_3, i, w3);
+                                }
+                                if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(16));
+                                    c1_0 = A::fma(c1_0, i, w0);
+                                    c1_1 = A::fma(c1_1, i, w1);
+                                    c1_2 = A::fma(c1_2, i, w2);
+                                    c1_3 = A::fma(c1_3, i, w3);
+                                }
+                                if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(32));
+                                    c2_0 = A::fma(c2_0, i, w0);
+                                    c2_1 = A::fma(c2_1, i, w1);
+                                    c2_2 = A::fma(c2_2, i, w2);
+                                    c2_3 = A::fma(c2_3, i, w3);
+                                }
+                                if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(48));
+                                    c3_0 = A::fma(c3_0, i, w0);
+                                    c3_1 = A::fma(c3_1, i, w1);
+                                    c3_2 = A::fma(c3_2, i, w2);
+                                    c3_3 = A::fma(c3_3, i, w3);
+                                }
+                                let w0 = A::load(wr.wrapping_add(4));
+                                let w1 = A::load(wr.wrapping_add(5));
+                                let w2 = A::load(wr.wrapping_add(6));
+                                let w3 = A::load(wr.wrapping_add(7));
+                                if t.lo <= y && y < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(1));
+                                    c0_0 = A::fma(c0_0, i, w0);
+                                    c0_1 = A::fma(c0_1, i, w1);
+                                    c0_2 = A::fma(c0_2, i, w2);
+                                    c0_3 = A::fma(c0_3, i, w3);
+                                }
+                                if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(17));
+                                    c1_0 = A::fma(c1_0, i, w0);
+                                    c1_1 = A::fma(c1_1, i, w1);
+                                    c1_2 = A::fma(c1_2, i, w2);
+                                    c1_3 = A::fma(c1_3, i, w3);
+                                }
+                                if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(33));
+                                    c2_0 = A::fma(c2_0, i, w0);
+                                    c2_1 = A::fma(c2_1, i, w1);
+                                    c2_2 = A::fma(c2_2, i, w2);
+                                    c2_3 = A::fma(c2_3, i, w3);
+                                }
+                                if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(49));
+                                    c3_0 = A::fma(c3_0, i, w0);
+                                    c3_1 = A::fma(c3_1, i, w1);
+                                    c3_2 = A::fma(c3_2, i, w2);
+                                    c3_3 = A::fma(c3_3, i, w3);
+                                }
                             }
                         }
                     }

@@ -130,36 +130,52 @@ fn guard(col: usize, ll: Option<usize>, body: TokenStream) -> TokenStream {
 fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
     let tc = s.tc();
     let block = |lanes: usize| {
-        let mut steps = Vec::new();
-        for ii in 0..lanes {
-            for v in 0..s.nv {
-                let (w, p) = (
-                    format_ident!("w{}", v),
-                    at(&format_ident!("wr"), ii * tc + v * s.lanes),
-                );
-                steps.push(quote!(let #w = A::load(#p);));
+        let steps = |guarded: bool| {
+            let mut steps = Vec::new();
+            for ii in 0..lanes {
+                for v in 0..s.nv {
+                    let (w, p) = (
+                        format_ident!("w{}", v),
+                        at(&format_ident!("wr"), ii * tc + v * s.lanes),
+                    );
+                    steps.push(quote!(let #w = A::load(#p);));
+                }
+                for ll in 0..s.o_wb {
+                    let p = at(&format_ident!("row"), ll * s.sw * CB + ii);
+                    let fmas = (0..s.nv).map(|v| {
+                        let (c, w) = (acc(ll, v), format_ident!("w{}", v));
+                        quote!(#c = A::fma(#c, i, #w);)
+                    });
+                    let step = quote! { let i = A::broadcast(#p); #(#fmas)* };
+                    steps.push(if guarded {
+                        tap_guard(ll, ll * s.sw, step)
+                    } else {
+                        step
+                    });
+                }
             }
-            for ll in 0..s.o_wb {
-                let p = at(&format_ident!("row"), ll * s.sw * CB + ii);
-                let fmas = (0..s.nv).map(|v| {
-                    let (c, w) = (acc(ll, v), format_ident!("w{}", v));
-                    quote!(#c = A::fma(#c, i, #w);)
-                });
-                let step = quote! { let i = A::broadcast(#p); #(#fmas)* };
-                steps.push(if guarded {
-                    tap_guard(ll, ll * s.sw, step)
-                } else {
-                    step
-                });
-            }
-        }
+            quote!(#(#steps)*)
+        };
         let (wtap, fw) = (lit(CB * tc), lit(s.fw));
+        // In an edge tile most taps are still valid for every column (all
+        // but one of a 3x3 filter's at a SAME border): those run the
+        // unguarded steps, and only the others test each column. (Columns
+        // past `t.w` then sum in-bounds inputs that are never stored.)
+        let taps = if guarded {
+            let (fast, slow) = (steps(false), steps(true));
+            let last = lit((s.o_wb - 1) * s.sw);
+            quote! {
+                if t.lo <= y && #last + y < t.hi { #fast } else { #slow }
+            }
+        } else {
+            steps(false)
+        };
         quote! {
             for x in t.x0..t.x1 {
                 for y in 0..#fw {
                     let row = blk.wrapping_add(x * t.in_row + y * CB);
                     let wr = wb.wrapping_add((x * #fw + y) * #wtap);
-                    #(#steps)*
+                    #taps
                 }
             }
         }
