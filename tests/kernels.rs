@@ -276,6 +276,16 @@ pool_case!(relu_as_1x1_max_17, Relu, 30);
 struct Relu6;
 pool_case!(relu6_as_1x1_max_16, Relu6, 30);
 
+// --- Fully connected (1x1 on one-pixel outputs: the narrow kernel) ---
+#[layer(fh = 1, fw = 1, fc = 37, k = 40, activation = relu)]
+struct Dense37To40;
+fma_case!(dense_1x1_37_to_40_relu, Dense37To40, 40);
+
+#[layer(fh = 1, fw = 1, fc = 20, k = 16, residual)]
+struct DenseAdd;
+residual_case!(dense_1x1_20_to_16_plus_residual, DenseAdd, 30);
+residual_in_place_case!(dense_1x1_20_to_16_plus_residual_in_place, DenseAdd, 30);
+
 // --- Residual add fused into STORE (ResNet: conv, + skip, ReLU) ---
 #[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same, residual, activation = relu)]
 struct ConvAddRelu;

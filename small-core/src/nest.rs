@@ -95,6 +95,16 @@ pub unsafe trait Kernel {
     /// # Safety
     /// See the trait.
     unsafe fn edge(t: &Tile);
+    /// True if [`Kernel::narrow`] is specialised (one-column outputs).
+    const NARROW: bool = false;
+    /// A tile of an output one column wide (`F_W = 1`; fully connected
+    /// layers): same result as `edge` up to the order of the sum.
+    ///
+    /// # Safety
+    /// As [`Kernel::full`], for a tile with `w == 1` and `lo == 0 < hi`.
+    unsafe fn narrow(t: &Tile) {
+        unsafe { Self::edge(t) }
+    }
 }
 
 /// A checked call of a layer: shapes validated, buffers borrowed.
@@ -257,7 +267,9 @@ pub unsafe fn run<K: Kernel>(p: &mut Problem) {
                 // SAFETY: the Tile bounds computed above describe exactly the
                 // in-bounds taps and columns; the caller guarantees K matches.
                 unsafe {
-                    if t.lo == 0 && t.hi == span && t.w == K::O_WB {
+                    if K::NARROW && p.ow == 1 && t.lo == 0 && t.hi > 0 {
+                        K::narrow(&t)
+                    } else if t.lo == 0 && t.hi == span && t.w == K::O_WB {
                         K::full(&t)
                     } else {
                         K::edge(&t)

@@ -56,15 +56,35 @@ fn at(p: &Ident, n: usize) -> TokenStream {
     }
 }
 
-/// The body of `Kernel::full` (`guarded = false`) or `Kernel::edge`.
-pub fn body(s: &Shape, guarded: bool) -> TokenStream {
-    let load = load_phase(s);
+/// Which kernel body to emit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `Kernel::full`: an interior tile.
+    Full,
+    /// `Kernel::edge`: guarded taps and columns.
+    Edge,
+    /// `Kernel::narrow`: a one-column output (a fully connected layer)
+    /// with `F_W = 1`; the `O_wb` accumulator columns hold partial sums
+    /// over the input lanes (lane `ii` into column `ii % O_wb`), added at
+    /// the end, so the FMA chains stay as many as in a wide tile.
+    Narrow,
+}
+
+/// True if a layer gets a `narrow` kernel (see [`Mode::Narrow`]).
+pub fn has_narrow(s: &Shape) -> bool {
+    !s.channelwise && s.reduction == Reduction::Fma && s.fw == 1 && s.o_wb > 1
+}
+
+/// The body of `Kernel::full`, `Kernel::edge` or `Kernel::narrow`.
+pub fn body(s: &Shape, mode: Mode) -> TokenStream {
+    let guarded = mode == Mode::Edge;
+    let load = load_phase(s, mode);
     let compute = if s.channelwise {
         channelwise_compute(s, guarded)
     } else {
-        broadcast_compute(s, guarded)
+        broadcast_compute(s, mode)
     };
-    let store = store_phase(s, guarded);
+    let store = store_phase(s, mode);
     quote! {
         unsafe {
             #load
@@ -75,7 +95,7 @@ pub fn body(s: &Shape, guarded: bool) -> TokenStream {
 }
 
 /// LOAD: every accumulator starts from the bias (FMA), -inf (max) or 0 (avg).
-fn load_phase(s: &Shape) -> TokenStream {
+fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
     let mut init = Vec::new();
     for v in 0..s.nv {
         let b = format_ident!("b{}", v);
@@ -91,7 +111,11 @@ fn load_phase(s: &Shape) -> TokenStream {
     let accs = (0..s.o_wb).flat_map(|ll| {
         (0..s.nv).map(move |v| {
             let (c, b) = (acc(ll, v), format_ident!("b{}", v));
-            quote!(let mut #c = #b;)
+            if mode == Mode::Narrow && ll > 0 {
+                quote!(let mut #c = A::zero();)
+            } else {
+                quote!(let mut #c = #b;)
+            }
         })
     });
     let bias = match s.reduction {
@@ -127,12 +151,24 @@ fn guard(col: usize, ll: Option<usize>, body: TokenStream) -> TokenStream {
 /// input pixel is read by taps `(ll, y)` and `(ll + 1, y - S_W)`, the
 /// compiler merges those loads and keeps them live across taps, and the
 /// tile spills (measured: 40 % slower on AVX2).
-fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
+fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
     let tc = s.tc();
     let block = |lanes: usize| {
         let steps = |guarded: bool| {
             let mut steps = Vec::new();
             for ii in 0..lanes {
+                if mode == Mode::Narrow {
+                    // One input pixel: lane ii into partial-sum column ii % O_wb.
+                    let ll = ii % s.o_wb;
+                    let p = at(&format_ident!("row"), ii);
+                    let fmas = (0..s.nv).map(|v| {
+                        let c = acc(ll, v);
+                        let w = at(&format_ident!("wr"), ii * tc + v * s.lanes);
+                        quote!(#c = A::fma(#c, i, A::load(#w));)
+                    });
+                    steps.push(quote! { let i = A::broadcast(#p); #(#fmas)* });
+                    continue;
+                }
                 for v in 0..s.nv {
                     let (w, p) = (
                         format_ident!("w{}", v),
@@ -161,7 +197,7 @@ fn broadcast_compute(s: &Shape, guarded: bool) -> TokenStream {
         // but one of a 3x3 filter's at a SAME border): those run the
         // unguarded steps, and only the others test each column. (Columns
         // past `t.w` then sum in-bounds inputs that are never stored.)
-        let taps = if guarded {
+        let taps = if mode == Mode::Edge {
             let (fast, slow) = (steps(false), steps(true));
             let last = lit((s.o_wb - 1) * s.sw);
             quote! {
@@ -297,8 +333,19 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
 
 /// STORE: divide averages by their count of valid taps, add the residual,
 /// apply the fused activation and write the tile back.
-fn store_phase(s: &Shape, guarded: bool) -> TokenStream {
+fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
+    let guarded = mode == Mode::Edge;
     let mut out = Vec::new();
+    if mode == Mode::Narrow {
+        // Fold the partial sums into column 0, in a fixed order.
+        for ll in 1..s.o_wb {
+            for v in 0..s.nv {
+                let (c0, c) = (acc(0, v), acc(ll, v));
+                out.push(quote!(#c0 = A::add(#c0, #c);));
+            }
+        }
+    }
+    let columns = if mode == Mode::Narrow { 1 } else { s.o_wb };
     if s.reduction == Reduction::Avg {
         out.push(quote!(let rows = (t.x1 - t.x0) as f32;));
     }
@@ -307,7 +354,7 @@ fn store_phase(s: &Shape, guarded: bool) -> TokenStream {
         Activation::Relu => out.push(quote!(let zero = A::zero();)),
         Activation::Relu6 => out.push(quote!(let zero = A::zero(); let six = A::splat(6.0);)),
     }
-    for ll in 0..s.o_wb {
+    for ll in 0..columns {
         let mut col = Vec::new();
         if s.reduction == Reduction::Avg {
             col.push(avg_scale(s, ll, guarded));

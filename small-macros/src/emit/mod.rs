@@ -245,13 +245,37 @@ fn arch_module(spec: &Spec, a: &ArchParams, b: &Blocking) -> TokenStream {
         activation: spec.activation,
         residual: spec.residual,
     };
-    let full = kernel::body(&shape, false);
-    let edge = kernel::body(&shape, true);
+    let full = kernel::body(&shape, kernel::Mode::Full);
+    let edge = kernel::body(&shape, kernel::Mode::Edge);
+
     let features = if a.target_features.is_empty() {
         quote!()
     } else {
         let f = a.target_features;
         quote!(#[target_feature(enable = #f)])
+    };
+    let (narrow, narrow_fn) = if kernel::has_narrow(&shape) {
+        let body = kernel::body(&shape, kernel::Mode::Narrow);
+        (
+            quote! {
+                const NARROW: bool = true;
+
+                #[inline(always)]
+                unsafe fn narrow(t: &Tile) {
+                    unsafe { narrow_tile(t) }
+                }
+            },
+            quote! {
+                /// The one-column kernel (fully connected layers), out of line.
+                #features
+                #[inline(never)]
+                unsafe fn narrow_tile(t: &Tile) {
+                    #body
+                }
+            },
+        )
+    } else {
+        (quote!(), quote!())
     };
     let kind = if b.channelwise {
         quote!(Channelwise)
@@ -298,7 +322,11 @@ fn arch_module(spec: &Spec, a: &ArchParams, b: &Blocking) -> TokenStream {
                 unsafe fn edge(t: &Tile) {
                     unsafe { edge_tile(t) }
                 }
+
+                #narrow
             }
+
+            #narrow_fn
 
             /// The edge kernel, out of line: few tiles take it, and kept
             /// apart it cannot disturb the register allocation of `full`.
