@@ -157,13 +157,22 @@ impl<'a> Problem<'a> {
             check_dim("residual height", y.h(), s.h())?;
             check_dim("residual width", y.w(), s.w())?;
         }
+        // A 1x1 stride-1 layer maps each pixel to itself, and a channel
+        // block's plane is contiguous: one row of H*W pixels is the same
+        // problem with full tiles instead of a partial one per row.
+        let pointwise = spec.fh == 1 && spec.fw == 1 && spec.sh == 1 && spec.sw == 1;
+        let (ih, iw, oh, ow) = if pointwise {
+            (1, x.h() * x.w(), 1, dh.out * dw.out)
+        } else {
+            (x.h(), x.w(), dh.out, dw.out)
+        };
         Ok(Problem {
             spec,
             inp: x.as_slice(),
-            ih: x.h(),
-            iw: x.w(),
-            oh: dh.out,
-            ow: dw.out,
+            ih,
+            iw,
+            oh,
+            ow,
             out: y.as_mut_slice(),
             pad_top: dh.before,
             pad_left: dw.before,
