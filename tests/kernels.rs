@@ -276,6 +276,16 @@ pool_case!(relu_as_1x1_max_17, Relu, 30);
 struct Relu6;
 pool_case!(relu6_as_1x1_max_16, Relu6, 30);
 
+// --- Reductions split into chunks of input blocks (L1-sized weights) ---
+#[layer(fh = 3, fw = 3, fc = 50, k = 24, padding = same, activation = relu)]
+struct Conv3x3Deep;
+fma_case!(conv_3x3_50_to_24_chunked, Conv3x3Deep, 20);
+
+#[layer(fh = 3, fw = 3, fc = 40, k = 32, stride = 2, padding = same, residual, activation = relu6)]
+struct Conv3x3DeepAdd;
+residual_case!(conv_3x3_s2_40_to_32_chunked_plus_residual, Conv3x3DeepAdd, 20);
+residual_in_place_case!(conv_3x3_s2_40_to_32_in_place_unchunked, Conv3x3DeepAdd, 20);
+
 // --- Fully connected (1x1 on one-pixel outputs: the narrow kernel) ---
 #[layer(fh = 1, fw = 1, fc = 37, k = 40, activation = relu)]
 struct Dense37To40;

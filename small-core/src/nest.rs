@@ -59,6 +59,11 @@ pub struct Tile {
     pub out_plane: usize,
     /// Residual input at the same position as `out` (residual layers only).
     pub res: *const f32,
+    /// Start from the partial sums in `out` instead of the bias (a later
+    /// chunk of input blocks; broadcast kernels).
+    pub partial_in: bool,
+    /// Store the raw sums, without the epilogue: more chunks follow.
+    pub partial_out: bool,
 }
 
 /// A generated micro-kernel for one layer on one arch.
@@ -199,6 +204,14 @@ impl<'a> Problem<'a> {
     }
 }
 
+/// Bytes of one output-channel tile's weights that a pass over the whole
+/// output may stream: a larger reduction is split into chunks of input
+/// blocks (SMaLL's `F_Cb` blocking, MEMA's tiling of the reduction) whose
+/// weights stay in L1 while every pixel tile uses them; the partial sums
+/// go through the output. Half of a 48 KiB L1 (Zen 4/5; 32 KiB on older
+/// cores still holds it with the input rows and output tile).
+pub const L1_WEIGHT_BYTES: usize = 24 * 1024;
+
 /// Runs a layer with kernel `K` (Algorithm 1).
 ///
 /// # Safety
@@ -233,11 +246,26 @@ pub unsafe fn run<K: Kernel>(p: &mut Problem) {
             KernelKind::Channelwise => (ch / CB, ch / CB + 1, ch % CB),
         };
         let tail = K::TAIL != 0 && end == in_blocks && end > first;
+        let full_blocks = end - first - tail as usize;
+        // Chunks of input blocks whose weights fit L1. Not in place (the
+        // partial sums would overwrite the residual) nor for the narrow
+        // kernel (its partial-sum columns are folded at every store).
+        let block_bytes = K::FH * K::FW * CB * K::TC * 4;
+        let chunkable = K::KIND == KernelKind::Broadcast
+            && p.spec.reduction == crate::Reduction::Fma
+            && !p.in_place
+            && !(K::NARROW && p.ow == 1);
+        let chunk = if chunkable {
+            (L1_WEIGHT_BYTES / block_bytes).max(1)
+        } else {
+            full_blocks.max(1)
+        };
+        let chunks = full_blocks.div_ceil(chunk).max(1);
         let mut t = Tile {
             inp,
             in_row: p.iw * CB,
             in_plane,
-            in_blocks: end - first - tail as usize,
+            in_blocks: full_blocks,
             tail,
             x0: 0,
             x1: 0,
@@ -249,42 +277,54 @@ pub unsafe fn run<K: Kernel>(p: &mut Problem) {
             out,
             out_plane,
             res,
+            partial_in: false,
+            partial_out: false,
         };
-        for j in 0..p.oh {
-            let r0 = (j * K::SH) as isize - p.pad_top as isize;
-            t.x0 = (-r0).clamp(0, K::FH as isize) as usize;
-            t.x1 = (p.ih as isize - r0).clamp(0, K::FH as isize) as usize;
-            let mut l = 0;
-            while l < p.ow {
-                // A last partial tile moves left to end at the row's end and
-                // recomputes a few columns (bit-identical: a column's sum
-                // does not depend on its place in the tile), so it is a full
-                // tile; not in place, where the residual would be added twice.
-                if l + K::O_WB > p.ow && p.ow >= K::O_WB && !p.in_place {
-                    l = p.ow - K::O_WB;
-                }
-                let c0 = (l * K::SW) as isize - p.pad_left as isize;
-                t.lo = (-c0).clamp(0, span as isize) as usize;
-                t.hi = (p.iw as isize - c0).clamp(0, span as isize) as usize;
-                t.w = K::O_WB.min(p.ow - l);
-                let at =
-                    (first * in_plane + lane) as isize + r0 * t.in_row as isize + c0 * CB as isize;
-                t.inp = inp.wrapping_offset(at);
-                let at = (ch / CB) * out_plane + (j * p.ow + l) * CB + ch % CB;
-                t.out = out.wrapping_add(at);
-                t.res = res.wrapping_add(at);
-                // SAFETY: the Tile bounds computed above describe exactly the
-                // in-bounds taps and columns; the caller guarantees K matches.
-                unsafe {
-                    if K::NARROW && p.ow == 1 && t.lo == 0 && t.hi > 0 {
-                        K::narrow(&t)
-                    } else if t.lo == 0 && t.hi == span && t.w == K::O_WB {
-                        K::full(&t)
-                    } else {
-                        K::edge(&t)
+        for c in 0..chunks {
+            let b0 = c * chunk;
+            t.in_blocks = full_blocks.min(b0 + chunk) - b0.min(full_blocks);
+            t.tail = tail && c + 1 == chunks;
+            t.partial_in = c > 0;
+            t.partial_out = c + 1 < chunks;
+            t.wts = wts.wrapping_add(b0 * K::FH * K::FW * CB * K::TC);
+            for j in 0..p.oh {
+                let r0 = (j * K::SH) as isize - p.pad_top as isize;
+                t.x0 = (-r0).clamp(0, K::FH as isize) as usize;
+                t.x1 = (p.ih as isize - r0).clamp(0, K::FH as isize) as usize;
+                let mut l = 0;
+                while l < p.ow {
+                    // A last partial tile moves left to end at the row's end and
+                    // recomputes a few columns (bit-identical: a column's sum
+                    // does not depend on its place in the tile), so it is a full
+                    // tile; not in place, where the residual would be added
+                    // twice, nor with chunks, where the partial sums would.
+                    if l + K::O_WB > p.ow && p.ow >= K::O_WB && !p.in_place && chunks == 1 {
+                        l = p.ow - K::O_WB;
                     }
+                    let c0 = (l * K::SW) as isize - p.pad_left as isize;
+                    t.lo = (-c0).clamp(0, span as isize) as usize;
+                    t.hi = (p.iw as isize - c0).clamp(0, span as isize) as usize;
+                    t.w = K::O_WB.min(p.ow - l);
+                    let at = ((first + b0) * in_plane + lane) as isize
+                        + r0 * t.in_row as isize
+                        + c0 * CB as isize;
+                    t.inp = inp.wrapping_offset(at);
+                    let at = (ch / CB) * out_plane + (j * p.ow + l) * CB + ch % CB;
+                    t.out = out.wrapping_add(at);
+                    t.res = res.wrapping_add(at);
+                    // SAFETY: the Tile bounds computed above describe exactly the
+                    // in-bounds taps and columns; the caller guarantees K matches.
+                    unsafe {
+                        if K::NARROW && p.ow == 1 && t.lo == 0 && t.hi > 0 {
+                            K::narrow(&t)
+                        } else if t.lo == 0 && t.hi == span && t.w == K::O_WB {
+                            K::full(&t)
+                        } else {
+                            K::edge(&t)
+                        }
+                    }
+                    l += K::O_WB;
                 }
-                l += K::O_WB;
             }
         }
     }

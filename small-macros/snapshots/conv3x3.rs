@@ -218,14 +218,30 @@ mod __small_layer_Conv3x3 {
                     let bias = t.bias;
                     let b0 = A::load(bias);
                     let b1 = A::load(bias.wrapping_add(8));
-                    let mut c0_0 = b0;
-                    let mut c0_1 = b1;
-                    let mut c1_0 = b0;
-                    let mut c1_1 = b1;
-                    let mut c2_0 = b0;
-                    let mut c2_1 = b1;
-                    let mut c3_0 = b0;
-                    let mut c3_1 = b1;
+                    let out = t.out;
+                    let (
+                        mut c0_0,
+                        mut c0_1,
+                        mut c1_0,
+                        mut c1_1,
+                        mut c2_0,
+                        mut c2_1,
+                        mut c3_0,
+                        mut c3_1,
+                    ) = if t.partial_in {
+                        (
+                            A::load(out),
+                            A::load(out.wrapping_add(8)),
+                            A::load(out.wrapping_add(16)),
+                            A::load(out.wrapping_add(24)),
+                            A::load(out.wrapping_add(32)),
+                            A::load(out.wrapping_add(40)),
+                            A::load(out.wrapping_add(48)),
+                            A::load(out.wrapping_add(56)),
+                        )
+                    } else {
+                        (b0, b1, b0, b1, b0, b1, b0, b1)
+                    };
                     const CB: usize = 16;
                     let mut blk = t.inp;
                     let mut wb = t.wts;
@@ -266,23 +282,34 @@ mod __small_layer_Conv3x3 {
                         }
                     }
                     let out = t.out;
-                    let zero = A::zero();
-                    c0_0 = A::max(c0_0, zero);
-                    A::store(out, c0_0);
-                    c0_1 = A::max(c0_1, zero);
-                    A::store(out.wrapping_add(8), c0_1);
-                    c1_0 = A::max(c1_0, zero);
-                    A::store(out.wrapping_add(16), c1_0);
-                    c1_1 = A::max(c1_1, zero);
-                    A::store(out.wrapping_add(24), c1_1);
-                    c2_0 = A::max(c2_0, zero);
-                    A::store(out.wrapping_add(32), c2_0);
-                    c2_1 = A::max(c2_1, zero);
-                    A::store(out.wrapping_add(40), c2_1);
-                    c3_0 = A::max(c3_0, zero);
-                    A::store(out.wrapping_add(48), c3_0);
-                    c3_1 = A::max(c3_1, zero);
-                    A::store(out.wrapping_add(56), c3_1);
+                    if t.partial_out {
+                        A::store(out, c0_0);
+                        A::store(out.wrapping_add(8), c0_1);
+                        A::store(out.wrapping_add(16), c1_0);
+                        A::store(out.wrapping_add(24), c1_1);
+                        A::store(out.wrapping_add(32), c2_0);
+                        A::store(out.wrapping_add(40), c2_1);
+                        A::store(out.wrapping_add(48), c3_0);
+                        A::store(out.wrapping_add(56), c3_1);
+                    } else {
+                        let zero = A::zero();
+                        c0_0 = A::max(c0_0, zero);
+                        A::store(out, c0_0);
+                        c0_1 = A::max(c0_1, zero);
+                        A::store(out.wrapping_add(8), c0_1);
+                        c1_0 = A::max(c1_0, zero);
+                        A::store(out.wrapping_add(16), c1_0);
+                        c1_1 = A::max(c1_1, zero);
+                        A::store(out.wrapping_add(24), c1_1);
+                        c2_0 = A::max(c2_0, zero);
+                        A::store(out.wrapping_add(32), c2_0);
+                        c2_1 = A::max(c2_1, zero);
+                        A::store(out.wrapping_add(40), c2_1);
+                        c3_0 = A::max(c3_0, zero);
+                        A::store(out.wrapping_add(48), c3_0);
+                        c3_1 = A::max(c3_1, zero);
+                        A::store(out.wrapping_add(56), c3_1);
+                    }
                 }
             }
             #[inline(always)]
@@ -299,14 +326,30 @@ mod __small_layer_Conv3x3 {
                 let bias = t.bias;
                 let b0 = A::load(bias);
                 let b1 = A::load(bias.wrapping_add(8));
-                let mut c0_0 = b0;
-                let mut c0_1 = b1;
-                let mut c1_0 = b0;
-                let mut c1_1 = b1;
-                let mut c2_0 = b0;
-                let mut c2_1 = b1;
-                let mut c3_0 = b0;
-                let mut c3_1 = b1;
+                let out = t.out;
+                let (
+                    mut c0_0,
+                    mut c0_1,
+                    mut c1_0,
+                    mut c1_1,
+                    mut c2_0,
+                    mut c2_1,
+                    mut c3_0,
+                    mut c3_1,
+                ) = if t.partial_in {
+                    (
+                        A::load(out),
+                        A::load(out.wrapping_add(8)),
+                        if 1 < t.w { A::load(out.wrapping_add(16)) } else { A::zero() },
+                        if 1 < t.w { A::load(out.wrapping_add(24)) } else { A::zero() },
+                        if 2 < t.w { A::load(out.wrapping_add(32)) } else { A::zero() },
+                        if 2 < t.w { A::load(out.wrapping_add(40)) } else { A::zero() },
+                        if 3 < t.w { A::load(out.wrapping_add(48)) } else { A::zero() },
+                        if 3 < t.w { A::load(out.wrapping_add(56)) } else { A::zero() },
+                    )
+                } else {
+                    (b0, b1, b0, b1, b0, b1, b0, b1)
+                };
                 const CB: usize = 16;
                 let mut blk = t.inp;
                 let mut wb = t.wts;
@@ -394,28 +437,45 @@ mod __small_layer_Conv3x3 {
                     }
                 }
                 let out = t.out;
-                let zero = A::zero();
-                c0_0 = A::max(c0_0, zero);
-                A::store(out, c0_0);
-                c0_1 = A::max(c0_1, zero);
-                A::store(out.wrapping_add(8), c0_1);
-                if 1 < t.w {
-                    c1_0 = A::max(c1_0, zero);
-                    A::store(out.wrapping_add(16), c1_0);
-                    c1_1 = A::max(c1_1, zero);
-                    A::store(out.wrapping_add(24), c1_1);
-                }
-                if 2 < t.w {
-                    c2_0 = A::max(c2_0, zero);
-                    A::store(out.wrapping_add(32), c2_0);
-                    c2_1 = A::max(c2_1, zero);
-                    A::store(out.wrapping_add(40), c2_1);
-                }
-                if 3 < t.w {
-                    c3_0 = A::max(c3_0, zero);
-                    A::store(out.wrapping_add(48), c3_0);
-                    c3_1 = A::max(c3_1, zero);
-                    A::store(out.wrapping_add(56), c3_1);
+                if t.partial_out {
+                    A::store(out, c0_0);
+                    A::store(out.wrapping_add(8), c0_1);
+                    if 1 < t.w {
+                        A::store(out.wrapping_add(16), c1_0);
+                        A::store(out.wrapping_add(24), c1_1);
+                    }
+                    if 2 < t.w {
+                        A::store(out.wrapping_add(32), c2_0);
+                        A::store(out.wrapping_add(40), c2_1);
+                    }
+                    if 3 < t.w {
+                        A::store(out.wrapping_add(48), c3_0);
+                        A::store(out.wrapping_add(56), c3_1);
+                    }
+                } else {
+                    let zero = A::zero();
+                    c0_0 = A::max(c0_0, zero);
+                    A::store(out, c0_0);
+                    c0_1 = A::max(c0_1, zero);
+                    A::store(out.wrapping_add(8), c0_1);
+                    if 1 < t.w {
+                        c1_0 = A::max(c1_0, zero);
+                        A::store(out.wrapping_add(16), c1_0);
+                        c1_1 = A::max(c1_1, zero);
+                        A::store(out.wrapping_add(24), c1_1);
+                    }
+                    if 2 < t.w {
+                        c2_0 = A::max(c2_0, zero);
+                        A::store(out.wrapping_add(32), c2_0);
+                        c2_1 = A::max(c2_1, zero);
+                        A::store(out.wrapping_add(40), c2_1);
+                    }
+                    if 3 < t.w {
+                        c3_0 = A::max(c3_0, zero);
+                        A::store(out.wrapping_add(48), c3_0);
+                        c3_1 = A::max(c3_1, zero);
+                        A::store(out.wrapping_add(56), c3_1);
+                    }
                 }
             }
         }
@@ -451,22 +511,46 @@ mod __small_layer_Conv3x3 {
                     let b1 = A::load(bias.wrapping_add(1));
                     let b2 = A::load(bias.wrapping_add(2));
                     let b3 = A::load(bias.wrapping_add(3));
-                    let mut c0_0 = b0;
-                    let mut c0_1 = b1;
-                    let mut c0_2 = b2;
-                    let mut c0_3 = b3;
-                    let mut c1_0 = b0;
-                    let mut c1_1 = b1;
-                    let mut c1_2 = b2;
-                    let mut c1_3 = b3;
-                    let mut c2_0 = b0;
-                    let mut c2_1 = b1;
-                    let mut c2_2 = b2;
-                    let mut c2_3 = b3;
-                    let mut c3_0 = b0;
-                    let mut c3_1 = b1;
-                    let mut c3_2 = b2;
-                    let mut c3_3 = b3;
+                    let out = t.out;
+                    let (
+                        mut c0_0,
+                        mut c0_1,
+                        mut c0_2,
+                        mut c0_3,
+                        mut c1_0,
+                        mut c1_1,
+                        mut c1_2,
+                        mut c1_3,
+                        mut c2_0,
+                        mut c2_1,
+                        mut c2_2,
+                        mut c2_3,
+                        mut c3_0,
+                        mut c3_1,
+                        mut c3_2,
+                        mut c3_3,
+                    ) = if t.partial_in {
+                        (
+                            A::load(out),
+                            A::load(out.wrapping_add(1)),
+                            A::load(out.wrapping_add(2)),
+                            A::load(out.wrapping_add(3)),
+                            A::load(out.wrapping_add(16)),
+                            A::load(out.wrapping_add(17)),
+                            A::load(out.wrapping_add(18)),
+                            A::load(out.wrapping_add(19)),
+                            A::load(out.wrapping_add(32)),
+                            A::load(out.wrapping_add(33)),
+                            A::load(out.wrapping_add(34)),
+                            A::load(out.wrapping_add(35)),
+                            A::load(out.wrapping_add(48)),
+                            A::load(out.wrapping_add(49)),
+                            A::load(out.wrapping_add(50)),
+                            A::load(out.wrapping_add(51)),
+                        )
+                    } else {
+                        (b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3)
+                    };
                     const CB: usize = 16;
                     let mut blk = t.inp;
                     let mut wb = t.wts;
@@ -527,39 +611,58 @@ mod __small_layer_Conv3x3 {
                         }
                     }
                     let out = t.out;
-                    let zero = A::zero();
-                    c0_0 = A::max(c0_0, zero);
-                    A::store(out, c0_0);
-                    c0_1 = A::max(c0_1, zero);
-                    A::store(out.wrapping_add(1), c0_1);
-                    c0_2 = A::max(c0_2, zero);
-                    A::store(out.wrapping_add(2), c0_2);
-                    c0_3 = A::max(c0_3, zero);
-                    A::store(out.wrapping_add(3), c0_3);
-                    c1_0 = A::max(c1_0, zero);
-                    A::store(out.wrapping_add(16), c1_0);
-                    c1_1 = A::max(c1_1, zero);
-                    A::store(out.wrapping_add(17), c1_1);
-                    c1_2 = A::max(c1_2, zero);
-                    A::store(out.wrapping_add(18), c1_2);
-                    c1_3 = A::max(c1_3, zero);
-                    A::store(out.wrapping_add(19), c1_3);
-                    c2_0 = A::max(c2_0, zero);
-                    A::store(out.wrapping_add(32), c2_0);
-                    c2_1 = A::max(c2_1, zero);
-                    A::store(out.wrapping_add(33), c2_1);
-                    c2_2 = A::max(c2_2, zero);
-                    A::store(out.wrapping_add(34), c2_2);
-                    c2_3 = A::max(c2_3, zero);
-                    A::store(out.wrapping_add(35), c2_3);
-                    c3_0 = A::max(c3_0, zero);
-                    A::store(out.wrapping_add(48), c3_0);
-                    c3_1 = A::max(c3_1, zero);
-                    A::store(out.wrapping_add(49), c3_1);
-                    c3_2 = A::max(c3_2, zero);
-                    A::store(out.wrapping_add(50), c3_2);
-                    c3_3 = A::max(c3_3, zero);
-                    A::store(out.wrapping_add(51), c3_3);
+                    if t.partial_out {
+                        A::store(out, c0_0);
+                        A::store(out.wrapping_add(1), c0_1);
+                        A::store(out.wrapping_add(2), c0_2);
+                        A::store(out.wrapping_add(3), c0_3);
+                        A::store(out.wrapping_add(16), c1_0);
+                        A::store(out.wrapping_add(17), c1_1);
+                        A::store(out.wrapping_add(18), c1_2);
+                        A::store(out.wrapping_add(19), c1_3);
+                        A::store(out.wrapping_add(32), c2_0);
+                        A::store(out.wrapping_add(33), c2_1);
+                        A::store(out.wrapping_add(34), c2_2);
+                        A::store(out.wrapping_add(35), c2_3);
+                        A::store(out.wrapping_add(48), c3_0);
+                        A::store(out.wrapping_add(49), c3_1);
+                        A::store(out.wrapping_add(50), c3_2);
+                        A::store(out.wrapping_add(51), c3_3);
+                    } else {
+                        let zero = A::zero();
+                        c0_0 = A::max(c0_0, zero);
+                        A::store(out, c0_0);
+                        c0_1 = A::max(c0_1, zero);
+                        A::store(out.wrapping_add(1), c0_1);
+                        c0_2 = A::max(c0_2, zero);
+                        A::store(out.wrapping_add(2), c0_2);
+                        c0_3 = A::max(c0_3, zero);
+                        A::store(out.wrapping_add(3), c0_3);
+                        c1_0 = A::max(c1_0, zero);
+                        A::store(out.wrapping_add(16), c1_0);
+                        c1_1 = A::max(c1_1, zero);
+                        A::store(out.wrapping_add(17), c1_1);
+                        c1_2 = A::max(c1_2, zero);
+                        A::store(out.wrapping_add(18), c1_2);
+                        c1_3 = A::max(c1_3, zero);
+                        A::store(out.wrapping_add(19), c1_3);
+                        c2_0 = A::max(c2_0, zero);
+                        A::store(out.wrapping_add(32), c2_0);
+                        c2_1 = A::max(c2_1, zero);
+                        A::store(out.wrapping_add(33), c2_1);
+                        c2_2 = A::max(c2_2, zero);
+                        A::store(out.wrapping_add(34), c2_2);
+                        c2_3 = A::max(c2_3, zero);
+                        A::store(out.wrapping_add(35), c2_3);
+                        c3_0 = A::max(c3_0, zero);
+                        A::store(out.wrapping_add(48), c3_0);
+                        c3_1 = A::max(c3_1, zero);
+                        A::store(out.wrapping_add(49), c3_1);
+                        c3_2 = A::max(c3_2, zero);
+                        A::store(out.wrapping_add(50), c3_2);
+                        c3_3 = A::max(c3_3, zero);
+                        A::store(out.wrapping_add(51), c3_3);
+                    }
                 }
             }
             #[inline(always)]
@@ -577,22 +680,46 @@ mod __small_layer_Conv3x3 {
                 let b1 = A::load(bias.wrapping_add(1));
                 let b2 = A::load(bias.wrapping_add(2));
                 let b3 = A::load(bias.wrapping_add(3));
-                let mut c0_0 = b0;
-                let mut c0_1 = b1;
-                let mut c0_2 = b2;
-                let mut c0_3 = b3;
-                let mut c1_0 = b0;
-                let mut c1_1 = b1;
-                let mut c1_2 = b2;
-                let mut c1_3 = b3;
-                let mut c2_0 = b0;
-                let mut c2_1 = b1;
-                let mut c2_2 = b2;
-                let mut c2_3 = b3;
-                let mut c3_0 = b0;
-                let mut c3_1 = b1;
-                let mut c3_2 = b2;
-                let mut c3_3 = b3;
+                let out = t.out;
+                let (
+                    mut c0_0,
+                    mut c0_1,
+                    mut c0_2,
+                    mut c0_3,
+                    mut c1_0,
+                    mut c1_1,
+                    mut c1_2,
+                    mut c1_3,
+                    mut c2_0,
+                    mut c2_1,
+                    mut c2_2,
+                    mut c2_3,
+                    mut c3_0,
+                    mut c3_1,
+                    mut c3_2,
+                    mut c3_3,
+                ) = if t.partial_in {
+                    (
+                        A::load(out),
+                        A::load(out.wrapping_add(1)),
+                        A::load(out.wrapping_add(2)),
+                        A::load(out.wrapping_add(3)),
+                        if 1 < t.w { A::load(out.wrapping_add(16)) } else { A::zero() },
+                        if 1 < t.w { A::load(out.wrapping_add(17)) } else { A::zero() },
+                        if 1 < t.w { A::load(out.wrapping_add(18)) } else { A::zero() },
+                        if 1 < t.w { A::load(out.wrapping_add(19)) } else { A::zero() },
+                        if 2 < t.w { A::load(out.wrapping_add(32)) } else { A::zero() },
+                        if 2 < t.w { A::load(out.wrapping_add(33)) } else { A::zero() },
+                        if 2 < t.w { A::load(out.wrapping_add(34)) } else { A::zero() },
+                        if 2 < t.w { A::load(out.wrapping_add(35)) } else { A::zero() },
+                        if 3 < t.w { A::load(out.wrapping_add(48)) } else { A::zero() },
+                        if 3 < t.w { A::load(out.wrapping_add(49)) } else { A::zero() },
+                        if 3 < t.w { A::load(out.wrapping_add(50)) } else { A::zero() },
+                        if 3 < t.w { A::load(out.wrapping_add(51)) } else { A::zero() },
+                    )
+                } else {
+                    (b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3)
+                };
                 const CB: usize = 16;
                 let mut blk = t.inp;
                 let mut wb = t.wts;
@@ -720,44 +847,69 @@ mod __small_layer_Conv3x3 {
                     }
                 }
                 let out = t.out;
-                let zero = A::zero();
-                c0_0 = A::max(c0_0, zero);
-                A::store(out, c0_0);
-                c0_1 = A::max(c0_1, zero);
-                A::store(out.wrapping_add(1), c0_1);
-                c0_2 = A::max(c0_2, zero);
-                A::store(out.wrapping_add(2), c0_2);
-                c0_3 = A::max(c0_3, zero);
-                A::store(out.wrapping_add(3), c0_3);
-                if 1 < t.w {
-                    c1_0 = A::max(c1_0, zero);
-                    A::store(out.wrapping_add(16), c1_0);
-                    c1_1 = A::max(c1_1, zero);
-                    A::store(out.wrapping_add(17), c1_1);
-                    c1_2 = A::max(c1_2, zero);
-                    A::store(out.wrapping_add(18), c1_2);
-                    c1_3 = A::max(c1_3, zero);
-                    A::store(out.wrapping_add(19), c1_3);
-                }
-                if 2 < t.w {
-                    c2_0 = A::max(c2_0, zero);
-                    A::store(out.wrapping_add(32), c2_0);
-                    c2_1 = A::max(c2_1, zero);
-                    A::store(out.wrapping_add(33), c2_1);
-                    c2_2 = A::max(c2_2, zero);
-                    A::store(out.wrapping_add(34), c2_2);
-                    c2_3 = A::max(c2_3, zero);
-                    A::store(out.wrapping_add(35), c2_3);
-                }
-                if 3 < t.w {
-                    c3_0 = A::max(c3_0, zero);
-                    A::store(out.wrapping_add(48), c3_0);
-                    c3_1 = A::max(c3_1, zero);
-                    A::store(out.wrapping_add(49), c3_1);
-                    c3_2 = A::max(c3_2, zero);
-                    A::store(out.wrapping_add(50), c3_2);
-                    c3_3 = A::max(c3_3, zero);
-                    A::store(out.wrapping_add(51), c3_3);
+                if t.partial_out {
+                    A::store(out, c0_0);
+                    A::store(out.wrapping_add(1), c0_1);
+                    A::store(out.wrapping_add(2), c0_2);
+                    A::store(out.wrapping_add(3), c0_3);
+                    if 1 < t.w {
+                        A::store(out.wrapping_add(16), c1_0);
+                        A::store(out.wrapping_add(17), c1_1);
+                        A::store(out.wrapping_add(18), c1_2);
+                        A::store(out.wrapping_add(19), c1_3);
+                    }
+                    if 2 < t.w {
+                        A::store(out.wrapping_add(32), c2_0);
+                        A::store(out.wrapping_add(33), c2_1);
+                        A::store(out.wrapping_add(34), c2_2);
+                        A::store(out.wrapping_add(35), c2_3);
+                    }
+                    if 3 < t.w {
+                        A::store(out.wrapping_add(48), c3_0);
+                        A::store(out.wrapping_add(49), c3_1);
+                        A::store(out.wrapping_add(50), c3_2);
+                        A::store(out.wrapping_add(51), c3_3);
+                    }
+                } else {
+                    let zero = A::zero();
+                    c0_0 = A::max(c0_0, zero);
+                    A::store(out, c0_0);
+                    c0_1 = A::max(c0_1, zero);
+                    A::store(out.wrapping_add(1), c0_1);
+                    c0_2 = A::max(c0_2, zero);
+                    A::store(out.wrapping_add(2), c0_2);
+                    c0_3 = A::max(c0_3, zero);
+                    A::store(out.wrapping_add(3), c0_3);
+                    if 1 < t.w {
+                        c1_0 = A::max(c1_0, zero);
+                        A::store(out.wrapping_add(16), c1_0);
+                        c1_1 = A::max(c1_1, zero);
+                        A::store(out.wrapping_add(17), c1_1);
+                        c1_2 = A::max(c1_2, zero);
+                        A::store(out.wrapping_add(18), c1_2);
+                        c1_3 = A::max(c1_3, zero);
+                        A::store(out.wrapping_add(19), c1_3);
+                    }
+                    if 2 < t.w {
+                        c2_0 = A::max(c2_0, zero);
+                        A::store(out.wrapping_add(32), c2_0);
+                        c2_1 = A::max(c2_1, zero);
+                        A::store(out.wrapping_add(33), c2_1);
+                        c2_2 = A::max(c2_2, zero);
+                        A::store(out.wrapping_add(34), c2_2);
+                        c2_3 = A::max(c2_3, zero);
+                        A::store(out.wrapping_add(35), c2_3);
+                    }
+                    if 3 < t.w {
+                        c3_0 = A::max(c3_0, zero);
+                        A::store(out.wrapping_add(48), c3_0);
+                        c3_1 = A::max(c3_1, zero);
+                        A::store(out.wrapping_add(49), c3_1);
+                        c3_2 = A::max(c3_2, zero);
+                        A::store(out.wrapping_add(50), c3_2);
+                        c3_3 = A::max(c3_3, zero);
+                        A::store(out.wrapping_add(51), c3_3);
+                    }
                 }
             }
         }

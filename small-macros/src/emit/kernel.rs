@@ -108,21 +108,70 @@ fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
             Reduction::Avg => quote!(let #b = A::zero();),
         });
     }
-    let accs = (0..s.o_wb).flat_map(|ll| {
-        (0..s.nv).map(move |v| {
-            let (c, b) = (acc(ll, v), format_ident!("b{}", v));
-            if mode == Mode::Narrow && ll > 0 {
-                quote!(let mut #c = A::zero();)
-            } else {
-                quote!(let mut #c = #b;)
-            }
+    let accs: Vec<TokenStream> = (0..s.o_wb)
+        .flat_map(|ll| {
+            (0..s.nv).map(move |v| {
+                let (c, b) = (acc(ll, v), format_ident!("b{}", v));
+                if mode == Mode::Narrow && ll > 0 {
+                    quote!(let mut #c = A::zero();)
+                } else {
+                    quote!(let mut #c = #b;)
+                }
+            })
         })
-    });
+        .collect();
+    if chunked(s, mode) {
+        // A later chunk of input blocks continues from the partial sums.
+        let names: Vec<Ident> = (0..s.o_wb)
+            .flat_map(|ll| (0..s.nv).map(move |v| acc(ll, v)))
+            .collect();
+        let loads = (0..s.o_wb).flat_map(|ll| {
+            (0..s.nv).map(move |v| {
+                let p = out_at(s, "out", ll, v);
+                let load = quote!(A::load(#p));
+                if mode == Mode::Edge && ll > 0 {
+                    let l = lit(ll);
+                    quote!(if #l < t.w { #load } else { A::zero() })
+                } else {
+                    load
+                }
+            })
+        });
+        let biases = (0..s.o_wb).flat_map(|_| (0..s.nv).map(|v| format_ident!("b{}", v)));
+        return quote! {
+            let bias = t.bias;
+            #(#init)*
+            let out = t.out;
+            let (#(mut #names),*) = if t.partial_in {
+                (#(#loads),*)
+            } else {
+                (#(#biases),*)
+            };
+        };
+    }
     let bias = match s.reduction {
         Reduction::Fma => quote!(let bias = t.bias;),
         Reduction::Max | Reduction::Avg => quote!(),
     };
     quote! { #bias #(#init)* #(#accs)* }
+}
+
+/// True if the kernel can run one chunk of a split reduction
+/// (`Tile::partial_in` / `partial_out`): broadcast FMA kernels.
+fn chunked(s: &Shape, mode: Mode) -> bool {
+    !s.channelwise && s.reduction == Reduction::Fma && mode != Mode::Narrow
+}
+
+/// Address of accumulator `(ll, v)`'s place in the tensor at `base`.
+fn out_at(s: &Shape, base: &str, ll: usize, v: usize) -> TokenStream {
+    let base = format_ident!("{}", base);
+    let (blk, lane) = (v * s.lanes / CB, v * s.lanes % CB);
+    if blk == 0 {
+        at(&base, ll * CB + lane)
+    } else {
+        let (blk, off) = (lit(blk), lit(ll * CB + lane));
+        quote!(#base.wrapping_add(#blk * t.out_plane + #off))
+    }
 }
 
 /// The guard of a tap at window column `col` for output column `ll`.
@@ -364,16 +413,7 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
             if s.reduction == Reduction::Avg {
                 col.push(quote!(#c = A::mul(#c, scale);));
             }
-            let (blk, lane) = (v * s.lanes / CB, v * s.lanes % CB);
-            let at_of = |base: &str| {
-                let base = format_ident!("{}", base);
-                if blk == 0 {
-                    at(&base, ll * CB + lane)
-                } else {
-                    let (blk, off) = (lit(blk), lit(ll * CB + lane));
-                    quote!(#base.wrapping_add(#blk * t.out_plane + #off))
-                }
-            };
+            let at_of = |base: &str| out_at(s, base, ll, v);
             if s.residual {
                 let r = at_of("res");
                 col.push(quote!(#c = A::add(#c, A::load(#r));));
@@ -399,7 +439,31 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
     } else {
         quote!()
     };
-    quote! { let out = t.out; #res #(#out)* }
+    let epilogue = quote! { #res #(#out)* };
+    if !chunked(s, mode) {
+        return quote! { let out = t.out; #epilogue };
+    }
+    // More chunks follow: store the raw sums, no epilogue.
+    let raw = (0..s.o_wb).map(|ll| {
+        let stores = (0..s.nv).map(|v| {
+            let (p, c) = (out_at(s, "out", ll, v), acc(ll, v));
+            quote!(A::store(#p, #c);)
+        });
+        if guarded && ll > 0 {
+            let l = lit(ll);
+            quote!(if #l < t.w { #(#stores)* })
+        } else {
+            quote!(#(#stores)*)
+        }
+    });
+    quote! {
+        let out = t.out;
+        if t.partial_out {
+            #(#raw)*
+        } else {
+            #epilogue
+        }
+    }
 }
 
 /// `let scale = 1 / (valid taps of output column ll)`: TensorFlow's
