@@ -41,6 +41,8 @@ pub mod safetensors_source;
 pub mod spec;
 #[cfg(feature = "tflite")]
 pub mod tflite;
+#[cfg(feature = "std")]
+pub mod threads;
 mod weights;
 
 pub use arch::Arch;

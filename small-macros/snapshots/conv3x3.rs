@@ -165,16 +165,24 @@ impl Conv3x3 {
     }
     fn dispatch(
         &self,
-        mut p: ::small_core::nest::Problem,
+        p: ::small_core::nest::Problem,
     ) -> Result<(), ::small_core::Error> {
         match self.arch {
             #[cfg(target_arch = "x86_64")]
             ::small_core::Arch::Avx2 => {
-                unsafe { __small_layer_Conv3x3::avx2::run(&mut p) }
+                ::small_core::nest::execute(
+                    &p,
+                    &|k, n| { unsafe { __small_layer_Conv3x3::avx2::run(&p, k, n) } },
+                )
             }
             #[cfg(all())]
             ::small_core::Arch::Reference => {
-                unsafe { __small_layer_Conv3x3::reference::run(&mut p) }
+                ::small_core::nest::execute(
+                    &p,
+                    &|k, n| {
+                        unsafe { __small_layer_Conv3x3::reference::run(&p, k, n) }
+                    },
+                )
             }
             #[allow(unreachable_patterns)]
             other => {
@@ -482,10 +490,11 @@ mod __small_layer_Conv3x3 {
         /// Runs the loop nest with this arch's kernel.
         ///
         /// # Safety
-        /// The CPU must support the arch; `p` must be this layer's problem.
+        /// The CPU must support the arch; `p` must be this layer's problem;
+        /// concurrent calls need distinct parts of the same `parts`.
         #[target_feature(enable = "avx2,fma")]
-        pub unsafe fn run(p: &mut Problem) {
-            unsafe { ::small_core::nest::run::<K>(p) }
+        pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
+            unsafe { ::small_core::nest::run::<K>(p, part, parts) }
         }
     }
     #[cfg(all())]
@@ -916,9 +925,10 @@ mod __small_layer_Conv3x3 {
         /// Runs the loop nest with this arch's kernel.
         ///
         /// # Safety
-        /// The CPU must support the arch; `p` must be this layer's problem.
-        pub unsafe fn run(p: &mut Problem) {
-            unsafe { ::small_core::nest::run::<K>(p) }
+        /// The CPU must support the arch; `p` must be this layer's problem;
+        /// concurrent calls need distinct parts of the same `parts`.
+        pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
+            unsafe { ::small_core::nest::run::<K>(p, part, parts) }
         }
     }
 }

@@ -154,16 +154,24 @@ impl MaxPool {
     }
     fn dispatch(
         &self,
-        mut p: ::small_core::nest::Problem,
+        p: ::small_core::nest::Problem,
     ) -> Result<(), ::small_core::Error> {
         match self.arch {
             #[cfg(target_arch = "x86_64")]
             ::small_core::Arch::Avx2 => {
-                unsafe { __small_layer_MaxPool::avx2::run(&mut p) }
+                ::small_core::nest::execute(
+                    &p,
+                    &|k, n| { unsafe { __small_layer_MaxPool::avx2::run(&p, k, n) } },
+                )
             }
             #[cfg(all())]
             ::small_core::Arch::Reference => {
-                unsafe { __small_layer_MaxPool::reference::run(&mut p) }
+                ::small_core::nest::execute(
+                    &p,
+                    &|k, n| {
+                        unsafe { __small_layer_MaxPool::reference::run(&p, k, n) }
+                    },
+                )
             }
             #[allow(unreachable_patterns)]
             other => {
@@ -352,10 +360,11 @@ mod __small_layer_MaxPool {
         /// Runs the loop nest with this arch's kernel.
         ///
         /// # Safety
-        /// The CPU must support the arch; `p` must be this layer's problem.
+        /// The CPU must support the arch; `p` must be this layer's problem;
+        /// concurrent calls need distinct parts of the same `parts`.
         #[target_feature(enable = "avx2,fma")]
-        pub unsafe fn run(p: &mut Problem) {
-            unsafe { ::small_core::nest::run::<K>(p) }
+        pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
+            unsafe { ::small_core::nest::run::<K>(p, part, parts) }
         }
     }
     #[cfg(all())]
@@ -517,9 +526,10 @@ mod __small_layer_MaxPool {
         /// Runs the loop nest with this arch's kernel.
         ///
         /// # Safety
-        /// The CPU must support the arch; `p` must be this layer's problem.
-        pub unsafe fn run(p: &mut Problem) {
-            unsafe { ::small_core::nest::run::<K>(p) }
+        /// The CPU must support the arch; `p` must be this layer's problem;
+        /// concurrent calls need distinct parts of the same `parts`.
+        pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
+            unsafe { ::small_core::nest::run::<K>(p, part, parts) }
         }
     }
 }

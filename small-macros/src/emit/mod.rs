@@ -39,7 +39,11 @@ pub fn layer(spec: &Spec, item: &ItemStruct) -> TokenStream {
         let (module, ident) = (format_ident!("{}", a.module), format_ident!("{}", a.ident));
         quote! {
             #[cfg(#cfg)]
-            ::small_core::Arch::#ident => unsafe { #kmod::#module::run(&mut p) },
+            ::small_core::Arch::#ident => ::small_core::nest::execute(&p, &|k, n| {
+                // SAFETY: the arch was checked available when the layer was
+                // built; the parts k of n are distinct.
+                unsafe { #kmod::#module::run(&p, k, n) }
+            }),
         }
     });
     let spec_const = spec_const(spec);
@@ -138,7 +142,7 @@ pub fn layer(spec: &Spec, item: &ItemStruct) -> TokenStream {
 
             #forward
 
-            fn dispatch(&self, mut p: ::small_core::nest::Problem) -> Result<(), ::small_core::Error> {
+            fn dispatch(&self, p: ::small_core::nest::Problem) -> Result<(), ::small_core::Error> {
                 // The arch was checked available and the weights packed for its
                 // tile when the layer was built; the kernel module matches SPEC.
                 match self.arch {
@@ -339,10 +343,11 @@ fn arch_module(spec: &Spec, a: &ArchParams, b: &Blocking) -> TokenStream {
             /// Runs the loop nest with this arch's kernel.
             ///
             /// # Safety
-            /// The CPU must support the arch; `p` must be this layer's problem.
+            /// The CPU must support the arch; `p` must be this layer's problem;
+            /// concurrent calls need distinct parts of the same `parts`.
             #features
-            pub unsafe fn run(p: &mut Problem) {
-                unsafe { ::small_core::nest::run::<K>(p) }
+            pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
+                unsafe { ::small_core::nest::run::<K>(p, part, parts) }
             }
         }
     }

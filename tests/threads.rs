@@ -1,0 +1,152 @@
+//! Results are bit-identical for every thread count: the loop nest splits
+//! independent output rows, never a reduction. Every layer class and the
+//! MLPerf Tiny networks run with 1, 2, 3 and 8 threads (on any machine; 8
+//! oversubscribes a 2-core one) and must give the same bits. The shapes
+//! are large enough (over 2 x `MIN_PART_MACS`) that the calls do split.
+//!
+//! One test function: the thread count is process-wide.
+
+use small_core::load::Generated;
+use small_core::{Blocked, layer, threads};
+use small_examples::models::{Network, ad, dscnn, resnet8, vww};
+use small_tests::Rng;
+
+#[layer(fh = 3, fw = 3, fc = 16, k = 32, padding = same, activation = relu)]
+struct Conv;
+#[layer(fh = 3, fw = 3, fc = 120, k = 64, stride = 2, padding = same)]
+struct ConvChunked;
+#[layer(fh = 3, fw = 3, fc = 32, k = 32, padding = same, residual, activation = relu)]
+struct ConvAdd;
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 64, padding = same, activation = relu6)]
+struct Depthwise;
+#[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 64, stride = 2, reduction = max)]
+struct MaxPool;
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 64, stride = 2, padding = same, reduction = avg)]
+struct AvgPool;
+#[layer(fh = 1, fw = 1, fc = 1000, k = 1024)]
+struct Dense;
+
+fn input(rng: &mut Rng, c: usize, h: usize, w: usize) -> Blocked<Vec<f32>> {
+    Blocked::from_nhwc(h, w, c, &rng.vec(h * w * c)).unwrap()
+}
+
+/// Runs `f` with each thread count and checks the results are identical.
+fn same_bits(name: &str, f: &dyn Fn() -> Vec<f32>) {
+    let mut first: Option<Vec<f32>> = None;
+    for n in [1, 2, 3, 8] {
+        threads::set_threads(n);
+        assert_eq!(threads::threads(), n);
+        let got: Vec<u32> = f().iter().map(|v| v.to_bits()).collect();
+        match &first {
+            None => first = Some(got.iter().map(|b| f32::from_bits(*b)).collect()),
+            Some(want) => {
+                let want: Vec<u32> = want.iter().map(|v| v.to_bits()).collect();
+                assert!(got == want, "{name}: {n} threads differ from 1 thread");
+            }
+        }
+    }
+    println!("{name}: identical with 1, 2, 3 and 8 threads");
+}
+
+fn model<N: Network>() {
+    let net = N::load(
+        &Generated { seed: 5 },
+        small_core::arch::selected().unwrap(),
+    )
+    .unwrap();
+    let x = Generated::values(9, N::DIMS[0].elements(), 1.0);
+    same_bits(N::NAME, &|| {
+        let mut arena = vec![0.0; N::ARENA];
+        let mut out = vec![0.0; N::DIMS[N::OUTPUT].c];
+        net.infer(&mut arena, &x, &mut out).unwrap();
+        out
+    });
+}
+
+#[test]
+fn every_thread_count_gives_the_same_bits() {
+    let mut rng = Rng::new(42);
+    let arch = small_core::arch::selected().unwrap();
+    let w = |rng: &mut Rng, n| rng.vec(n);
+
+    let x = input(&mut rng, 16, 33, 29);
+    let l = Conv::with_arch(
+        arch,
+        &w(&mut rng, Conv::WEIGHTS_LEN),
+        Some(&w(&mut rng, 32)),
+    )
+    .unwrap();
+    same_bits("conv 3x3", &|| {
+        let mut y = l.alloc_output(&x).unwrap();
+        l.forward(&x, &mut y).unwrap();
+        y.into_inner()
+    });
+
+    let x = input(&mut rng, 120, 14, 13);
+    let l = ConvChunked::with_arch(arch, &w(&mut rng, ConvChunked::WEIGHTS_LEN), None).unwrap();
+    same_bits("conv 3x3 s2, chunked reduction", &|| {
+        let mut y = l.alloc_output(&x).unwrap();
+        l.forward(&x, &mut y).unwrap();
+        y.into_inner()
+    });
+
+    let x = input(&mut rng, 32, 30, 31);
+    let skip = input(&mut rng, 32, 30, 31);
+    let l = ConvAdd::with_arch(
+        arch,
+        &w(&mut rng, ConvAdd::WEIGHTS_LEN),
+        Some(&w(&mut rng, 32)),
+    )
+    .unwrap();
+    same_bits("conv 3x3 + residual", &|| {
+        let mut y = l.alloc_output(&x).unwrap();
+        l.forward_add(&x, &skip, &mut y).unwrap();
+        y.into_inner()
+    });
+    same_bits("conv 3x3 + residual in place", &|| {
+        let mut y = skip.clone();
+        l.forward_add_in_place(&x, &mut y).unwrap();
+        y.into_inner()
+    });
+
+    let x = input(&mut rng, 64, 61, 59);
+    let l = Depthwise::with_arch(arch, &w(&mut rng, Depthwise::WEIGHTS_LEN), None).unwrap();
+    same_bits("depthwise 3x3", &|| {
+        let mut y = l.alloc_output(&x).unwrap();
+        l.forward(&x, &mut y).unwrap();
+        y.into_inner()
+    });
+
+    let x = input(&mut rng, 64, 96, 94);
+    let l = MaxPool::with_arch(arch).unwrap();
+    same_bits("max pool", &|| {
+        let mut y = l.alloc_output(&x).unwrap();
+        l.forward(&x, &mut y).unwrap();
+        y.into_inner()
+    });
+    let l = AvgPool::with_arch(arch).unwrap();
+    same_bits("avg pool", &|| {
+        let mut y = l.alloc_output(&x).unwrap();
+        l.forward(&x, &mut y).unwrap();
+        y.into_inner()
+    });
+
+    let x = input(&mut rng, 1000, 1, 1);
+    let l = Dense::with_arch(
+        arch,
+        &w(&mut rng, Dense::WEIGHTS_LEN),
+        Some(&w(&mut rng, 1024)),
+    )
+    .unwrap();
+    same_bits("fully connected", &|| {
+        let mut y = l.alloc_output(&x).unwrap();
+        l.forward(&x, &mut y).unwrap();
+        y.into_inner()
+    });
+
+    model::<resnet8::Resnet8>();
+    model::<vww::Vww>();
+    model::<dscnn::DsCnn>();
+    model::<ad::Autoencoder>();
+    threads::set_threads(1);
+}
