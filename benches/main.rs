@@ -39,6 +39,9 @@ ds-cnn and ad (Generated { seed: 1 } weights; one `infer` each).
   --json FILE        also write the JSON lines (machine line first) to FILE
   --svg PATH         roofline SVG path (default: target/roofline.svg under
                      the workspace); --no-svg to skip it
+  --threads N        also time every case with N threads (small_core::threads)
+                     and print its speed-up over one thread, and the pool's
+                     fork-join cost; without it everything runs on one thread
   --quick            short timing and probes: a smoke test, not a measurement
   -h, --help         this text";
 
@@ -56,6 +59,8 @@ struct Options {
     json: Option<PathBuf>,
     svg: Option<PathBuf>,
     quick: bool,
+    /// Threads for the second timing of each case (1: none).
+    threads: usize,
 }
 
 /// `--help` or a bad argument: the text to print.
@@ -123,6 +128,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, Exit> {
         json: None,
         svg: Some(default_svg()),
         quick: false,
+        threads: 1,
     };
     let mut args = args.into_iter();
     let value = |flag: &str, args: &mut dyn Iterator<Item = String>| {
@@ -140,6 +146,13 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, Exit> {
             "--svg" => o.svg = Some(value("--svg", &mut args)?.into()),
             "--no-svg" => o.svg = None,
             "--quick" => o.quick = true,
+            "--threads" => {
+                let v = value("--threads", &mut args)?;
+                o.threads =
+                    v.parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
+                        Exit::Bad(format!("--threads {v}: expected a count >= 1"))
+                    })?;
+            }
             // `cargo bench` passes this to every bench target.
             "--bench" => {}
             s if s.starts_with('-') => return Err(Exit::Bad(format!("unknown option `{s}`"))),
@@ -175,6 +188,7 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let available: Vec<Arch> = small_core::arch::available().collect();
     let arches = o.arches.clone().unwrap_or_else(|| available.clone());
     let timing = if o.quick { Timing::QUICK } else { Timing::FULL };
+    small_core::threads::set_threads(1);
 
     println!(
         "small-bench {date}: {}, one thread, float32, batch 1",
@@ -221,9 +235,27 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
     if defs.is_empty() {
         return Err(format!("no case matches {:?}", o.filters).into());
     }
+    if o.threads > 1 {
+        // The pool's fork and join with no work: the floor of a threaded call.
+        small_core::threads::set_threads(o.threads);
+        let pool = small_core::threads::pool();
+        let fj = timing::time(timing, || {
+            pool.run(o.threads, &|_| {});
+            Ok::<(), small_core::Error>(())
+        })?;
+        println!(
+            "fork-join of {} threads (empty job): median {:.2} µs, min {:.2} µs",
+            o.threads,
+            fj.median * 1e6,
+            fj.min * 1e6
+        );
+        drop(pool);
+        small_core::threads::set_threads(1);
+    }
     println!();
     println!("{}", Row::header());
     let mut rows = Vec::new();
+    let mut threaded: Vec<String> = Vec::new();
     for def in &defs {
         for &arch in &arches {
             let mut case = cases::build(def, arch)?;
@@ -231,6 +263,29 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
                 .map_err(|e| format!("{} on {}: {e}", def.name, arch.name()))?;
             let row = Row::new(&case, def.group(), stats, peak_of(arch));
             println!("{}", row.line());
+            if o.threads > 1 {
+                small_core::threads::set_threads(o.threads);
+                let multi = timing::time(timing, || case.run())
+                    .map_err(|e| format!("{} on {}: {e}", def.name, arch.name()))?;
+                small_core::threads::set_threads(1);
+                let speedup = row.stats.median / multi.median;
+                println!(
+                    "{:<20} {:<9} {} threads: median {:.1} µs, min {:.1} µs, speed-up {speedup:.2}x",
+                    "",
+                    "",
+                    o.threads,
+                    multi.median * 1e6,
+                    multi.min * 1e6
+                );
+                threaded.push(format!(
+                    "{{\"threads_of\":{},\"arch\":\"{}\",\"threads\":{},\"median_us\":{:.3},\"min_us\":{:.3},\"speedup\":{speedup:.3}}}",
+                    json_str(&row.case),
+                    row.arch,
+                    o.threads,
+                    multi.median * 1e6,
+                    multi.min * 1e6
+                ));
+            }
             std::io::stdout().flush().ok();
             rows.push(row);
         }
@@ -267,6 +322,7 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
     };
     let lines: Vec<String> = std::iter::once(machine_json)
         .chain(rows.iter().map(Row::json))
+        .chain(threaded)
         .collect();
     println!();
     for l in &lines {

@@ -17,10 +17,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: mlperf_tiny [--models DIR] [--per-layer]
+const USAGE: &str = "usage: mlperf_tiny [--models DIR] [--per-layer] [--threads N]
   --models DIR   load the trained .tflite files from DIR (MLPerf Tiny, see ../shared/models/README.md)
                  and check every golden input; also SMALL_MODELS=DIR
-  --per-layer    print the time of every layer of every network";
+  --per-layer    print the time of every layer of every network
+  --threads N    threads per layer (default: SMALL_THREADS, else every core)";
 
 struct Options {
     models: Option<PathBuf>,
@@ -37,6 +38,15 @@ fn options() -> Result<Options, String> {
         match a.as_str() {
             "--models" => o.models = Some(args.next().ok_or("--models needs a directory")?.into()),
             "--per-layer" => o.per_layer = true,
+            "--threads" => {
+                let v = args.next().ok_or("--threads needs a count")?;
+                let n: usize = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or(format!("--threads {v}: expected a count >= 1"))?;
+                small_core::threads::set_threads(n);
+            }
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -374,8 +384,9 @@ fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
         );
     }
     println!(
-        "\narch {} (FMA peak {peak:.1} GFLOP/s, one thread). weights = the file's f32s; packed for this arch:",
-        arch.name()
+        "\narch {} (FMA peak {peak:.1} GFLOP/s per core, {} thread(s)). weights = the file's f32s; packed for this arch:",
+        arch.name(),
+        small_core::threads::threads()
     );
     for r in rows {
         println!(
@@ -403,9 +414,11 @@ fn run() -> Result<bool, String> {
         .unwrap_or_else(|| "unknown CPU".into());
     eprintln!("measuring the FMA peak of {} ...", arch.name());
     let peak = small_core::probe::fma_peak_gflops(arch).unwrap_or(f64::NAN);
+    let threads = small_core::threads::threads();
     println!(
-        "small-rs MLPerf Tiny, arch {} on {cpu}, one thread",
-        arch.name()
+        "small-rs MLPerf Tiny, arch {} on {cpu}, {threads} thread{}",
+        arch.name(),
+        if threads == 1 { "" } else { "s" }
     );
     let mut rows = Vec::new();
     let mut step = |name: &str, run: &dyn Fn() -> Result<Row, String>| -> Result<(), String> {
