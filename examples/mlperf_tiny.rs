@@ -361,7 +361,7 @@ fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
         "median us",
         "inf/s",
         "GFLOP/s",
-        "% peak",
+        "%pk/core",
         "weights KB",
         "arena KB",
         "total KB"

@@ -283,7 +283,11 @@ fma_case!(conv_3x3_50_to_24_chunked, Conv3x3Deep, 20);
 
 #[layer(fh = 3, fw = 3, fc = 40, k = 32, stride = 2, padding = same, residual, activation = relu6)]
 struct Conv3x3DeepAdd;
-residual_case!(conv_3x3_s2_40_to_32_chunked_plus_residual, Conv3x3DeepAdd, 20);
+residual_case!(
+    conv_3x3_s2_40_to_32_chunked_plus_residual,
+    Conv3x3DeepAdd,
+    20
+);
 residual_in_place_case!(conv_3x3_s2_40_to_32_in_place_unchunked, Conv3x3DeepAdd, 20);
 
 // --- Fully connected (1x1 on one-pixel outputs: the narrow kernel) ---
