@@ -159,13 +159,19 @@ impl<B: AsRef<[f32]> + AsMut<[f32]>> Blocked<B> {
         Ok(Blocked { c, h, w, data })
     }
 
-    /// Overwrites the tensor from NHWC data of the same shape.
+    /// Overwrites the tensor from NHWC data of the same shape, padding
+    /// lanes included (zeroed), so any buffer becomes a valid tensor.
     pub fn fill_from_nhwc(&mut self, src: &[f32]) -> Result<(), Error> {
         crate::check_len("NHWC input", self.c * self.h * self.w, src.len())?;
+        // Pixel-major copy: pixel p of channel block b is at (b * H * W + p) * CB.
+        let plane = self.h * self.w * CB;
+        let data = self.data.as_mut();
         for (p, px) in src.chunks_exact(self.c.max(1)).enumerate() {
-            for (c, &v) in px.iter().enumerate() {
-                let i = self.index(c, p / self.w, p % self.w);
-                self.data.as_mut()[i] = v;
+            for (b, lanes) in px.chunks(CB).enumerate() {
+                let at = b * plane + p * CB;
+                data[at..at + lanes.len()].copy_from_slice(lanes);
+                // Padding lanes too: the buffer may hold anything (an arena).
+                data[at + lanes.len()..at + CB].fill(0.0);
             }
         }
         Ok(())
@@ -328,5 +334,19 @@ mod tests {
         assert_eq!(t.get(2, 1, 1), Some(1.0));
         assert_eq!(t.get(3, 0, 0), None);
         assert_eq!(arena[3], 0.0, "padding lane zeroed");
+    }
+
+    #[test]
+    fn fill_from_nhwc_makes_any_buffer_valid() {
+        // An arena slot full of NaN: filling must also zero the padding lanes.
+        let (c, h, w) = (19, 2, 3);
+        let mut buf = alloc::vec![f32::NAN; blocked_len(c, h, w)];
+        let src: Vec<f32> = (0..c * h * w).map(|v| v as f32).collect();
+        Blocked::assume_padded(c, h, w, &mut buf[..])
+            .unwrap()
+            .fill_from_nhwc(&src)
+            .unwrap();
+        let t = Blocked::from_buffer(c, h, w, &buf[..]).unwrap();
+        assert_eq!(t.to_nhwc(), src);
     }
 }

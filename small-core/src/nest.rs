@@ -144,7 +144,7 @@ unsafe impl Sync for Problem<'_> {}
 /// fork and join at about 0.3 µs (the bench's `fork-join` line), a part of
 /// 100 k MACs (about 0.5-1 µs at 100-200 GFLOP/s) keeps that cost near 30 %
 /// in the worst case and far less on the layers that matter.
-pub const MIN_PART_MACS: usize = 100_000;
+pub const MIN_PART_MACS: usize = 40_000;
 
 impl<'a> Problem<'a> {
     /// Independent units of work: output rows of each output-channel tile.
