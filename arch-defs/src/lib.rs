@@ -17,12 +17,23 @@
 //! arch from the same code path.
 #![no_std]
 #![warn(missing_docs)]
+// `cortex_m4`'s fused multiply-add; the condition is its `cfg`, which holds
+// only where unstable features are allowed (see `cortex_m4`).
+#![cfg_attr(
+    all(
+        target_arch = "arm",
+        target_feature = "mclass",
+        target_feature = "fpregs"
+    ),
+    feature(core_float_math)
+)]
 
 #[cfg(feature = "std")]
 extern crate std;
 
 pub mod avx2;
 pub mod avx512;
+pub mod cortex_m4;
 pub mod neon;
 pub mod reference;
 
@@ -70,6 +81,7 @@ pub const ARCHS: &[ArchParams] = &[
     avx512::PARAMS,
     avx2::PARAMS,
     neon::PARAMS,
+    cortex_m4::PARAMS,
     reference::PARAMS,
 ];
 
@@ -80,6 +92,7 @@ pub enum ArchId {
     Avx512,
     Avx2,
     Neon,
+    CortexM4,
     Reference,
 }
 
@@ -89,6 +102,7 @@ impl ArchId {
         ArchId::Avx512,
         ArchId::Avx2,
         ArchId::Neon,
+        ArchId::CortexM4,
         ArchId::Reference,
     ];
 
@@ -98,6 +112,7 @@ impl ArchId {
             ArchId::Avx512 => &avx512::PARAMS,
             ArchId::Avx2 => &avx2::PARAMS,
             ArchId::Neon => &neon::PARAMS,
+            ArchId::CortexM4 => &cortex_m4::PARAMS,
             ArchId::Reference => &reference::PARAMS,
         }
     }
@@ -119,6 +134,7 @@ impl ArchId {
             ArchId::Avx512 => avx512::available(),
             ArchId::Avx2 => avx2::available(),
             ArchId::Neon => neon::available(),
+            ArchId::CortexM4 => cortex_m4::available(),
             ArchId::Reference => reference::available(),
         }
     }
@@ -141,7 +157,7 @@ impl ArchId {
 /// the arch (the generated code only calls them from a function compiled
 /// with the arch's target features, entered after [`ArchId::available`])
 /// and that every pointer is valid for `LANES` `f32`s (one for
-/// [`Simd::broadcast`]). Alignment is never required.
+/// [`Simd::broadcast`]). No alignment beyond that of `f32` is required.
 #[allow(clippy::missing_safety_doc)] // one contract for all: see the trait docs
 pub trait Simd {
     /// One vector register of `LANES` `f32`s.

@@ -27,6 +27,9 @@ pub mod layer;
 mod layout;
 #[cfg(feature = "alloc")]
 pub mod load;
+#[cfg(target_arch = "arm")]
+#[doc(hidden)]
+pub mod mcu_smoke;
 pub mod model;
 pub mod nest;
 pub mod ops;

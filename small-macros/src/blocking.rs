@@ -281,6 +281,30 @@ mod tests {
     }
 
     #[test]
+    fn cortex_m4_tiles_match_hand_worked_cases() {
+        let m4 = &arch_defs::cortex_m4::PARAMS;
+        // Cortex-M4F: 32 s registers, 1 lane, VFMA latency 3 x 1 FMA/cycle
+        // -> >= 3 accumulators; 1 load/cycle feeds 1 FMA/cycle once
+        // FMA/load >= 1, and >= 0.9 FMA/load counts as full rate (NEAR).
+        // Conv 3x3 16->16 (broadcast, O_wb nv / (O_wb + nv) FMA/load, TC = nv
+        // must divide 16, nv + 1 registers besides the accumulators):
+        //   3 acc: nv=1, O_wb=3: 3/4 = 0.75 (nv=3 does not divide 16);
+        //   4 acc: nv=1, O_wb=4: 4/5 = 0.8; nv=4, O_wb=1: 0.8;
+        //          nv=2, O_wb=2: 4/4 = 1.0 -> full rate, 4 acc + 2 w + 1 = 7 regs.
+        // Narrowest full-rate tile: 2 x 2.
+        let conv = spec(3, 3, 16, 16, 1, 1, Reduction::Fma);
+        assert_eq!(tile(m4, &conv), (2, 2));
+        assert_eq!(derive(m4, &conv).regs, 7);
+        // Depthwise 3x3 s1 (channelwise, 3 O_wb MACs per (O_wb - 1) + 6 loads,
+        // 3 nv weights + 1 input register besides the accumulators):
+        //   nv=1, O_wb=3: 9/8 = 1.125 -> full rate, 3 acc + 3 + 1 = 7 regs;
+        //   no other tile has 3 accumulators (nv=3 does not divide 16).
+        let dw = spec(3, 3, 1, 1, 16, 1, Reduction::Fma);
+        assert_eq!(tile(m4, &dw), (3, 1));
+        assert_eq!(derive(m4, &dw).regs, 7);
+    }
+
+    #[test]
     fn accumulators_hide_fma_latency() {
         for arch in arch_defs::ARCHS {
             for s in [
