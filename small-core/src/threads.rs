@@ -41,6 +41,9 @@ struct Shared {
     /// are more threads than cores and a spinning thread would only take
     /// the core from one with work.
     spin: usize,
+    /// Workers asleep (or about to be) on `wake`; a fork with none skips
+    /// the mutex and the notification.
+    sleepers: AtomicUsize,
     sleep: Mutex<()>,
     wake: Condvar,
 }
@@ -66,6 +69,7 @@ impl Pool {
             } else {
                 64
             },
+            sleepers: AtomicUsize::new(0),
             sleep: Mutex::new(()),
             wake: Condvar::new(),
         });
@@ -108,8 +112,10 @@ impl Pool {
         // this function waits below until all workers are done with it.
         let ptr = &job as *const Job<'_> as *mut Job<'static>;
         self.shared.job.store(ptr, Ordering::Release);
-        self.shared.generation.fetch_add(1, Ordering::AcqRel);
-        {
+        // SeqCst pairs with the worker's `sleepers` increment and check: a
+        // worker either sees this generation or is counted here.
+        self.shared.generation.fetch_add(1, Ordering::SeqCst);
+        if self.shared.sleepers.load(Ordering::SeqCst) > 0 {
             let _g = self.shared.sleep.lock().unwrap_or_else(|e| e.into_inner());
             self.shared.wake.notify_all();
         }
@@ -149,11 +155,14 @@ fn worker(s: &Shared, k: usize) {
                 core::hint::spin_loop();
             } else {
                 let guard = s.sleep.lock().unwrap_or_else(|e| e.into_inner());
-                if s.generation.load(Ordering::Acquire) == seen
-                    && !s.shutdown.load(Ordering::Acquire)
+                s.sleepers.fetch_add(1, Ordering::SeqCst);
+                if s.generation.load(Ordering::SeqCst) == seen && !s.shutdown.load(Ordering::SeqCst)
                 {
                     drop(s.wake.wait(guard));
+                } else {
+                    drop(guard);
                 }
+                s.sleepers.fetch_sub(1, Ordering::SeqCst);
                 polls = 0;
             }
         };
@@ -243,6 +252,20 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn sleeping_workers_wake_for_the_next_job() {
+        let pool = Pool::new(2);
+        let sum = AtomicUsize::new(0);
+        for _ in 0..20 {
+            // Long enough for the worker to stop spinning and sleep.
+            std::thread::sleep(std::time::Duration::from_millis(3));
+            pool.run(2, &|k| {
+                sum.fetch_add(k + 1, Ordering::Relaxed);
+            });
+        }
+        assert_eq!(sum.load(Ordering::Relaxed), 60);
     }
 
     #[test]
