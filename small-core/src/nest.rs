@@ -237,6 +237,7 @@ impl<'a> Problem<'a> {
     }
 }
 
+// ANCHOR: l1_weights
 /// Bytes of one output-channel tile's weights that a pass over the whole
 /// output may stream: a larger reduction is split into chunks of input
 /// blocks (SMaLL's `F_Cb` blocking, MEMA's tiling of the reduction) whose
@@ -244,6 +245,7 @@ impl<'a> Problem<'a> {
 /// go through the output. Half of a 48 KiB L1 (Zen 4/5; 32 KiB on older
 /// cores still holds it with the input rows and output tile).
 pub const L1_WEIGHT_BYTES: usize = 24 * 1024;
+// ANCHOR_END: l1_weights
 
 /// Runs `f(part, parts)` for the parts of a layer call: on the pool's
 /// threads with `std` (`parts = min(threads, p_max)`, `p_max` from the

@@ -237,6 +237,7 @@ mod tests {
         (b.o_wb, b.tc(arch))
     }
 
+    // ANCHOR: hand_worked
     #[test]
     fn conv_tiles_match_hand_worked_cases() {
         let conv = spec(3, 3, 16, 32, 1, 1, Reduction::Fma);
@@ -303,6 +304,7 @@ mod tests {
         assert_eq!(tile(m4, &dw), (3, 1));
         assert_eq!(derive(m4, &dw).regs, 7);
     }
+    // ANCHOR_END: hand_worked
 
     #[test]
     fn accumulators_hide_fma_latency() {
