@@ -14,7 +14,7 @@
 //! add up. [`layer_bounds`] is the local version: each layer fed
 //! the same input, so a failure names the layer.
 
-use crate::models::{Abs, Head};
+use crate::models::Head;
 use small_core::Activation;
 use small_core::load::{LayerRef, LoadError, WeightSource};
 use small_core::model::{Dims, LayerInfo, NONE};
@@ -63,21 +63,16 @@ pub fn bounds(
         let mut lin = l.spec;
         lin.activation = Activation::None;
         lin.residual = false;
-        let w = if l.spec.has_weights() {
-            Some(Abs(source).layer(
-                LayerRef {
-                    name: l.name,
-                    op: l.op,
-                },
-                &l.spec,
-            )?)
-        } else {
-            None
-        };
-        let (wts, bias) = match &w {
+        // Loaded once: the signed weights for the pre-activation, their
+        // magnitudes for the bounds.
+        let w = signed(source, l)?;
+        let (signed_w, signed_b) = match &w {
             Some(w) => (&w.weights[..], w.bias.as_deref()),
             None => (&[][..], None),
         };
+        let abs = |v: &[f32]| v.iter().map(|x| x.abs()).collect::<Vec<f32>>();
+        let (wts, bias) = (abs(signed_w), signed_b.map(abs));
+        let (wts, bias) = (&wts[..], bias.as_deref());
         let (x, ex) = (&values[l.step.x], &e[l.step.x]);
         let s = shape(dims[l.step.x]);
         // The input's difference through |W| (or W² on squares); no bias:
@@ -127,8 +122,8 @@ pub fn bounds(
                 &spec,
                 x,
                 s,
-                wts_signed(source, l)?.as_deref().unwrap_or(&[]),
-                bias_signed(source, l)?.as_deref(),
+                signed_w,
+                signed_b,
                 (l.step.skip != NONE).then(|| values[l.step.skip].as_slice()),
             )?;
             for (o, p) in out.iter_mut().zip(pre) {
@@ -160,14 +155,6 @@ fn signed(
         op: l.op,
     };
     source.layer(r, &l.spec).map(Some)
-}
-
-fn wts_signed(source: &dyn WeightSource, l: &LayerInfo) -> Result<Option<Vec<f32>>, LoadError> {
-    Ok(signed(source, l)?.map(|w| w.weights))
-}
-
-fn bias_signed(source: &dyn WeightSource, l: &LayerInfo) -> Result<Option<Vec<f32>>, LoadError> {
-    Ok(signed(source, l)?.and_then(|w| w.bias))
 }
 
 /// Per-element bound of each layer alone, every layer fed `values` (its

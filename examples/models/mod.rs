@@ -9,7 +9,7 @@ pub mod resnet8;
 pub mod vww;
 pub mod vww1;
 
-use small_core::load::{LayerWeights, LoadError, WeightSource};
+use small_core::load::{LoadError, WeightSource};
 use small_core::model::{Dims, LayerInfo};
 use small_core::{Arch, Blocked, Blocking, Error};
 
@@ -145,25 +145,6 @@ network!(
     Reconstruction
 );
 network!(vww1::Vww1, "vww_1.0", None, Softmax);
-
-/// A source that hands out the absolute values of another's weights (for
-/// error bounds).
-pub struct Abs<'a>(pub &'a dyn WeightSource);
-
-impl WeightSource for Abs<'_> {
-    fn layer(
-        &self,
-        layer: small_core::load::LayerRef,
-        spec: &small_core::LayerSpec,
-    ) -> Result<LayerWeights, LoadError> {
-        let w = self.0.layer(layer, spec)?;
-        let abs = |v: Vec<f32>| v.into_iter().map(f32::abs).collect::<Vec<_>>();
-        Ok(LayerWeights {
-            weights: abs(w.weights),
-            bias: w.bias.map(abs),
-        })
-    }
-}
 
 /// Checks a network's wiring against a `.tflite` file and maps each of its
 /// tensors to the file's tensor index: every layer must read the tensor
