@@ -128,6 +128,8 @@ impl From<crate::Error> for LoadError {
 /// Gives each layer of a model its weights.
 pub trait WeightSource {
     /// The weights of `layer`, declared as `spec`, checked against it.
+    /// A layer without weights (max or average pool) gets none: empty
+    /// `weights` and no `bias`.
     fn layer(&self, layer: LayerRef, spec: &LayerSpec) -> Result<LayerWeights, LoadError>;
 }
 
@@ -169,7 +171,9 @@ impl WeightSource for Generated {
         let scale = 2.0 / fan_in;
         Ok(LayerWeights {
             weights: Self::values(seed, spec.weights_len(), scale),
-            bias: Some(Self::values(seed ^ 0x5bd1_e995, spec.out_channels(), 0.1)),
+            bias: spec
+                .has_weights()
+                .then(|| Self::values(seed ^ 0x5bd1_e995, spec.out_channels(), 0.1)),
         })
     }
 }
@@ -202,5 +206,15 @@ mod tests {
         assert!(a.weights.iter().all(|w| w.abs() <= s));
         assert!(a.weights.iter().any(|w| w.abs() > s / 2.0));
         assert_ne!(a, g.layer(LayerRef { name: "d", op: 3 }, &spec).unwrap());
+        // A pool has no weights and no bias, as from every source.
+        let pool = LayerSpec {
+            reduction: crate::Reduction::Max,
+            fc: 1,
+            k: 1,
+            g: 16,
+            ..spec
+        };
+        let p = g.layer(r, &pool).unwrap();
+        assert!(p.weights.is_empty() && p.bias.is_none());
     }
 }

@@ -367,7 +367,7 @@ macro_rules! model {
                             $field: {
                                 let r = $crate::load::LayerRef { name: stringify!($field), op: $op };
                                 let w = source.layer(r, &$ty::SPEC)?;
-                                $crate::model!(@build $ty, arch, w)
+                                $ty::from_weights(arch, &w.weights, w.bias.as_deref())?
                             },
                         )+ })
                     }
@@ -470,13 +470,6 @@ macro_rules! model {
     (@call $l:expr, $ip:expr, $x:ident, $s:ident, $y:ident) => { $l.forward(&$x, &mut $y) };
     (@call $l:expr, $ip:expr, $x:ident, $s:ident, $y:ident, $skip:ident) => {
         if $ip { $l.forward_add_in_place(&$x, &mut $y) } else { $l.forward_add(&$x, &$s, &mut $y) }
-    };
-    (@build $ty:ident, $arch:ident, $w:ident) => {
-        if $ty::SPEC.has_weights() {
-            $ty::from_weights($arch, &$w.weights, $w.bias.as_deref())?
-        } else {
-            $ty::from_weights($arch, &[], None)?
-        }
     };
 }
 
