@@ -114,8 +114,7 @@ pub unsafe trait Kernel {
 
 /// A checked call of a layer: shapes validated, buffers borrowed.
 pub struct Problem<'a> {
-    /// Output channels per tile, to count the units of work (threads).
-    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    /// Output channels per tile, to count the units of work.
     tc: usize,
     spec: &'a LayerSpec,
     inp: &'a [f32],
@@ -150,7 +149,6 @@ pub const MIN_PART_MACS: usize = 40_000;
 
 impl<'a> Problem<'a> {
     /// Independent units of work: output rows of each output-channel tile.
-    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     fn units(&self) -> usize {
         out_padded(self.spec) / self.tc * self.oh
     }
@@ -279,7 +277,7 @@ pub fn execute(p: &Problem, f: &(dyn Fn(usize, usize) + Sync)) {
 /// `p` must use distinct `part`s of the same `parts`.
 #[inline(always)]
 pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
-    let units = out_padded(p.spec) / K::TC * p.oh;
+    let units = p.units();
     let (u0, u1) = (units * part / parts, units * (part + 1) / parts);
     let in_plane = p.ih * p.iw * CB;
     let out_plane = p.oh * p.ow * CB;
@@ -313,13 +311,13 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
         // Chunks of input blocks whose weights fit L1. Not in place (the
         // partial sums would overwrite the residual) nor for the narrow
         // kernel (its partial-sum columns are folded at every store).
-        let block_bytes = K::FH * K::FW * CB * K::TC * 4;
+        let block_len = K::FH * K::FW * CB * K::TC;
         let chunkable = K::KIND == KernelKind::Broadcast
             && p.spec.reduction == crate::Reduction::Fma
             && !p.in_place
             && !(K::NARROW && p.ow == 1);
         let chunk = if chunkable {
-            (L1_WEIGHT_BYTES / block_bytes).max(1)
+            (L1_WEIGHT_BYTES / (block_len * 4)).max(1)
         } else {
             full_blocks.max(1)
         };
@@ -349,7 +347,7 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
             t.tail = tail && c + 1 == chunks;
             t.partial_in = c > 0;
             t.partial_out = c + 1 < chunks;
-            t.wts = wts.wrapping_add(b0 * K::FH * K::FW * CB * K::TC);
+            t.wts = wts.wrapping_add(b0 * block_len);
             for j in rows.clone() {
                 let r0 = (j * K::SH) as isize - p.pad_top as isize;
                 t.x0 = (-r0).clamp(0, K::FH as isize) as usize;
