@@ -3,4 +3,5 @@
 //! tests and the bench share.
 
 pub mod check;
+pub mod golden;
 pub mod models;

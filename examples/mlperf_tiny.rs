@@ -12,6 +12,7 @@ use small_core::load::{Generated, WeightSource};
 use small_core::model::Dims;
 use small_core::{Arch, tflite};
 use small_examples::check::{self, Propagation, argmax, first_mismatch, head_bound, max_diff};
+use small_examples::golden::read_f32;
 use small_examples::models::{Head, Network, ad, dscnn, resnet8, vww};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -83,21 +84,6 @@ fn time(mut f: impl FnMut(), min_time: Duration, min_runs: usize) -> Duration {
     }
     runs.sort();
     runs[runs.len() / 2]
-}
-
-fn read_f32(path: &Path) -> Result<Vec<f32>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if bytes.len() % 4 != 0 {
-        return Err(format!(
-            "{}: {} bytes is not a whole number of f32s",
-            path.display(),
-            bytes.len()
-        ));
-    }
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect())
 }
 
 /// Runs `input` through the network and checks it against `want` with the
@@ -324,29 +310,7 @@ fn ad_score(arch: Arch, dir: &Path) -> Result<(f64, String), String> {
         tflite::Model::from_file(dir.join("ad01_fp32.tflite")).map_err(|e| e.to_string())?;
     let net = ad::Autoencoder::load(&model, arch).map_err(|e| e.to_string())?;
     let clip = read_f32(&dir.join("normal_id_01_00000000_hist_librosa.bin"))?;
-    if clip.len() < 640 || clip.len() % 128 != 0 {
-        return Err(format!(
-            "AD clip: {} floats is not frames of 128 (at least 5)",
-            clip.len()
-        ));
-    }
-    let windows = clip.len() / 128 - 4;
-    let mut arena = vec![0.0; ad::Autoencoder::ARENA];
-    let mut out = vec![0.0; 640];
-    let mut total = 0.0f64;
-    for j in 0..windows {
-        let x = &clip[j * 128..j * 128 + 640];
-        net.infer(&mut arena, x, &mut out)
-            .map_err(|e| e.to_string())?;
-        let mse: f64 = x
-            .iter()
-            .zip(&out)
-            .map(|(a, b)| ((a - b) as f64).powi(2))
-            .sum::<f64>()
-            / 640.0;
-        total += mse;
-    }
-    let score = total / windows as f64;
+    let (score, windows) = ad::anomaly_score(&net, &clip)?;
     Ok((
         score,
         format!("AD sample clip ({windows} windows): anomaly score {score:.4} (LiteRT 9.707087)"),

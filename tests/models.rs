@@ -149,10 +149,7 @@ fn models_dir() -> Option<PathBuf> {
 }
 
 fn read_f32(path: &Path) -> Vec<f32> {
-    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    small_examples::golden::read_f32(path).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Golden tensor `index` of input 0 (`0.tensors/<index>_<name>.bin`).
@@ -332,22 +329,8 @@ fn ad_sample_clip_score() {
     let model = tflite::Model::from_file(dir.join("ad01_fp32.tflite")).unwrap();
     let net = ad::Autoencoder::load(&model, small_core::arch::selected().unwrap()).unwrap();
     let clip = read_f32(&dir.join("normal_id_01_00000000_hist_librosa.bin"));
-    let windows = clip.len() / 128 - 4;
+    let (score, windows) = ad::anomaly_score(&net, &clip).unwrap();
     assert_eq!(windows, 196);
-    let mut arena = vec![0.0; ad::Autoencoder::ARENA];
-    let mut out = vec![0.0; 640];
-    let mut total = 0.0f64;
-    for j in 0..windows {
-        let x = &clip[j * 128..j * 128 + 640];
-        net.infer(&mut arena, x, &mut out).unwrap();
-        total += x
-            .iter()
-            .zip(&out)
-            .map(|(a, b)| ((a - b) as f64).powi(2))
-            .sum::<f64>()
-            / 640.0;
-    }
-    let score = total / windows as f64;
     println!("AD sample clip score {score:.6}");
     assert_eq!(format!("{score:.4}"), "9.7071");
 }

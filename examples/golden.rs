@@ -1,0 +1,21 @@
+//! Reading the golden data of `../shared/models` (see its README): raw
+//! little-endian `f32` tensors, no header.
+
+use std::path::Path;
+
+/// The `f32`s of a raw little-endian file; an error names the file if it
+/// cannot be read or is not a whole number of `f32`s.
+pub fn read_f32(path: &Path) -> Result<Vec<f32>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if bytes.len() % 4 != 0 {
+        return Err(format!(
+            "{}: {} bytes is not a whole number of f32s",
+            path.display(),
+            bytes.len()
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
+}
