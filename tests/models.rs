@@ -108,6 +108,42 @@ fn arena_is_planned_tight() {
     assert_eq!(<resnet8::Resnet8 as Network>::ARENA, 2 * 32 * 32 * 16);
 }
 
+/// The firmware's path: weights packed ahead of time (`pack`) and borrowed
+/// (`from_packed`) give the network `load` gives, bit for bit, on every
+/// arch this CPU runs; a buffer of the wrong length is an error.
+#[test]
+fn packed_ahead_of_time_equals_load() {
+    type N = dscnn::DsCnn;
+    let source = Generated { seed: 3 };
+    let input = Generated::values(11, N::DIMS[0].elements(), 1.0);
+    let run = |net: &N| {
+        let mut arena = vec![f32::NAN; N::ARENA];
+        let mut out = vec![0.0; 12];
+        net.infer(&mut arena, &input, &mut out).unwrap();
+        out.iter().map(|v| v.to_bits()).collect::<Vec<u32>>()
+    };
+    for arch in small_core::arch::available() {
+        let mut buf = vec![0.0; N::packed_len(arch)];
+        N::pack(&source, arch, &mut buf).unwrap();
+        let buf: &'static [f32] = Box::leak(buf.into_boxed_slice());
+        let packed = N::from_packed(arch, buf).unwrap();
+        assert_eq!(run(&packed), run(&N::load(&source, arch).unwrap()), "{}", arch.name());
+        assert!(N::from_packed(arch, &buf[1..]).is_err());
+        let mut short = vec![0.0; buf.len() - 1];
+        assert!(N::pack(&source, arch, &mut short).is_err());
+    }
+    // A Cortex-M4's weights pack here (its firmware's build script does
+    // this); running them here is an error, not a wrong answer.
+    let mut buf = vec![0.0; N::packed_len(Arch::CortexM4)];
+    assert!(!buf.is_empty());
+    N::pack(&source, Arch::CortexM4, &mut buf).unwrap();
+    let buf: &'static [f32] = Box::leak(buf.into_boxed_slice());
+    assert!(matches!(
+        N::from_packed(Arch::CortexM4, buf),
+        Err(small_core::Error::ArchUnavailable { .. })
+    ));
+}
+
 #[test]
 fn short_arena_is_an_error() {
     let net = ad::Autoencoder::load(&Generated { seed: 1 }, Arch::Reference).unwrap();

@@ -33,6 +33,7 @@ model! {
     }
 }
 
+#[cfg(feature = "std")]
 /// The anomaly score of a clip of 128-bin log-mel frames (frame-major):
 /// the mean over its windows of 5 consecutive frames (stride 1 frame) of
 /// the reconstruction's mean squared error, as MLPerf Tiny scores it.

@@ -8,12 +8,53 @@ use crate::{Arch, Blocking, Error, LayerSpec, Weights};
 /// The blocking of `arch` in a layer's list, if the layer was generated for
 /// it and the CPU can run it.
 pub fn blocking_for(list: &'static [Blocking], arch: Arch) -> Result<&'static Blocking, Error> {
-    let b = list
-        .iter()
-        .find(|b| b.arch == arch)
-        .ok_or(Error::ArchUnavailable { name: arch.name() })?;
+    let b = blocking_of(list, arch)?;
     crate::arch::require(arch)?;
     Ok(b)
+}
+
+/// The blocking of `arch` in a layer's list, whether or not this CPU can
+/// run it (packing for another target).
+pub fn blocking_of(list: &'static [Blocking], arch: Arch) -> Result<&'static Blocking, Error> {
+    list.iter()
+        .find(|b| b.arch == arch)
+        .ok_or(Error::ArchUnavailable { name: arch.name() })
+}
+
+/// Packs weights for `arch` into `out` (see [`crate::pack::pack`]); `arch`
+/// need not run here, so a build script can pack for a microcontroller.
+pub fn pack_for(
+    spec: &LayerSpec,
+    list: &'static [Blocking],
+    arch: Arch,
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    out: &mut [f32],
+) -> Result<(), Error> {
+    let b = blocking_of(list, arch)?;
+    pack(spec, b.tc, weights, bias, out)
+}
+
+/// Weights already packed for `arch` by [`pack_for`], e.g. in flash. Only
+/// the length can be checked: a buffer packed for another blocking gives
+/// wrong outputs, never an out-of-bounds read.
+pub fn from_packed(
+    spec: &LayerSpec,
+    list: &'static [Blocking],
+    arch: Arch,
+    packed: &'static [f32],
+) -> Result<Weights, Error> {
+    let b = blocking_for(list, arch)?;
+    crate::check_len(
+        "packed weights",
+        crate::pack::packed_len(spec, b.tc),
+        packed.len(),
+    )?;
+    Ok(if packed.is_empty() {
+        Weights::None
+    } else {
+        Weights::Static(packed)
+    })
 }
 
 /// Packs weights into a new buffer.

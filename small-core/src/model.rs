@@ -372,6 +372,29 @@ macro_rules! model {
                         )+ })
                     }
 
+                    /// Packs every layer's weights from `source` for `arch` into
+                    /// `out` ([`Self::packed_len`]`(arch)` elements), layer after
+                    /// layer: the buffer [`Self::from_packed`] takes. `arch` need
+                    /// not run here: a build script packs a microcontroller's
+                    /// weights on the host and embeds them in its flash.
+                    pub fn pack<W: $crate::load::WeightSource + ?Sized>(
+                        source: &W,
+                        arch: $crate::Arch,
+                        out: &mut [f32],
+                    ) -> Result<(), $crate::load::LoadError> {
+                        $crate::check_len("packed model weights", Self::packed_len(arch), out.len())?;
+                        let mut at = 0;
+                        $( {
+                            let n = $ty::packed_len(arch);
+                            let r = $crate::load::LayerRef { name: stringify!($field), op: $op };
+                            let w = source.layer(r, &$ty::SPEC)?;
+                            $ty::pack_for(arch, &w.weights, w.bias.as_deref(), &mut out[at..at + n])?;
+                            at += n;
+                        } )+
+                        let _ = at;
+                        Ok(())
+                    }
+
                     /// The network on the reference layers (NHWC, weights from
                     /// `source`): every tensor, indexed like [`Self::DIMS`].
                     pub fn reference<W: $crate::load::WeightSource + ?Sized>(
@@ -380,6 +403,29 @@ macro_rules! model {
                     ) -> Result<$crate::__private::Vec<$crate::__private::Vec<f32>>, $crate::load::LoadError> {
                         $crate::model::reference_run(source, &Self::LAYERS, &Self::DIMS, input_nhwc)
                     }
+                }
+
+                /// `f32`s of all layers' packed weights for `arch` (0 if the
+                /// layers were not generated for it), for sizing static storage.
+                pub const fn packed_len(arch: $crate::Arch) -> usize {
+                    0 $( + $ty::packed_len(arch) )+
+                }
+
+                /// The network on weights [`Self::pack`] packed for `arch`,
+                /// borrowed for the program's lifetime (a microcontroller's
+                /// flash): no copy and no allocation.
+                pub fn from_packed(arch: $crate::Arch, packed: &'static [f32]) -> Result<Self, $crate::Error> {
+                    $crate::check_len("packed model weights", Self::packed_len(arch), packed.len())?;
+                    let mut at = 0;
+                    let net = Self { $(
+                        $field: {
+                            let n = $ty::packed_len(arch);
+                            at += n;
+                            $ty::from_packed(arch, &packed[at - n..at])?
+                        },
+                    )+ };
+                    let _ = at;
+                    Ok(net)
                 }
 
                 /// The input tensor in `arena`, to fill before [`Self::forward`].

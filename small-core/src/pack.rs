@@ -87,7 +87,15 @@ pub fn pack(
     check_len("weights", spec.weights_len(), weights.len())?;
     check_len("packed weights", packed_len(spec, tc), out.len())?;
     if let Some(b) = bias {
-        check_len("bias", spec.out_channels(), b.len())?;
+        let expected = if spec.has_weights() {
+            spec.out_channels()
+        } else {
+            0
+        };
+        check_len("bias", expected, b.len())?;
+    }
+    if !spec.has_weights() {
+        return Ok(());
     }
     out.fill(0.0);
     let (bias_out, w_out) = out.split_at_mut(out_padded(spec));

@@ -137,6 +137,39 @@ impl Conv3x3 {
         )?;
         Ok(Self { arch, weights })
     }
+    /// Packs TFLite-order weights for `arch` into `out`, which must hold
+    /// [`Self::packed_len`]`(arch)` elements. `arch` need not run on this
+    /// CPU: a build script packs a microcontroller's weights this way.
+    pub fn pack_for(
+        arch: ::small_core::Arch,
+        weights: &[f32],
+        bias: Option<&[f32]>,
+        out: &mut [f32],
+    ) -> Result<(), ::small_core::Error> {
+        ::small_core::layer::pack_for(
+            &Self::SPEC,
+            Self::BLOCKING,
+            arch,
+            weights,
+            bias,
+            out,
+        )
+    }
+    /// The layer on weights [`Self::pack_for`] packed for `arch`, borrowed
+    /// for the program's lifetime (flash on a microcontroller): no copy,
+    /// no allocation. The length is checked.
+    pub fn from_packed(
+        arch: ::small_core::Arch,
+        packed: &'static [f32],
+    ) -> Result<Self, ::small_core::Error> {
+        let weights = ::small_core::layer::from_packed(
+            &Self::SPEC,
+            Self::BLOCKING,
+            arch,
+            packed,
+        )?;
+        Ok(Self { arch, weights })
+    }
     ::small_core::__if_alloc! {
         #[doc = r" A zero output tensor of the right shape for input `x`."] pub fn
         alloc_output < X : AsRef < [f32] >> (& self, x : & ::small_core::Blocked < X >,)

@@ -1,0 +1,95 @@
+//! What the Cortex-M4 firmware (`examples/mcu`) runs, in one place for
+//! the two programs that must agree on it: the firmware's build script,
+//! which packs the weights and the input into its flash, and
+//! `tests/firmware.rs`, which runs the same case on the host and checks
+//! the firmware's output against it.
+//!
+//! A case is trained weights and LiteRT's golden input when the MLPerf
+//! Tiny models directory has the network's file, else the built-in
+//! weights and input of the host tests.
+
+use crate::golden::read_f32;
+use crate::models::Network;
+use small_core::load::{Generated, LayerRef, LayerWeights, LoadError, WeightSource};
+use small_core::{LayerSpec, tflite};
+use std::path::{Path, PathBuf};
+
+/// Seed of the built-in weights (as in `tests/models.rs`).
+pub const WEIGHT_SEED: u32 = 3;
+/// Seed of the built-in input.
+pub const INPUT_SEED: u32 = 11;
+
+/// The MLPerf Tiny models directory: `SMALL_MODELS`, else `shared/models`
+/// beside the repository whose root is `repo`; `None` if it lacks `file`.
+pub fn models_dir(repo: &Path, file: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("SMALL_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo.join("../shared/models"));
+    dir.join(file).exists().then_some(dir)
+}
+
+/// Where a case's weights come from.
+pub enum Weights {
+    /// A trained `.tflite` file.
+    Trained(Box<tflite::Model>),
+    /// Deterministic built-in weights.
+    Generated(Generated),
+}
+
+impl WeightSource for Weights {
+    fn layer(&self, layer: LayerRef, spec: &LayerSpec) -> Result<LayerWeights, LoadError> {
+        match self {
+            Weights::Trained(m) => m.layer(layer, spec),
+            Weights::Generated(g) => g.layer(layer, spec),
+        }
+    }
+}
+
+/// One inference the firmware runs.
+pub struct Case {
+    /// Weights of every layer.
+    pub weights: Weights,
+    /// The NHWC input.
+    pub input: Vec<f32>,
+    /// LiteRT's output for this input (trained weights only).
+    pub golden: Option<Vec<f32>>,
+    /// What it is, for people: weights and input.
+    pub what: String,
+}
+
+/// Golden input of each trained network: KWS's is the real sample
+/// (`kws_sample_input_int8.bin`), the others the first.
+fn golden_input<N: Network>() -> usize {
+    if N::NAME == "ds-cnn" { 8 } else { 0 }
+}
+
+/// The case of network `N`, with the models directory looked up from the
+/// repository root `repo`.
+pub fn case<N: Network>(repo: &Path) -> Result<Case, String> {
+    let trained = N::FILE.and_then(|f| models_dir(repo, f).map(|d| (d, f)));
+    let Some((dir, file)) = trained else {
+        return Ok(Case {
+            weights: Weights::Generated(Generated { seed: WEIGHT_SEED }),
+            input: Generated::values(INPUT_SEED, N::DIMS[0].elements(), 1.0),
+            golden: None,
+            what: format!(
+                "built-in weights (seed {WEIGHT_SEED}), built-in input (seed {INPUT_SEED})"
+            ),
+        });
+    };
+    let path = dir.join(file);
+    let model = tflite::Model::from_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let n = golden_input::<N>();
+    let golden = dir.join(format!("{}.golden", file.trim_end_matches(".tflite")));
+    Ok(Case {
+        weights: Weights::Trained(Box::new(model)),
+        input: read_f32(&golden.join(format!("{n}.input.bin")))?,
+        golden: Some(read_f32(&golden.join(format!("{n}.output.bin")))?),
+        what: format!("trained weights ({file}), golden input {n}"),
+    })
+}
+
+/// Little-endian bytes of `v`: how the build script embeds `f32`s.
+pub fn le_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}

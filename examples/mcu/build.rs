@@ -1,0 +1,58 @@
+//! Packs the network's weights for cortex_m4 on the host (small-core's
+//! `pack`, the same code the host runs) and writes them, with the input,
+//! as little-endian `f32` files the firmware embeds in flash; and puts
+//! `memory.x` where `cortex-m-rt`'s `link.x` finds it.
+
+use small_core::Arch;
+use small_examples::firmware::{self, le_bytes};
+use small_examples::models::{Network, ad, dscnn, resnet8, vww};
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(here.join("memory.x"), out.join("memory.x")).expect("copy memory.x");
+    println!("cargo:rustc-link-search={}", out.display());
+    println!("cargo:rerun-if-changed=memory.x");
+    println!("cargo:rerun-if-env-changed=SMALL_MODELS");
+
+    let feature = |f: &str| std::env::var_os(format!("CARGO_FEATURE_{f}")).is_some();
+    let chosen: Vec<&str> = ["DSCNN", "AD", "RESNET8", "VWW"]
+        .into_iter()
+        .filter(|f| feature(f))
+        .collect();
+    let repo = here.join("../..");
+    let result = match chosen[..] {
+        ["DSCNN"] => emit::<dscnn::DsCnn>(&repo, &out),
+        ["AD"] => emit::<ad::Autoencoder>(&repo, &out),
+        ["RESNET8"] => emit::<resnet8::Resnet8>(&repo, &out),
+        ["VWW"] => emit::<vww::Vww>(&repo, &out),
+        _ => Err(format!(
+            "enable exactly one network feature (dscnn, ad, resnet8, vww), not {chosen:?}; \
+             e.g. --no-default-features --features ad"
+        )),
+    };
+    if let Err(e) = result {
+        panic!("small-mcu build script: {e}");
+    }
+}
+
+fn emit<N: Network>(repo: &Path, out: &Path) -> Result<(), String> {
+    let case = firmware::case::<N>(repo)?;
+    if let Some(f) = N::FILE
+        && let Some(dir) = firmware::models_dir(repo, f)
+    {
+        println!("cargo:rerun-if-changed={}", dir.join(f).display());
+    }
+    let mut packed = vec![0.0; N::packed_len(Arch::CortexM4)];
+    N::pack(&case.weights, Arch::CortexM4, &mut packed).map_err(|e| e.to_string())?;
+    let write = |name: &str, bytes: &[u8]| {
+        std::fs::write(out.join(name), bytes).map_err(|e| format!("write {name}: {e}"))
+    };
+    write("weights.bin", &le_bytes(&packed))?;
+    write("input.bin", &le_bytes(&case.input))?;
+    write(
+        "case.txt",
+        format!("{} on cortex_m4: {}", N::NAME, case.what).as_bytes(),
+    )
+}

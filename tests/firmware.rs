@@ -1,0 +1,395 @@
+//! The Cortex-M4 firmware (`examples/mcu`) against the host, and its size
+//! report.
+//!
+//! `scripts/test`'s `firmware` stage builds one firmware image per network,
+//! runs each under `qemu-system-arm` (mps2-an386) and leaves in
+//! `SMALL_FIRMWARE_DIR` its ELF (`<net>.elf`), what it printed
+//! (`<net>.out`) and the instructions of one inference (`<net>.insn`,
+//! from the QEMU plugin). This test then runs the same case
+//! (`small_examples::firmware::case`: the same weights and input) on the
+//! host's reference layers and requires every output of the firmware to
+//! be within the bound propagated through the network
+//! (`small_examples::check::bounds`), and, with trained weights, the same
+//! class as LiteRT. It writes `report.md` (flash, RAM, stack, instructions
+//! against the Arduino Nano 33 BLE) next to the outputs.
+//!
+//! Without `SMALL_FIRMWARE_DIR` it prints SKIPPED: building the firmware
+//! takes Debian's cross toolchain, which the stage provides.
+
+use small_core::model::reference_run;
+use small_examples::check::{Propagation, argmax, bounds, first_mismatch, max_diff};
+use small_examples::firmware::{self, Weights};
+use small_examples::models::{Head, Network, ad, dscnn, resnet8, vww};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The board MLPerf Tiny's results are for: Arduino Nano 33 BLE (nRF52840).
+const NANO_FLASH: usize = 1024 * 1024;
+const NANO_RAM: usize = 256 * 1024;
+/// RAM starts here in `examples/mcu/memory.x`; flash below it.
+const RAM_ORIGIN: u32 = 0x2000_0000;
+
+/// What one firmware image printed and takes.
+struct Run {
+    name: &'static str,
+    what: String,
+    max_diff: f32,
+    summary: String,
+    weights: usize,
+    arena: usize,
+    stack: usize,
+    size: Sizes,
+    instructions: Option<u64>,
+    /// TensorFlow Lite Micro, float32 reference kernels, on the same board
+    /// (shared/TOOLCHAINS.md), millions of instructions.
+    tflm: &'static str,
+}
+
+#[test]
+fn firmware_matches_host() {
+    let Some(dir) = std::env::var_os("SMALL_FIRMWARE_DIR") else {
+        println!("SKIPPED: SMALL_FIRMWARE_DIR is not set (scripts/test's firmware stage sets it)");
+        return;
+    };
+    let dir = Path::new(&dir);
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let runs = [
+        check::<dscnn::DsCnn>(dir, &repo, "dscnn", "34.5–38.0"),
+        check::<ad::Autoencoder>(dir, &repo, "ad", "1.36"),
+        check::<resnet8::Resnet8>(dir, &repo, "resnet8", "85.8–99.9"),
+        check::<vww::Vww>(dir, &repo, "vww", "78.8–86.3"),
+    ];
+    let ok: Vec<&Run> = runs.iter().filter_map(|r| r.as_ref().ok()).collect();
+    let report = report(&ok);
+    println!("{report}");
+    std::fs::write(dir.join("report.md"), &report).expect("write report.md");
+    let failed: Vec<&String> = runs.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert!(failed.is_empty(), "firmware failed:\n{failed:#?}");
+}
+
+fn check<N: Network>(
+    dir: &Path,
+    repo: &Path,
+    name: &'static str,
+    tflm: &'static str,
+) -> Result<Run, String> {
+    let read = |ext: &str| {
+        let p = dir.join(format!("{name}.{ext}"));
+        std::fs::read(&p).map_err(|e| format!("{name}: cannot read {}: {e}", p.display()))
+    };
+    let text = String::from_utf8_lossy(&read("out")?).into_owned();
+    let out = Output::parse(&text).map_err(|e| format!("{name}: {e}\n--- {name}.out:\n{text}"))?;
+
+    let case = firmware::case::<N>(repo)?;
+    let what = format!("{} on cortex_m4: {}", N::NAME, case.what);
+    if out.case != what {
+        return Err(format!(
+            "{name}: the firmware ran `{}` but the host has `{what}` (rebuild it with the same SMALL_MODELS)",
+            out.case
+        ));
+    }
+    let values = reference_run(&case.weights, N::LAYERS, N::DIMS, &case.input)
+        .map_err(|e| format!("{name}: reference: {e}"))?;
+    let how = match case.weights {
+        Weights::Trained(_) => Propagation::Probable { lambda: 8.0 },
+        Weights::Generated(_) => Propagation::WorstCase,
+    };
+    let bound = bounds(N::LAYERS, N::DIMS, &case.weights, &values, how)
+        .map_err(|e| format!("{name}: bounds: {e}"))?;
+    let want = &values[N::OUTPUT];
+    if let Some((i, g, w, t)) = first_mismatch(&out.y, want, &bound[N::OUTPUT]) {
+        return Err(format!(
+            "{name}: output {i}: firmware {g}, host reference {w}, bound {t} ({} outputs, {} expected)",
+            out.y.len(),
+            want.len()
+        ));
+    }
+    if let (Some(golden), Head::Softmax) = (&case.golden, N::HEAD)
+        && argmax(&out.y) != argmax(golden)
+    {
+        return Err(format!(
+            "{name}: firmware class {} but LiteRT's is {}",
+            argmax(&out.y),
+            argmax(golden)
+        ));
+    }
+    let instructions = match read("insn") {
+        Ok(b) => {
+            Some(parse_insn(&String::from_utf8_lossy(&b)).map_err(|e| format!("{name}: {e}"))?)
+        }
+        Err(_) => None,
+    };
+    Ok(Run {
+        name: N::NAME,
+        what: case.what,
+        max_diff: max_diff(&out.y, want),
+        summary: out.summary,
+        weights: out.weights,
+        arena: out.arena,
+        stack: out.stack,
+        size: Sizes::of_elf(&read("elf")?).map_err(|e| format!("{name}.elf: {e}"))?,
+        instructions,
+        tflm,
+    })
+}
+
+/// What the firmware printed.
+struct Output {
+    case: String,
+    y: Vec<f32>,
+    summary: String,
+    weights: usize,
+    arena: usize,
+    stack: usize,
+}
+
+impl Output {
+    fn parse(text: &str) -> Result<Output, String> {
+        let mut case = None;
+        let (mut y, mut summary, mut memory, mut ok) = (Vec::new(), None, None, false);
+        for line in text.lines() {
+            if let Some(c) = line.strip_prefix("small-rs firmware: ") {
+                case = Some(c.to_string());
+            } else if let Some(rest) = line.strip_prefix("y ") {
+                let mut words = rest.split_whitespace();
+                let first: usize = number(words.next(), "y index")?;
+                if first != y.len() {
+                    return Err(format!(
+                        "line `{line}`: index {first}, expected {}",
+                        y.len()
+                    ));
+                }
+                for w in words {
+                    let bits = u32::from_str_radix(w, 16).map_err(|e| format!("`{w}`: {e}"))?;
+                    y.push(f32::from_bits(bits));
+                }
+            } else if line.starts_with("class ") || line.starts_with("reconstruction ") {
+                summary = Some(line.to_string());
+            } else if let Some(m) = line.strip_prefix("memory: ") {
+                // "weights W B (flash), arena A B, stack high-water S B"
+                let n: Vec<usize> = m
+                    .split_whitespace()
+                    .filter_map(|w| w.parse().ok())
+                    .collect();
+                memory = Some(n);
+            } else if line == "ok" {
+                ok = true;
+            } else if let Some(e) = line.strip_prefix("error: ") {
+                return Err(format!("the firmware failed: {e}"));
+            }
+        }
+        let memory = memory.ok_or("no `memory:` line")?;
+        let [weights, arena, stack] = memory[..] else {
+            return Err(format!(
+                "`memory:` line has {} numbers, expected 3",
+                memory.len()
+            ));
+        };
+        if !ok {
+            return Err("no final `ok`: the firmware stopped early".into());
+        }
+        Ok(Output {
+            case: case.ok_or("no `small-rs firmware:` line")?,
+            y,
+            summary: summary.ok_or("no class or reconstruction line")?,
+            weights,
+            arena,
+            stack,
+        })
+    }
+}
+
+fn number<T: std::str::FromStr>(w: Option<&str>, what: &str) -> Result<T, String> {
+    w.and_then(|w| w.parse().ok())
+        .ok_or_else(|| format!("missing or bad {what}"))
+}
+
+/// Instructions of the first window of the QEMU plugin's output
+/// (`window 0 <n>`).
+fn parse_insn(text: &str) -> Result<u64, String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("window 0 "))
+        .ok_or_else(|| format!("no `window 0` line in the instruction count: {text:?}"))
+        .and_then(|n| number(Some(n.trim()), "instruction count"))
+}
+
+/// Bytes of an image by where they live.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Sizes {
+    /// Code and constants in flash (`.vector_table`, `.text`, `.rodata`).
+    code: usize,
+    /// Initialized data: in flash, copied to RAM at boot.
+    data: usize,
+    /// Zeroed RAM (`.bss`, `.uninit`): the arena.
+    bss: usize,
+}
+
+impl Sizes {
+    /// From the section headers of a 32-bit little-endian ELF file:
+    /// allocated sections below [`RAM_ORIGIN`] are flash; above it, those
+    /// with contents are data (stored in flash too), the rest zeroed RAM.
+    fn of_elf(elf: &[u8]) -> Result<Sizes, String> {
+        let u32_at = |o: usize| -> Result<u32, String> {
+            elf.get(o..o + 4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .ok_or_else(|| format!("truncated at byte {o} of {}", elf.len()))
+        };
+        let u16_at = |o: usize| -> Result<usize, String> {
+            elf.get(o..o + 2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+                .ok_or_else(|| format!("truncated at byte {o} of {}", elf.len()))
+        };
+        if elf.get(..6) != Some(&[0x7f, b'E', b'L', b'F', 1, 1][..]) {
+            return Err("not a 32-bit little-endian ELF file".into());
+        }
+        let (shoff, shentsize, shnum) = (u32_at(0x20)? as usize, u16_at(0x2e)?, u16_at(0x30)?);
+        const SHT_NOBITS: u32 = 8;
+        const SHF_ALLOC: u32 = 2;
+        let mut s = Sizes::default();
+        for i in 0..shnum {
+            let h = shoff + i * shentsize;
+            let (kind, flags, addr, size) = (
+                u32_at(h + 4)?,
+                u32_at(h + 8)?,
+                u32_at(h + 12)?,
+                u32_at(h + 20)? as usize,
+            );
+            if flags & SHF_ALLOC == 0 {
+                continue;
+            }
+            match (addr < RAM_ORIGIN, kind == SHT_NOBITS) {
+                (true, _) => s.code += size,
+                (false, false) => s.data += size,
+                (false, true) => s.bss += size,
+            }
+        }
+        Ok(s)
+    }
+
+    fn flash(&self) -> usize {
+        self.code + self.data
+    }
+}
+
+fn kib(b: usize) -> String {
+    format!("{:.1}", b as f64 / 1024.0)
+}
+
+/// The size report: each image beside the Nano 33 BLE's budget.
+fn report(runs: &[&Run]) -> String {
+    let mut r = String::new();
+    let _ = writeln!(
+        r,
+        "Cortex-M4F firmware (examples/mcu, qemu-system-arm mps2-an386), one image per network; \
+         KiB. Budget: Arduino Nano 33 BLE, flash {} KiB, RAM {} KiB.\n",
+        NANO_FLASH / 1024,
+        NANO_RAM / 1024
+    );
+    let _ = writeln!(
+        r,
+        "| network | weights (flash) | flash total | arena | stack | RAM total | fits the Nano 33 BLE | instructions / inference | TFLM f32 (same board) |"
+    );
+    let _ = writeln!(r, "|---|---:|---:|---:|---:|---:|---|---:|---:|");
+    for x in runs {
+        let ram = x.size.data + x.size.bss + x.stack;
+        let fits = match (x.size.flash() <= NANO_FLASH, ram <= NANO_RAM) {
+            (true, true) => "yes".to_string(),
+            (f, m) => {
+                let mut why = Vec::new();
+                if !f {
+                    why.push(format!(
+                        "flash {} > {} KiB",
+                        kib(x.size.flash()),
+                        NANO_FLASH / 1024
+                    ));
+                }
+                if !m {
+                    why.push(format!("RAM {} > {} KiB", kib(ram), NANO_RAM / 1024));
+                }
+                format!("**no**: {}", why.join(", "))
+            }
+        };
+        let insn = x
+            .instructions
+            .map_or("not counted".into(), |n| format!("{:.2} M", n as f64 / 1e6));
+        let _ = writeln!(
+            r,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} M |",
+            x.name,
+            kib(x.weights),
+            kib(x.size.flash()),
+            kib(x.arena),
+            kib(x.stack),
+            kib(ram),
+            fits,
+            insn,
+            x.tflm
+        );
+    }
+    let _ = writeln!(
+        r,
+        "\nflash total = code + constants + weights + initialized data; RAM total = data + bss \
+         (the arena) + stack high-water. Instructions are QEMU guest instructions between \
+         `mark_start` and `mark_stop` (a relative cost, not cycles)."
+    );
+    for x in runs {
+        let _ = writeln!(
+            r,
+            "- {}: {}; {}; max |firmware - host reference| {:.2e}",
+            x.name, x.what, x.summary, x.max_diff
+        );
+    }
+    r
+}
+
+#[test]
+fn output_parses_and_rejects() {
+    let good = "small-rs firmware: ad on cortex_m4: x\ny 0 3f800000 40000000\ny 2 c0400000\n\
+                reconstruction mse 1\nmemory: weights 8 B (flash), arena 4 B, stack high-water 100 B\nok\n";
+    let o = Output::parse(good).unwrap();
+    assert_eq!(o.y, [1.0, 2.0, -3.0]);
+    assert_eq!((o.weights, o.arena, o.stack), (8, 4, 100));
+    // A missing line, an out-of-order index, an error and an early stop fail.
+    assert!(Output::parse(&good.replace("y 2", "y 3")).is_err());
+    assert!(Output::parse(&good.replace("ok\n", "")).is_err());
+    assert!(Output::parse(&good.replace("memory", "mem")).is_err());
+    assert!(Output::parse(&format!("{good}error: arena too small\n")).is_err());
+    assert_eq!(parse_insn("window 0 1234\ntotal 99\n"), Ok(1234));
+    assert!(parse_insn("total 99\n").is_err());
+}
+
+#[test]
+fn elf_sizes_of_a_built_elf() {
+    // A hand-made ELF: header plus three section headers (text in flash,
+    // data and bss in RAM).
+    let mut elf = vec![0u8; 0x34];
+    elf[..6].copy_from_slice(&[0x7f, b'E', b'L', b'F', 1, 1]);
+    let shoff = elf.len() as u32;
+    elf[0x20..0x24].copy_from_slice(&shoff.to_le_bytes());
+    elf[0x2e..0x30].copy_from_slice(&40u16.to_le_bytes());
+    elf[0x30..0x32].copy_from_slice(&4u16.to_le_bytes());
+    for (kind, flags, addr, size) in [
+        (1u32, 6u32, 0x400u32, 1000u32),
+        (1, 3, RAM_ORIGIN, 20),
+        (8, 3, RAM_ORIGIN + 20, 300),
+        (1, 0, 0, 5000), // debug info: not allocated
+    ] {
+        let mut h = [0u8; 40];
+        for (o, v) in [(4, kind), (8, flags), (12, addr), (20, size)] {
+            h[o..o + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        elf.extend_from_slice(&h);
+    }
+    let s = Sizes::of_elf(&elf).unwrap();
+    assert_eq!(
+        s,
+        Sizes {
+            code: 1000,
+            data: 20,
+            bss: 300
+        }
+    );
+    assert_eq!(s.flash(), 1020);
+    assert!(Sizes::of_elf(&elf[..0x40]).is_err());
+    assert!(Sizes::of_elf(b"not an elf").is_err());
+}
