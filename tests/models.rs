@@ -127,7 +127,12 @@ fn packed_ahead_of_time_equals_load() {
         N::pack(&source, arch, &mut buf).unwrap();
         let buf: &'static [f32] = Box::leak(buf.into_boxed_slice());
         let packed = N::from_packed(arch, buf).unwrap();
-        assert_eq!(run(&packed), run(&N::load(&source, arch).unwrap()), "{}", arch.name());
+        assert_eq!(
+            run(&packed),
+            run(&N::load(&source, arch).unwrap()),
+            "{}",
+            arch.name()
+        );
         assert!(N::from_packed(arch, &buf[1..]).is_err());
         let mut short = vec![0.0; buf.len() - 1];
         assert!(N::pack(&source, arch, &mut short).is_err());

@@ -311,7 +311,7 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
         // Chunks of input blocks whose weights fit L1. Not in place (the
         // partial sums would overwrite the residual) nor for the narrow
         // kernel (its partial-sum columns are folded at every store).
-        let block_len = K::FH * K::FW * CB * K::TC;
+        let block_len = crate::pack::block_len(p.spec, K::TC);
         let chunkable = K::KIND == KernelKind::Broadcast
             && p.spec.reduction == crate::Reduction::Fma
             && !p.in_place

@@ -4,8 +4,9 @@
 //! - bias: `round_up(G*K, CB)` values, zero past the real channels;
 //! - broadcast kernels (convolution, group convolution, pointwise, FC): per
 //!   output tile of `TC` channels, per input block of `CB` channels the
-//!   tile reads, `[F_H][F_W][CB][TC]`, zero where an input channel does not
-//!   feed an output channel (another group, or padding). Every tile has
+//!   tile reads, `[F_H][F_W][CB][TC]` (`[F_H][F_W][C][TC]` if the layer has
+//!   `C < CB` input channels, see [`block_lanes`]), zero where an input
+//!   channel does not feed an output channel (another group, or padding). Every tile has
 //!   room for [`max_tile_blocks`] blocks so tiles are a fixed stride apart;
 //! - channelwise kernels (depthwise): per tile of `TC` channels
 //!   `[F_H][F_W][TC]`, zero past the real channels.
@@ -54,9 +55,21 @@ pub const fn max_tile_blocks(spec: &LayerSpec, tc: usize) -> usize {
     most
 }
 
+/// Lanes of a packed input block of a broadcast tile: `CB`, or the input
+/// channels of a layer with fewer than one block, whose only block is
+/// packed without the padding lanes its kernel never reads (a 1-channel
+/// stem would otherwise store 16 times its weights).
+pub const fn block_lanes(spec: &LayerSpec) -> usize {
+    if spec.in_channels() < CB {
+        spec.in_channels()
+    } else {
+        CB
+    }
+}
+
 /// Elements of one packed input block of a broadcast tile.
 pub const fn block_len(spec: &LayerSpec, tc: usize) -> usize {
-    spec.fh * spec.fw * CB * tc
+    spec.fh * spec.fw * block_lanes(spec) * tc
 }
 
 /// Elements of the weights of one tile.
@@ -128,8 +141,9 @@ pub fn pack(
                     .take(end - first)
                     .enumerate()
                 {
+                    let lanes = block_lanes(spec);
                     for (i, v) in block.iter_mut().enumerate() {
-                        let (tap, ii, t) = (i / (CB * tc), i / tc % CB, i % tc);
+                        let (tap, ii, t) = (i / (lanes * tc), i / tc % lanes, i % tc);
                         let (o, ci) = (ot * tc + t, (first + b) * CB + ii);
                         if o < oc && ci < spec.in_channels() && ci / fc == o / spec.k {
                             *v = weights[((o * fh * fw) + tap) * fc + ci % fc];

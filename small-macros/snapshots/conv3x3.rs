@@ -290,7 +290,7 @@ mod __small_layer_Conv3x3 {
                         for x in t.x0..t.x1 {
                             for y in 0..3 {
                                 let row = blk.wrapping_add(x * t.in_row + y * CB);
-                                let wr = wb.wrapping_add((x * 3 + y) * 256);
+                                let wr = wb.wrapping_add((x * 3 + y) * 32);
                                 let w0 = A::load(wr);
                                 let w1 = A::load(wr.wrapping_add(8));
                                 let i = A::broadcast(row);
@@ -398,7 +398,7 @@ mod __small_layer_Conv3x3 {
                     for x in t.x0..t.x1 {
                         for y in 0..3 {
                             let row = blk.wrapping_add(x * t.in_row + y * CB);
-                            let wr = wb.wrapping_add((x * 3 + y) * 256);
+                            let wr = wb.wrapping_add((x * 3 + y) * 32);
                             if t.lo <= y && 3 + y < t.hi {
                                 let w0 = A::load(wr);
                                 let w1 = A::load(wr.wrapping_add(8));
@@ -600,7 +600,7 @@ mod __small_layer_Conv3x3 {
                         for x in t.x0..t.x1 {
                             for y in 0..3 {
                                 let row = blk.wrapping_add(x * t.in_row + y * CB);
-                                let wr = wb.wrapping_add((x * 3 + y) * 64);
+                                let wr = wb.wrapping_add((x * 3 + y) * 8);
                                 let w0 = A::load(wr);
                                 let w1 = A::load(wr.wrapping_add(1));
                                 let w2 = A::load(wr.wrapping_add(2));
@@ -769,7 +769,7 @@ mod __small_layer_Conv3x3 {
                     for x in t.x0..t.x1 {
                         for y in 0..3 {
                             let row = blk.wrapping_add(x * t.in_row + y * CB);
-                            let wr = wb.wrapping_add((x * 3 + y) * 64);
+                            let wr = wb.wrapping_add((x * 3 + y) * 8);
                             if t.lo <= y && 3 + y < t.hi {
                                 let w0 = A::load(wr);
                                 let w1 = A::load(wr.wrapping_add(1));

@@ -241,7 +241,10 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
             }
             quote!(#(#steps)*)
         };
-        let (wtap, fw) = (lit(CB * tc), lit(s.fw));
+        // A layer with fewer input channels than a block packs only those
+        // (`small_core::pack::block_lanes`).
+        let packed_lanes = if s.only_tail { s.tail } else { CB };
+        let (wtap, fw) = (lit(packed_lanes * tc), lit(s.fw));
         // In an edge tile most taps are still valid for every column (all
         // but one of a 3x3 filter's at a SAME border): those run the
         // unguarded steps, and only the others test each column. (Columns
