@@ -37,6 +37,7 @@ fn main() {
     }
 }
 
+// ANCHOR: emit
 fn emit<N: Network>(repo: &Path, out: &Path) -> Result<(), String> {
     let case = firmware::case::<N>(repo)?;
     if let Some(f) = N::FILE
@@ -56,3 +57,4 @@ fn emit<N: Network>(repo: &Path, out: &Path) -> Result<(), String> {
         format!("{} on cortex_m4: {}", N::NAME, case.what).as_bytes(),
     )
 }
+// ANCHOR_END: emit

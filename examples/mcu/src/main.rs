@@ -79,6 +79,7 @@ pub extern "C" fn mark_stop() {
     black_box(2u32);
 }
 
+// ANCHOR: main
 #[entry]
 fn main() -> ! {
     // cortex-m-rt makes this a `&'static mut` owned by `main` alone.
@@ -96,11 +97,13 @@ fn main() -> ! {
         cortex_m::asm::wfi();
     }
 }
+// ANCHOR_END: main
 
 fn floats(bytes: &'static Aligned<[u8]>, what: &'static str) -> Result<&'static [f32], Fail> {
     bytemuck::try_cast_slice(&bytes.0).map_err(|_| Fail::Embedded(what))
 }
 
+// ANCHOR: run
 fn run(arena: &mut [f32]) -> Result<(), Fail> {
     hprintln!("small-rs firmware: {}", CASE);
     let weights = floats(WEIGHTS, "weights")?;
@@ -113,6 +116,7 @@ fn run(arena: &mut [f32]) -> Result<(), Fail> {
     net.forward(arena)?;
     mark_stop();
     let stack_bytes = stack::used(painted);
+    // ANCHOR_END: run
 
     let y = Net::output(arena)?;
     let out = &y.as_slice()[..y.c()];
