@@ -35,6 +35,7 @@ struct Run {
     what: String,
     max_diff: f32,
     summary: String,
+    tiles: Vec<String>,
     weights: usize,
     arena: usize,
     stack: usize,
@@ -124,6 +125,7 @@ fn check<N: Network>(
         what: case.what,
         max_diff: max_diff(&out.y, want),
         summary: out.summary,
+        tiles: out.tiles,
         weights: out.weights,
         arena: out.arena,
         stack: out.stack,
@@ -138,6 +140,8 @@ struct Output {
     case: String,
     y: Vec<f32>,
     summary: String,
+    /// `layer O_wbxTC` per layer.
+    tiles: Vec<String>,
     weights: usize,
     arena: usize,
     stack: usize,
@@ -147,6 +151,7 @@ impl Output {
     fn parse(text: &str) -> Result<Output, String> {
         let mut case = None;
         let (mut y, mut summary, mut memory, mut ok) = (Vec::new(), None, None, false);
+        let mut tiles = Vec::new();
         for line in text.lines() {
             if let Some(c) = line.strip_prefix("small-rs firmware: ") {
                 case = Some(c.to_string());
@@ -163,6 +168,8 @@ impl Output {
                     let bits = u32::from_str_radix(w, 16).map_err(|e| format!("`{w}`: {e}"))?;
                     y.push(f32::from_bits(bits));
                 }
+            } else if let Some(b) = line.strip_prefix("blocking ") {
+                tiles.push(b.to_string());
             } else if line.starts_with("class ") || line.starts_with("reconstruction ") {
                 summary = Some(line.to_string());
             } else if let Some(m) = line.strip_prefix("memory: ") {
@@ -192,6 +199,7 @@ impl Output {
             case: case.ok_or("no `small-rs firmware:` line")?,
             y,
             summary: summary.ok_or("no class or reconstruction line")?,
+            tiles,
             weights,
             arena,
             stack,
@@ -335,8 +343,12 @@ fn report(runs: &[&Run]) -> String {
     for x in runs {
         let _ = writeln!(
             r,
-            "- {}: {}; {}; max |firmware - host reference| {:.2e}",
-            x.name, x.what, x.summary, x.max_diff
+            "- {}: {}; {}; max |firmware - host reference| {:.2e}; tiles (O_wb x TC): {}",
+            x.name,
+            x.what,
+            x.summary,
+            x.max_diff,
+            x.tiles.join(", ")
         );
     }
     r
@@ -345,10 +357,11 @@ fn report(runs: &[&Run]) -> String {
 #[test]
 fn output_parses_and_rejects() {
     let good = "small-rs firmware: ad on cortex_m4: x\ny 0 3f800000 40000000\ny 2 c0400000\n\
-                reconstruction mse 1\nmemory: weights 8 B (flash), arena 4 B, stack high-water 100 B\nok\n";
+                reconstruction mse 1\nblocking fc1 4x4\nmemory: weights 8 B (flash), arena 4 B, stack high-water 100 B\nok\n";
     let o = Output::parse(good).unwrap();
     assert_eq!(o.y, [1.0, 2.0, -3.0]);
     assert_eq!((o.weights, o.arena, o.stack), (8, 4, 100));
+    assert_eq!(o.tiles, ["fc1 4x4"]);
     // A missing line, an out-of-order index, an error and an early stop fail.
     assert!(Output::parse(&good.replace("y 2", "y 3")).is_err());
     assert!(Output::parse(&good.replace("ok\n", "")).is_err());

@@ -17,6 +17,7 @@ pub const PARAMS: ArchParams = ArchParams {
     fma_latency: 4,
     fma_per_cycle: 2,
     loads_per_cycle: 2,
+    issue_per_cycle: 4,
     broadcast_from_memory: true,
 };
 

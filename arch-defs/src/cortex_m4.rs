@@ -7,8 +7,9 @@
 //! multiply-add unit, so: latency 3 and 1 FMA per cycle (the field is an
 //! integer; 1 is the M4's issue width, and with 3 independent
 //! accumulators no VFMA waits on the previous one's result). Loads share
-//! the one issue slot with the FMAs, which `loads_per_cycle = 1` against
-//! `fma_per_cycle = 1` models: the tile must do about one FMA per load.
+//! the one issue slot with the FMAs (`issue_per_cycle = 1`): a tile doing
+//! `s` FMAs per load spends `s / (s + 1)` of its instructions on FMAs, so
+//! the model favours wider tiles here than on a dual-port core.
 //! No FMA reads memory, so a broadcast costs a register.
 //!
 //! `cfg`: `target_feature = "mclass"` and `"fpregs"` (M profile with an
@@ -37,6 +38,7 @@ pub const PARAMS: ArchParams = ArchParams {
     fma_latency: 3,
     fma_per_cycle: 1,
     loads_per_cycle: 1,
+    issue_per_cycle: 1,
     broadcast_from_memory: false,
 };
 

@@ -70,6 +70,11 @@ pub struct ArchParams {
     pub fma_per_cycle: usize,
     /// Vector loads (or load-broadcasts) per cycle from L1.
     pub loads_per_cycle: usize,
+    /// FMAs and loads together that can issue per cycle. A core with
+    /// separate load and FMA ports has `fma_per_cycle + loads_per_cycle`
+    /// (the issue width never binds); a single-issue core (Cortex-M) has 1,
+    /// so every load takes an FMA's slot.
+    pub issue_per_cycle: usize,
     /// True if an FMA can take a broadcast scalar straight from memory
     /// (AVX-512 `{1toN}`), so the broadcast needs no register of its own.
     pub broadcast_from_memory: bool,

@@ -19,6 +19,7 @@ pub const PARAMS: ArchParams = ArchParams {
     fma_latency: 4,
     fma_per_cycle: 2,
     loads_per_cycle: 1,
+    issue_per_cycle: 3,
     broadcast_from_memory: false,
 };
 

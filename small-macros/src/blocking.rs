@@ -17,7 +17,10 @@
 //!   operations per load = `O_wb F_W / ((O_wb - 1) S_W + F_W [+ F_W])`.
 //!
 //! Each tile that fits is rated by the fraction of the FMA rate the load
-//! ports can feed, `min(1, loads_per_cycle * ops_per_load / fma_per_cycle)`.
+//! ports can feed, `min(1, loads_per_cycle * ops_per_load / fma_per_cycle)`,
+//! and, on a core that issues fewer instructions per cycle than its FMA
+//! and load ports could take (Cortex-M: one), by the issue width:
+//! `issue_per_cycle * s / (s + 1) / fma_per_cycle` for `s` ops per load.
 //! Among the tiles with at least `latency x FMAs-per-cycle` independent
 //! accumulators (enough to hide the FMA latency), those within 10 % of the
 //! best rate count as equally fast, and the narrowest of them (fewest
@@ -79,8 +82,7 @@ pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
         let other = other_registers(arch, spec, nv);
         for o_wb in 1..=r.saturating_sub(other) / nv {
             let score = ops_per_load(arch, spec, nv, o_wb);
-            // Fraction of the FMA rate the load ports can feed.
-            let rate = (arch.loads_per_cycle as f64 * score / arch.fma_per_cycle as f64).min(1.0);
+            let rate = rate(arch, score);
             let (channelwise, regs) = (spec.channelwise(), o_wb * nv + other);
             all.push(Blocking {
                 channelwise,
@@ -141,6 +143,16 @@ pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
     b
 }
 
+/// Fraction of the FMA rate a tile doing `score` FMAs per load attains:
+/// bound by the load ports (`loads_per_cycle x score` FMAs per cycle) and
+/// by the issue width (`s / (s + 1)` of the issued instructions are FMAs).
+fn rate(arch: &ArchParams, score: f64) -> f64 {
+    let fmas = arch.fma_per_cycle as f64;
+    let by_loads = arch.loads_per_cycle as f64 * score;
+    let by_issue = arch.issue_per_cycle as f64 * score / (score + 1.0);
+    (by_loads.min(by_issue) / fmas).min(1.0)
+}
+
 /// Tiles whose attainable rate is within this factor of the best count as
 /// equally fast; among them the narrowest wins.
 const NEAR: f64 = 0.9;
@@ -176,7 +188,7 @@ pub fn explain(arch: &ArchParams, spec: &Spec, b: &Blocking) -> String {
     };
     let mut s = format!(
         "{name}: {kind} kernel, tile O_wb={o} x TC={tc} channels ({nv} vector(s) of {l} lanes): \
-         {acc} accumulators, {regs} of {r} registers, {score:.2} ops per load ({pct:.0}% of the FMA rate at {loads} loads/cycle); \
+         {acc} accumulators, {regs} of {r} registers, {score:.2} ops per load ({pct:.0}% of the FMA rate at {loads} loads/cycle{issue}); \
          latency {lat} x {rate} FMA/cycle needs {need} independent accumulators.\n",
         name = arch.name,
         o = b.o_wb,
@@ -189,6 +201,11 @@ pub fn explain(arch: &ArchParams, spec: &Spec, b: &Blocking) -> String {
         score = b.score,
         pct = 100.0 * b.rate,
         loads = arch.loads_per_cycle,
+        issue = if arch.issue_per_cycle < arch.fma_per_cycle + arch.loads_per_cycle {
+            format!(", {} instructions/cycle", arch.issue_per_cycle)
+        } else {
+            String::new()
+        },
         lat = arch.fma_latency,
         rate = arch.fma_per_cycle,
         need = arch.fma_latency * arch.fma_per_cycle,
@@ -285,24 +302,32 @@ mod tests {
     fn cortex_m4_tiles_match_hand_worked_cases() {
         let m4 = &arch_defs::cortex_m4::PARAMS;
         // Cortex-M4F: 32 s registers, 1 lane, VFMA latency 3 x 1 FMA/cycle
-        // -> >= 3 accumulators; 1 load/cycle feeds 1 FMA/cycle once
-        // FMA/load >= 1, and >= 0.9 FMA/load counts as full rate (NEAR).
-        // Conv 3x3 16->16 (broadcast, O_wb nv / (O_wb + nv) FMA/load, TC = nv
-        // must divide 16, nv + 1 registers besides the accumulators):
-        //   3 acc: nv=1, O_wb=3: 3/4 = 0.75 (nv=3 does not divide 16);
-        //   4 acc: nv=1, O_wb=4: 4/5 = 0.8; nv=4, O_wb=1: 0.8;
-        //          nv=2, O_wb=2: 4/4 = 1.0 -> full rate, 4 acc + 2 w + 1 = 7 regs.
-        // Narrowest full-rate tile: 2 x 2.
+        // -> >= 3 accumulators. Single issue: a tile doing s FMAs per load
+        // spends s / (s + 1) of its instructions on FMAs; tiles within 0.9
+        // of the best count as equally fast (NEAR), the narrowest wins.
+        // Conv 3x3 16->16 (broadcast, s = O_wb nv / (O_wb + nv), TC = nv
+        // must divide 16, nv + 1 registers besides the accumulators, so
+        // O_wb nv + nv + 1 <= 32):
+        //   nv=1: s < 1, under 0.5;
+        //   nv=2, O_wb<=14: 28/16 = 1.75 -> 0.636;
+        //   nv=4, O_wb<=6: O_wb=6 24/10 = 2.4 -> 0.706 (the best),
+        //          O_wb=4 16/8 = 2 -> 0.667, O_wb=3 12/7 -> 0.632;
+        //   nv=8, O_wb<=2: 16/10 = 1.6 -> 0.615.
+        // Within 0.9 x 0.706 = 0.635, the fewest accumulators: 4 x 4,
+        // 16 acc + 4 w + 1 = 21 regs.
         let conv = spec(3, 3, 16, 16, 1, 1, Reduction::Fma);
-        assert_eq!(tile(m4, &conv), (2, 2));
-        assert_eq!(derive(m4, &conv).regs, 7);
-        // Depthwise 3x3 s1 (channelwise, 3 O_wb MACs per (O_wb - 1) + 6 loads,
+        assert_eq!(tile(m4, &conv), (4, 4));
+        assert_eq!(derive(m4, &conv).regs, 21);
+        // Depthwise 3x3 s1 (channelwise, s = 3 O_wb / ((O_wb - 1) + 6),
         // 3 nv weights + 1 input register besides the accumulators):
-        //   nv=1, O_wb=3: 9/8 = 1.125 -> full rate, 3 acc + 3 + 1 = 7 regs;
-        //   no other tile has 3 accumulators (nv=3 does not divide 16).
+        //   nv=1, O_wb<=28: O_wb=28 84/33 -> 0.718 (the best);
+        //          O_wb=8 24/13 -> 0.649, O_wb=7 21/12 -> 0.636;
+        //   nv=2 needs O_wb=8 for 24/13 -> 0.649 (16 acc).
+        // Within 0.9 x 0.718 = 0.646, the fewest accumulators: 8 x 1,
+        // 8 acc + 3 + 1 = 12 regs.
         let dw = spec(3, 3, 1, 1, 16, 1, Reduction::Fma);
-        assert_eq!(tile(m4, &dw), (3, 1));
-        assert_eq!(derive(m4, &dw).regs, 7);
+        assert_eq!(tile(m4, &dw), (8, 1));
+        assert_eq!(derive(m4, &dw).regs, 12);
     }
     // ANCHOR_END: hand_worked
 

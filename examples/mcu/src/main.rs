@@ -5,7 +5,8 @@
 //!
 //! Output, over semihosting: the case, the output tensor as `f32` bit
 //! patterns (`y <first index> <hex>...`, so the host can compare exactly),
-//! the class or reconstruction error, and the stack high-water mark. The
+//! the class or reconstruction error, each layer's tile (`O_wb x TC`) and
+//! the stack high-water mark. The
 //! exit status is QEMU's: failure if any step returns an error.
 //! `mark_start` and `mark_stop` bracket the inference for the
 //! instruction-counting QEMU plugin.
@@ -128,6 +129,9 @@ fn run(arena: &mut [f32]) -> Result<(), Fail> {
         hprintln!();
     }
     summary(input, out);
+    for (layer, b) in Net::LAYERS.iter().zip(net.blockings()) {
+        hprintln!("blocking {} {}x{}", layer.name, b.o_wb, b.tc);
+    }
     hprintln!(
         "memory: weights {} B (flash), arena {} B, stack high-water {} B",
         weights.len() * 4,
