@@ -240,8 +240,10 @@ pub struct LayerInfo {
 /// Declares a network: a struct holding its generated layers, and in
 /// `impl` the compile-time tensor shapes (`DIMS`), the layer wiring
 /// (`LAYERS`), the arena plan (`PLAN`, `ARENA` elements), `load` (weights
-/// from any [`WeightSource`](crate::load::WeightSource)), `forward` (no
-/// allocation) and `reference` (the same network on the reference layers).
+/// from any [`WeightSource`](crate::load::WeightSource)), `pack` and
+/// `from_packed` (weights packed ahead of time for any arch, then used in
+/// place: a microcontroller's flash), `forward` (no allocation) and
+/// `reference` (the same network on the reference layers).
 ///
 /// Each layer line is `field: Type @ op (x) -> y;` where `Type` is a
 /// `#[layer]` struct, `op` the TFLite operator holding its weights, `x` the
