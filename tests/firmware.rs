@@ -16,10 +16,11 @@
 //! Without `SMALL_FIRMWARE_DIR` it prints SKIPPED: building the firmware
 //! takes Debian's cross toolchain, which the stage provides.
 
+use small_core::Blocked;
 use small_core::model::reference_run;
 use small_examples::check::{Propagation, argmax, bounds, first_mismatch, max_diff};
-use small_examples::firmware::{self, Weights};
-use small_examples::models::{Head, Network, ad, dscnn, resnet8, vww};
+use small_examples::firmware::{self, Case, Weights};
+use small_examples::models::{Head, Network, ad, dscnn, resnet8, sweep, vww};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -55,32 +56,127 @@ fn firmware_matches_host() {
     let dir = Path::new(&dir);
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let runs = [
-        check::<dscnn::DsCnn>(dir, &repo, "dscnn", "34.5–38.0"),
-        check::<ad::Autoencoder>(dir, &repo, "ad", "1.36"),
-        check::<resnet8::Resnet8>(dir, &repo, "resnet8", "85.8–99.9"),
-        check::<vww::Vww>(dir, &repo, "vww", "78.8–86.3"),
+        image::<dscnn::DsCnn>(dir, &repo, "dscnn", "34.5–38.0"),
+        image::<ad::Autoencoder>(dir, &repo, "ad", "1.36"),
+        image::<resnet8::Resnet8>(dir, &repo, "resnet8", "85.8–99.9"),
+        image::<vww::Vww>(dir, &repo, "vww", "78.8–86.3"),
     ];
     let ok: Vec<&Run> = runs.iter().filter_map(|r| r.as_ref().ok()).collect();
-    let report = report(&ok);
+    let mut report = report(&ok);
+    let sweep = sweep(dir, &repo);
+    if let Ok(line) = &sweep {
+        report.push_str(line);
+    }
     println!("{report}");
     std::fs::write(dir.join("report.md"), &report).expect("write report.md");
-    let failed: Vec<&String> = runs.iter().filter_map(|r| r.as_ref().err()).collect();
+    let mut failed: Vec<&String> = runs.iter().filter_map(|r| r.as_ref().err()).collect();
+    failed.extend(sweep.as_ref().err());
     assert!(failed.is_empty(), "firmware failed:\n{failed:#?}");
 }
 
-fn check<N: Network>(
+/// The output of image `image` (`<image>.out`), parsed.
+fn read_output(dir: &Path, image: &str) -> Result<Vec<Section>, String> {
+    let p = dir.join(format!("{image}.out"));
+    let bytes =
+        std::fs::read(&p).map_err(|e| format!("{image}: cannot read {}: {e}", p.display()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    parse(&text).map_err(|e| format!("{image}: {e}\n--- {image}.out:\n{text}"))
+}
+
+/// The image of one MLPerf Tiny network: its output checked, its size
+/// and instruction count read.
+fn image<N: Network>(
     dir: &Path,
     repo: &Path,
-    name: &'static str,
+    image: &'static str,
     tflm: &'static str,
 ) -> Result<Run, String> {
-    let read = |ext: &str| {
-        let p = dir.join(format!("{name}.{ext}"));
-        std::fs::read(&p).map_err(|e| format!("{name}: cannot read {}: {e}", p.display()))
+    let out = read_output(dir, image)?;
+    let [net] = &out[..] else {
+        return Err(format!(
+            "{image}: {} networks in the output, expected 1",
+            out.len()
+        ));
     };
-    let text = String::from_utf8_lossy(&read("out")?).into_owned();
-    let out = Output::parse(&text).map_err(|e| format!("{name}: {e}\n--- {name}.out:\n{text}"))?;
+    let (case, y) = check::<N>(net, repo)?;
+    if let (Some(golden), Head::Softmax) = (&case.golden, N::HEAD)
+        && argmax(&y.0) != argmax(golden)
+    {
+        return Err(format!(
+            "{image}: firmware class {} but LiteRT's is {}",
+            argmax(&y.0),
+            argmax(golden)
+        ));
+    }
+    let read = |ext: &str| {
+        let p = dir.join(format!("{image}.{ext}"));
+        std::fs::read(&p).map_err(|e| format!("{image}: cannot read {}: {e}", p.display()))
+    };
+    let instructions = match read("insn") {
+        Ok(b) => {
+            Some(parse_insn(&String::from_utf8_lossy(&b)).map_err(|e| format!("{image}: {e}"))?)
+        }
+        Err(_) => None,
+    };
+    Ok(Run {
+        name: N::NAME,
+        what: case.what,
+        max_diff: y.1,
+        summary: net.summary.clone().unwrap_or_default(),
+        tiles: net.tiles.clone(),
+        weights: net.weights,
+        arena: net.arena,
+        stack: net.stack,
+        size: Sizes::of_elf(&read("elf")?).map_err(|e| format!("{image}.elf: {e}"))?,
+        instructions,
+        tflm,
+    })
+}
 
+/// The kernel sweep image: every small network's output checked. Returns
+/// the report's line.
+fn sweep(dir: &Path, repo: &Path) -> Result<String, String> {
+    let out = read_output(dir, "sweep")?;
+    let find = |name: &str| {
+        out.iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| format!("sweep: no output of {name}"))
+    };
+    let mut layers = 0;
+    let mut tiles = Vec::new();
+    let mut worst = 0.0f32;
+    let mut one = |r: Result<(Case, (Vec<f32>, f32)), String>, s: &Section| -> Result<(), String> {
+        let (_, (_, diff)) = r?;
+        if s.layers.is_empty() {
+            return Err(format!("sweep: {} printed no layer outputs", s.name));
+        }
+        layers += s.tiles.len();
+        worst = worst.max(diff);
+        tiles.extend(s.tiles.iter().map(|t| format!("{} {t}", s.name)));
+        Ok(())
+    };
+    let s = find(sweep::SweepConv::NAME)?;
+    one(check::<sweep::SweepConv>(s, repo), s)?;
+    let s = find(sweep::SweepChannelwise::NAME)?;
+    one(check::<sweep::SweepChannelwise>(s, repo), s)?;
+    let s = find(sweep::SweepResidual::NAME)?;
+    one(check::<sweep::SweepResidual>(s, repo), s)?;
+    let s = find(sweep::SweepGroupFc::NAME)?;
+    one(check::<sweep::SweepGroupFc>(s, repo), s)?;
+    Ok(format!(
+        "- kernel sweep (small_examples::models::sweep): {} networks, {layers} layers, every element \
+         of every layer's output within its bound (max |firmware - host reference| {worst:.2e}); tiles: {}\n",
+        out.len(),
+        tiles.join(", ")
+    ))
+}
+
+/// Checks one network's output against the host: the same case on the
+/// reference layers, every element within the bound propagated through the
+/// network, and the blocked layout's padding lanes zero. Returns the case,
+/// and the output (NHWC) with its largest difference.
+fn check<N: Network>(out: &Section, repo: &Path) -> Result<(Case, (Vec<f32>, f32)), String> {
+    let name = N::NAME;
     let case = firmware::case::<N>(repo)?;
     let what = format!("{} on cortex_m4: {}", N::NAME, case.what);
     if out.case != what {
@@ -89,6 +185,12 @@ fn check<N: Network>(
             out.case
         ));
     }
+    let nhwc = |id: usize, v: &[f32]| {
+        let d = N::DIMS[id];
+        Blocked::from_buffer(d.c, d.h, d.w, v.to_vec())
+            .map(|b| b.to_nhwc())
+            .map_err(|e| format!("{name}: firmware tensor {id}: {e}"))
+    };
     let values = reference_run(&case.weights, N::LAYERS, N::DIMS, &case.input)
         .map_err(|e| format!("{name}: reference: {e}"))?;
     let how = match case.weights {
@@ -97,49 +199,43 @@ fn check<N: Network>(
     };
     let bound = bounds(N::LAYERS, N::DIMS, &case.weights, &values, how)
         .map_err(|e| format!("{name}: bounds: {e}"))?;
-    let want = &values[N::OUTPUT];
-    if let Some((i, g, w, t)) = first_mismatch(&out.y, want, &bound[N::OUTPUT]) {
+    // Each layer's output, when printed (the sweep), then the network's.
+    if !out.layers.is_empty() && out.layers.len() != N::LAYERS.len() {
         return Err(format!(
-            "{name}: output {i}: firmware {g}, host reference {w}, bound {t} ({} outputs, {} expected)",
-            out.y.len(),
-            want.len()
+            "{name}: {} layer outputs printed, {} layers",
+            out.layers.len(),
+            N::LAYERS.len()
         ));
     }
-    if let (Some(golden), Head::Softmax) = (&case.golden, N::HEAD)
-        && argmax(&out.y) != argmax(golden)
-    {
-        return Err(format!(
-            "{name}: firmware class {} but LiteRT's is {}",
-            argmax(&out.y),
-            argmax(golden)
-        ));
-    }
-    let instructions = match read("insn") {
-        Ok(b) => {
-            Some(parse_insn(&String::from_utf8_lossy(&b)).map_err(|e| format!("{name}: {e}"))?)
+    let mut diff = 0.0f32;
+    let tensors = out
+        .layers
+        .iter()
+        .zip(N::LAYERS)
+        .map(|(v, l)| (v, l.step.y, l.name))
+        .chain([(&out.y, N::OUTPUT, "output")]);
+    for (v, id, what) in tensors {
+        let got = nhwc(id, v)?;
+        if let Some((i, g, w, t)) = first_mismatch(&got, &values[id], &bound[id]) {
+            return Err(format!(
+                "{name}: {what}: element {i} (NHWC): firmware {g}, host reference {w}, bound {t}"
+            ));
         }
-        Err(_) => None,
-    };
-    Ok(Run {
-        name: N::NAME,
-        what: case.what,
-        max_diff: max_diff(&out.y, want),
-        summary: out.summary,
-        tiles: out.tiles,
-        weights: out.weights,
-        arena: out.arena,
-        stack: out.stack,
-        size: Sizes::of_elf(&read("elf")?).map_err(|e| format!("{name}.elf: {e}"))?,
-        instructions,
-        tflm,
-    })
+        diff = diff.max(max_diff(&got, &values[id]));
+    }
+    let y = nhwc(N::OUTPUT, &out.y)?;
+    Ok((case, (y, diff)))
 }
 
-/// What the firmware printed.
-struct Output {
+/// What the firmware printed for one network.
+struct Section {
+    name: String,
     case: String,
+    /// The output tensor, blocked layout.
     y: Vec<f32>,
-    summary: String,
+    /// Every layer's output, blocked layout (the sweep prints them).
+    layers: Vec<Vec<f32>>,
+    summary: Option<String>,
     /// `layer O_wbxTC` per layer.
     tiles: Vec<String>,
     weights: usize,
@@ -147,64 +243,86 @@ struct Output {
     stack: usize,
 }
 
-impl Output {
-    fn parse(text: &str) -> Result<Output, String> {
-        let mut case = None;
-        let (mut y, mut summary, mut memory, mut ok) = (Vec::new(), None, None, false);
-        let mut tiles = Vec::new();
-        for line in text.lines() {
-            if let Some(c) = line.strip_prefix("small-rs firmware: ") {
-                case = Some(c.to_string());
-            } else if let Some(rest) = line.strip_prefix("y ") {
-                let mut words = rest.split_whitespace();
-                let first: usize = number(words.next(), "y index")?;
-                if first != y.len() {
-                    return Err(format!(
-                        "line `{line}`: index {first}, expected {}",
-                        y.len()
-                    ));
-                }
-                for w in words {
-                    let bits = u32::from_str_radix(w, 16).map_err(|e| format!("`{w}`: {e}"))?;
-                    y.push(f32::from_bits(bits));
-                }
-            } else if let Some(b) = line.strip_prefix("blocking ") {
-                tiles.push(b.to_string());
-            } else if line.starts_with("class ") || line.starts_with("reconstruction ") {
-                summary = Some(line.to_string());
-            } else if let Some(m) = line.strip_prefix("memory: ") {
-                // "weights W B (flash), arena A B, stack high-water S B"
-                let n: Vec<usize> = m
-                    .split_whitespace()
-                    .filter_map(|w| w.parse().ok())
-                    .collect();
-                memory = Some(n);
-            } else if line == "ok" {
-                ok = true;
-            } else if let Some(e) = line.strip_prefix("error: ") {
-                return Err(format!("the firmware failed: {e}"));
+/// Splits the firmware's output into its networks' sections; an error
+/// unless every section is complete and the output ends in `ok`.
+fn parse(text: &str) -> Result<Vec<Section>, String> {
+    let mut sections: Vec<Section> = Vec::new();
+    let mut ok = false;
+    for line in text.lines() {
+        if let Some(c) = line.strip_prefix("small-rs firmware: ") {
+            let name = c.split(" on ").next().unwrap_or("").to_string();
+            sections.push(Section {
+                name,
+                case: c.to_string(),
+                y: Vec::new(),
+                layers: Vec::new(),
+                summary: None,
+                tiles: Vec::new(),
+                weights: usize::MAX,
+                arena: 0,
+                stack: 0,
+            });
+            continue;
+        }
+        if line == "ok" {
+            ok = true;
+            continue;
+        }
+        if let Some(e) = line.strip_prefix("error: ") {
+            return Err(format!("the firmware failed: {e}"));
+        }
+        let s = sections
+            .last_mut()
+            .ok_or_else(|| format!("`{line}` before any `small-rs firmware:` line"))?;
+        let values = if let Some(rest) = line.strip_prefix("y ") {
+            Some((&mut s.y, rest))
+        } else if let Some((tag, rest)) = line.strip_prefix('t').and_then(|r| r.split_once(' ')) {
+            let k: usize = number(Some(tag), "layer index")?;
+            if k == s.layers.len() {
+                s.layers.push(Vec::new());
+            } else if k + 1 != s.layers.len() {
+                return Err(format!("line `{line}`: layer {k} out of order"));
             }
-        }
-        let memory = memory.ok_or("no `memory:` line")?;
-        let [weights, arena, stack] = memory[..] else {
-            return Err(format!(
-                "`memory:` line has {} numbers, expected 3",
-                memory.len()
-            ));
+            Some((&mut s.layers[k], rest))
+        } else {
+            None
         };
-        if !ok {
-            return Err("no final `ok`: the firmware stopped early".into());
+        if let Some((v, rest)) = values {
+            let mut words = rest.split_whitespace();
+            let first: usize = number(words.next(), "value index")?;
+            if first != v.len() {
+                return Err(format!(
+                    "line `{line}`: index {first}, expected {}",
+                    v.len()
+                ));
+            }
+            for w in words {
+                let bits = u32::from_str_radix(w, 16).map_err(|e| format!("`{w}`: {e}"))?;
+                v.push(f32::from_bits(bits));
+            }
+        } else if let Some(b) = line.strip_prefix("blocking ") {
+            s.tiles.push(b.to_string());
+        } else if line.starts_with("class ") || line.starts_with("reconstruction ") {
+            s.summary = Some(line.to_string());
+        } else if let Some(m) = line.strip_prefix("memory: ") {
+            // "weights W B (flash), arena A B, stack high-water S B"
+            let n: Vec<usize> = m
+                .split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect();
+            let [weights, arena, stack] = n[..] else {
+                return Err(format!("`{line}` has {} numbers, expected 3", n.len()));
+            };
+            (s.weights, s.arena, s.stack) = (weights, arena, stack);
         }
-        Ok(Output {
-            case: case.ok_or("no `small-rs firmware:` line")?,
-            y,
-            summary: summary.ok_or("no class or reconstruction line")?,
-            tiles,
-            weights,
-            arena,
-            stack,
-        })
     }
+    if let Some(s) = sections.iter().find(|s| s.weights == usize::MAX) {
+        return Err(format!("{}: no `memory:` line", s.name));
+    }
+    if !ok || sections.is_empty() {
+        return Err("no final `ok`: the firmware stopped early".into());
+    }
+    Ok(sections)
 }
 
 fn number<T: std::str::FromStr>(w: Option<&str>, what: &str) -> Result<T, String> {
@@ -357,16 +475,25 @@ fn report(runs: &[&Run]) -> String {
 #[test]
 fn output_parses_and_rejects() {
     let good = "small-rs firmware: ad on cortex_m4: x\ny 0 3f800000 40000000\ny 2 c0400000\n\
-                reconstruction mse 1\nblocking fc1 4x4\nmemory: weights 8 B (flash), arena 4 B, stack high-water 100 B\nok\n";
-    let o = Output::parse(good).unwrap();
-    assert_eq!(o.y, [1.0, 2.0, -3.0]);
-    assert_eq!((o.weights, o.arena, o.stack), (8, 4, 100));
-    assert_eq!(o.tiles, ["fc1 4x4"]);
+                reconstruction mse 1\nblocking fc1 4x4\n\
+                memory: weights 8 B (flash), arena 4 B, stack high-water 100 B\n\
+                small-rs firmware: b on cortex_m4: z\nt0 0 3f800000\nt1 0 00000000\ny 0 00000000\n\
+                memory: weights 0 B (flash), arena 4 B, stack high-water 9 B\nok\n";
+    let o = parse(good).unwrap();
+    assert_eq!(o.len(), 2);
+    assert_eq!((o[0].name.as_str(), o[1].name.as_str()), ("ad", "b"));
+    assert_eq!(o[0].y, [1.0, 2.0, -3.0]);
+    assert_eq!((o[0].weights, o[0].arena, o[0].stack), (8, 4, 100));
+    assert_eq!(o[0].tiles, ["fc1 4x4"]);
+    assert_eq!(o[1].summary, None);
+    assert_eq!(o[1].layers, [vec![1.0], vec![0.0]]);
+    assert!(parse(&good.replace("t1 0", "t3 0")).is_err());
     // A missing line, an out-of-order index, an error and an early stop fail.
-    assert!(Output::parse(&good.replace("y 2", "y 3")).is_err());
-    assert!(Output::parse(&good.replace("ok\n", "")).is_err());
-    assert!(Output::parse(&good.replace("memory", "mem")).is_err());
-    assert!(Output::parse(&format!("{good}error: arena too small\n")).is_err());
+    assert!(parse(&good.replace("y 2", "y 3")).is_err());
+    assert!(parse(&good.replace("ok\n", "")).is_err());
+    assert!(parse(&good.replacen("memory", "mem", 1)).is_err());
+    assert!(parse(&format!("{good}error: arena too small\n")).is_err());
+    assert!(parse("y 0 00000000\nok\n").is_err());
     assert_eq!(parse_insn("window 0 1234\ntotal 99\n"), Ok(1234));
     assert!(parse_insn("total 99\n").is_err());
 }

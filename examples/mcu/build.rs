@@ -1,11 +1,11 @@
-//! Packs the network's weights for cortex_m4 on the host (small-core's
+//! Packs the weights of each network of the image for cortex_m4 on the host (small-core's
 //! `pack`, the same code the host runs) and writes them, with the input,
 //! as little-endian `f32` files the firmware embeds in flash; and puts
 //! `memory.x` where `cortex-m-rt`'s `link.x` finds it.
 
 use small_core::Arch;
 use small_examples::firmware::{self, le_bytes};
-use small_examples::models::{Network, ad, dscnn, resnet8, vww};
+use small_examples::models::{Network, ad, dscnn, resnet8, sweep, vww};
 use std::path::{Path, PathBuf};
 
 fn main() {
@@ -17,7 +17,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=SMALL_MODELS");
 
     let feature = |f: &str| std::env::var_os(format!("CARGO_FEATURE_{f}")).is_some();
-    let chosen: Vec<&str> = ["DSCNN", "AD", "RESNET8", "VWW"]
+    let chosen: Vec<&str> = ["DSCNN", "AD", "RESNET8", "VWW", "SWEEP"]
         .into_iter()
         .filter(|f| feature(f))
         .collect();
@@ -27,8 +27,12 @@ fn main() {
         ["AD"] => emit::<ad::Autoencoder>(&repo, &out),
         ["RESNET8"] => emit::<resnet8::Resnet8>(&repo, &out),
         ["VWW"] => emit::<vww::Vww>(&repo, &out),
+        ["SWEEP"] => emit::<sweep::SweepConv>(&repo, &out)
+            .and(emit::<sweep::SweepChannelwise>(&repo, &out))
+            .and(emit::<sweep::SweepResidual>(&repo, &out))
+            .and(emit::<sweep::SweepGroupFc>(&repo, &out)),
         _ => Err(format!(
-            "enable exactly one network feature (dscnn, ad, resnet8, vww), not {chosen:?}; \
+            "enable exactly one image feature (dscnn, ad, resnet8, vww, sweep), not {chosen:?}; \
              e.g. --no-default-features --features ad"
         )),
     };
@@ -47,13 +51,14 @@ fn emit<N: Network>(repo: &Path, out: &Path) -> Result<(), String> {
     }
     let mut packed = vec![0.0; N::packed_len(Arch::CortexM4)];
     N::pack(&case.weights, Arch::CortexM4, &mut packed).map_err(|e| e.to_string())?;
-    let write = |name: &str, bytes: &[u8]| {
-        std::fs::write(out.join(name), bytes).map_err(|e| format!("write {name}: {e}"))
+    let write = |ext: &str, bytes: &[u8]| {
+        let name = format!("{}.{ext}", N::NAME);
+        std::fs::write(out.join(&name), bytes).map_err(|e| format!("write {name}: {e}"))
     };
-    write("weights.bin", &le_bytes(&packed))?;
-    write("input.bin", &le_bytes(&case.input))?;
+    write("weights", &le_bytes(&packed))?;
+    write("input", &le_bytes(&case.input))?;
     write(
-        "case.txt",
+        "case",
         format!("{} on cortex_m4: {}", N::NAME, case.what).as_bytes(),
     )
 }

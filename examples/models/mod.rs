@@ -7,6 +7,7 @@
 pub mod ad;
 pub mod dscnn;
 pub mod resnet8;
+pub mod sweep;
 pub mod vww;
 pub mod vww1;
 

@@ -1,7 +1,7 @@
 //! [`Network`]: one interface over the generated networks, and
 //! [`verify_wiring`] against a `.tflite` file (std only).
 
-use super::{ad, dscnn, resnet8, vww, vww1};
+use super::{ad, dscnn, resnet8, sweep, vww, vww1};
 use small_core::load::{LoadError, WeightSource};
 use small_core::model::{Dims, LayerInfo};
 use small_core::{Arch, Blocked, Blocking, Error};
@@ -153,6 +153,15 @@ network!(
     Reconstruction
 );
 network!(vww1::Vww1, "vww_1.0", None, Softmax);
+network!(sweep::SweepConv, "sweep-conv", None, Reconstruction);
+network!(
+    sweep::SweepChannelwise,
+    "sweep-channelwise",
+    None,
+    Reconstruction
+);
+network!(sweep::SweepResidual, "sweep-residual", None, Reconstruction);
+network!(sweep::SweepGroupFc, "sweep-group-fc", None, Reconstruction);
 
 /// Checks a network's wiring against a `.tflite` file and maps each of its
 /// tensors to the file's tensor index: every layer must read the tensor

@@ -1,10 +1,12 @@
-//! small-rs on a Cortex-M4F, bare metal: one MLPerf Tiny network (chosen
-//! by a Cargo feature) runs once on the `cortex_m4` kernels, its weights
-//! packed at build time and read straight from flash, its activations in
-//! one static arena sized by `model!` at compile time. No allocator.
+//! small-rs on a Cortex-M4F, bare metal: one MLPerf Tiny network, or the
+//! kernel sweep's small networks (chosen by a Cargo feature), run once on
+//! the `cortex_m4` kernels, their weights packed at build time and read
+//! straight from flash, their activations in one static arena sized by
+//! `model!` at compile time. No allocator.
 //!
-//! Output, over semihosting: the case, the output tensor as `f32` bit
-//! patterns (`y <first index> <hex>...`, so the host can compare exactly),
+//! Output per network, over semihosting: the case, the output tensor in
+//! its blocked layout as `f32` bit patterns (`y <first index> <hex>...`,
+//! so the host can compare exactly),
 //! the class or reconstruction error, each layer's tile (`O_wb x TC`) and
 //! the stack high-water mark. The
 //! exit status is QEMU's: failure if any step returns an error.
@@ -21,14 +23,15 @@ use cortex_m_semihosting::{debug, hprint, hprintln};
 use panic_semihosting as _;
 use small_core::Arch;
 
-#[cfg(feature = "ad")]
-use small_examples::models::ad::Autoencoder as Net;
-#[cfg(feature = "dscnn")]
-use small_examples::models::dscnn::DsCnn as Net;
-#[cfg(feature = "resnet8")]
-use small_examples::models::resnet8::Resnet8 as Net;
-#[cfg(feature = "vww")]
-use small_examples::models::vww::Vww as Net;
+#[cfg(feature = "sweep")]
+use small_examples::models::sweep;
+#[cfg(any(
+    feature = "ad",
+    feature = "dscnn",
+    feature = "resnet8",
+    feature = "vww"
+))]
+use small_examples::models::{ad, dscnn, resnet8, vww};
 
 mod stack;
 
@@ -36,13 +39,29 @@ mod stack;
 #[repr(C, align(4))]
 struct Aligned<B: ?Sized>(B);
 
-/// Weights packed for cortex_m4 by the build script (little-endian `f32`).
-static WEIGHTS: &Aligned<[u8]> =
-    &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/weights.bin")));
-/// The NHWC input.
-static INPUT: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/input.bin")));
-/// Which network, weights and input.
-const CASE: &str = include_str!(concat!(env!("OUT_DIR"), "/case.txt"));
+/// The packed weights, the NHWC input (little-endian `f32`) and the
+/// description the build script wrote for network `$name`.
+macro_rules! embedded {
+    ($name:literal) => {{
+        static WEIGHTS: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(
+            env!("OUT_DIR"),
+            "/",
+            $name,
+            ".weights"
+        )));
+        static INPUT: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(
+            env!("OUT_DIR"),
+            "/",
+            $name,
+            ".input"
+        )));
+        (
+            WEIGHTS,
+            INPUT,
+            include_str!(concat!(env!("OUT_DIR"), "/", $name, ".case")),
+        )
+    }};
+}
 
 /// What can go wrong.
 enum Fail {
@@ -84,9 +103,12 @@ pub extern "C" fn mark_stop() {
 #[entry]
 fn main() -> ! {
     // cortex-m-rt makes this a `&'static mut` owned by `main` alone.
-    static mut ARENA: [f32; Net::ARENA] = [0.0; Net::ARENA];
+    static mut ARENA: [f32; ARENA_LEN] = [0.0; ARENA_LEN];
     let code = match run(ARENA) {
-        Ok(()) => debug::EXIT_SUCCESS,
+        Ok(()) => {
+            hprintln!("ok");
+            debug::EXIT_SUCCESS
+        }
         Err(e) => {
             hprintln!("error: {}", e);
             debug::EXIT_FAILURE
@@ -105,46 +127,135 @@ fn floats(bytes: &'static Aligned<[u8]>, what: &'static str) -> Result<&'static 
 }
 
 // ANCHOR: run
+/// Runs network `$net` once on its embedded weights and input and prints
+/// the output, `$summary` of it, each layer's tile and the memory it took.
+macro_rules! run_net {
+    ($net:ty, $name:literal, $arena:expr, $summary:ident) => {{
+        let (weights, input, case) = embedded!($name);
+        hprintln!("small-rs firmware: {}", case);
+        let weights = floats(weights, "weights")?;
+        let input = floats(input, "input")?;
+        let net = <$net>::from_packed(Arch::CortexM4, weights)?;
+        let arena = &mut $arena[..<$net>::ARENA];
+        <$net>::input(arena)?.fill_from_nhwc(input)?;
+
+        let painted = stack::paint();
+        mark_start();
+        net.forward(arena)?;
+        mark_stop();
+        let stack_bytes = stack::used(painted);
+        // ANCHOR_END: run
+
+        let y = <$net>::output(arena)?;
+        print_blocked(None, y.as_slice());
+        $summary(input, &y.as_slice()[..y.c()]);
+        for (layer, b) in <$net>::LAYERS.iter().zip(net.blockings()) {
+            hprintln!("blocking {} {}x{}", layer.name, b.o_wb, b.tc);
+        }
+        hprintln!(
+            "memory: weights {} B (flash), arena {} B, stack high-water {} B",
+            weights.len() * 4,
+            <$net>::ARENA * 4,
+            stack_bytes
+        );
+    }};
+}
+
+#[cfg(feature = "dscnn")]
+const ARENA_LEN: usize = dscnn::DsCnn::ARENA;
+#[cfg(feature = "dscnn")]
 fn run(arena: &mut [f32]) -> Result<(), Fail> {
-    hprintln!("small-rs firmware: {}", CASE);
-    let weights = floats(WEIGHTS, "weights")?;
-    let input = floats(INPUT, "input")?;
-    let net = Net::from_packed(Arch::CortexM4, weights)?;
-    Net::input(arena)?.fill_from_nhwc(input)?;
+    run_net!(dscnn::DsCnn, "ds-cnn", arena, class);
+    Ok(())
+}
 
-    let painted = stack::paint();
-    mark_start();
-    net.forward(arena)?;
-    mark_stop();
-    let stack_bytes = stack::used(painted);
-    // ANCHOR_END: run
+#[cfg(feature = "ad")]
+const ARENA_LEN: usize = ad::Autoencoder::ARENA;
+#[cfg(feature = "ad")]
+fn run(arena: &mut [f32]) -> Result<(), Fail> {
+    run_net!(ad::Autoencoder, "ad", arena, mse);
+    Ok(())
+}
 
-    let y = Net::output(arena)?;
-    let out = &y.as_slice()[..y.c()];
-    for (i, chunk) in out.chunks(8).enumerate() {
-        hprint!("y {}", i * 8);
+#[cfg(feature = "resnet8")]
+const ARENA_LEN: usize = resnet8::Resnet8::ARENA;
+#[cfg(feature = "resnet8")]
+fn run(arena: &mut [f32]) -> Result<(), Fail> {
+    run_net!(resnet8::Resnet8, "resnet8", arena, class);
+    Ok(())
+}
+
+#[cfg(feature = "vww")]
+const ARENA_LEN: usize = vww::Vww::ARENA;
+#[cfg(feature = "vww")]
+fn run(arena: &mut [f32]) -> Result<(), Fail> {
+    run_net!(vww::Vww, "vww_0.25", arena, class);
+    Ok(())
+}
+
+#[cfg(feature = "sweep")]
+const ARENA_LEN: usize = max(
+    max(sweep::SweepConv::ARENA, sweep::SweepChannelwise::ARENA),
+    max(sweep::SweepResidual::ARENA, sweep::SweepGroupFc::ARENA),
+);
+/// Runs `$net` again one layer at a time and prints each layer's output
+/// (`t<layer> <first index> <hex>...`) before a later layer can reuse its
+/// space: the sweep checks every layer, not only the last.
+#[cfg(feature = "sweep")]
+macro_rules! each_layer {
+    ($net:ty, $name:literal, $arena:expr) => {{
+        let (weights, input, _) = embedded!($name);
+        let net = <$net>::from_packed(Arch::CortexM4, floats(weights, "weights")?)?;
+        let arena = &mut $arena[..<$net>::ARENA];
+        <$net>::input(arena)?.fill_from_nhwc(floats(input, "input")?)?;
+        for (i, layer) in <$net>::LAYERS.iter().enumerate() {
+            net.forward_layer(i, arena)?;
+            print_blocked(Some(i), <$net>::tensor(arena, layer.step.y)?.as_slice());
+        }
+    }};
+}
+
+#[cfg(feature = "sweep")]
+fn run(arena: &mut [f32]) -> Result<(), Fail> {
+    run_net!(sweep::SweepConv, "sweep-conv", arena, nothing);
+    each_layer!(sweep::SweepConv, "sweep-conv", arena);
+    run_net!(sweep::SweepChannelwise, "sweep-channelwise", arena, nothing);
+    each_layer!(sweep::SweepChannelwise, "sweep-channelwise", arena);
+    run_net!(sweep::SweepResidual, "sweep-residual", arena, nothing);
+    each_layer!(sweep::SweepResidual, "sweep-residual", arena);
+    run_net!(sweep::SweepGroupFc, "sweep-group-fc", arena, nothing);
+    each_layer!(sweep::SweepGroupFc, "sweep-group-fc", arena);
+    Ok(())
+}
+
+#[cfg(feature = "sweep")]
+const fn max(a: usize, b: usize) -> usize {
+    if a > b { a } else { b }
+}
+
+/// A tensor in its blocked layout (padding lanes included, which must be
+/// zero), as `f32` bit patterns, 8 a line, each line `y <first index>` for
+/// the output or `t<layer> <first index>` for a layer's.
+fn print_blocked(layer: Option<usize>, y: &[f32]) {
+    for (i, chunk) in y.chunks(8).enumerate() {
+        match layer {
+            Some(l) => hprint!("t{} {}", l, i * 8),
+            None => hprint!("y {}", i * 8),
+        }
         for v in chunk {
             hprint!(" {:08x}", v.to_bits());
         }
         hprintln!();
     }
-    summary(input, out);
-    for (layer, b) in Net::LAYERS.iter().zip(net.blockings()) {
-        hprintln!("blocking {} {}x{}", layer.name, b.o_wb, b.tc);
-    }
-    hprintln!(
-        "memory: weights {} B (flash), arena {} B, stack high-water {} B",
-        weights.len() * 4,
-        Net::ARENA * 4,
-        stack_bytes
-    );
-    hprintln!("ok");
-    Ok(())
 }
+
+/// No summary (the sweep's layers).
+#[cfg(feature = "sweep")]
+fn nothing(_input: &[f32], _out: &[f32]) {}
 
 /// The reconstruction's mean squared error (the anomaly score of one window).
 #[cfg(feature = "ad")]
-fn summary(input: &[f32], out: &[f32]) {
+fn mse(input: &[f32], out: &[f32]) {
     let mse = input
         .iter()
         .zip(out)
@@ -155,8 +266,8 @@ fn summary(input: &[f32], out: &[f32]) {
 }
 
 /// The class: the largest logit (softmax keeps the order).
-#[cfg(not(feature = "ad"))]
-fn summary(_input: &[f32], out: &[f32]) {
+#[cfg(any(feature = "dscnn", feature = "resnet8", feature = "vww"))]
+fn class(_input: &[f32], out: &[f32]) {
     let mut best = 0;
     for (i, v) in out.iter().enumerate() {
         if *v > out[best] {
