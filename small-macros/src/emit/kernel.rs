@@ -108,18 +108,6 @@ fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
             Reduction::Avg => quote!(let #b = A::zero();),
         });
     }
-    let accs: Vec<TokenStream> = (0..s.o_wb)
-        .flat_map(|ll| {
-            (0..s.nv).map(move |v| {
-                let (c, b) = (acc(ll, v), format_ident!("b{}", v));
-                if mode == Mode::Narrow && ll > 0 {
-                    quote!(let mut #c = A::zero();)
-                } else {
-                    quote!(let mut #c = #b;)
-                }
-            })
-        })
-        .collect();
     if chunked(s, mode) {
         // A later chunk of input blocks continues from the partial sums.
         let names: Vec<Ident> = (0..s.o_wb)
@@ -149,6 +137,18 @@ fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
             };
         };
     }
+    let accs: Vec<TokenStream> = (0..s.o_wb)
+        .flat_map(|ll| {
+            (0..s.nv).map(move |v| {
+                let (c, b) = (acc(ll, v), format_ident!("b{}", v));
+                if mode == Mode::Narrow && ll > 0 {
+                    quote!(let mut #c = A::zero();)
+                } else {
+                    quote!(let mut #c = #b;)
+                }
+            })
+        })
+        .collect();
     let bias = match s.reduction {
         Reduction::Fma => quote!(let bias = t.bias;),
         Reduction::Max | Reduction::Avg => quote!(),
