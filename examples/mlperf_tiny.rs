@@ -66,6 +66,8 @@ struct Row {
     bound_kb: f64,
     check: String,
     ok: bool,
+    /// The real sample's result (KWS class, AD score) and whether it passed.
+    sample: Option<(String, bool)>,
 }
 
 /// Median time of `f` after a warm-up, over at least `min_runs` runs and
@@ -172,6 +174,7 @@ fn finish<N: Network>(
         bound_kb: kb(N::LOWER_BOUND),
         check,
         ok,
+        sample: None,
     })
 }
 
@@ -228,7 +231,7 @@ fn print_layers<N: Network>(net: &N, arena: &mut [f32], input: &[f32]) -> Result
 }
 
 /// Real weights from `dir`: every golden input, plus the real samples.
-fn trained<N: Network>(arch: Arch, dir: &Path, per_layer: bool) -> Result<Row, String> {
+fn trained<N: Sample>(arch: Arch, dir: &Path, per_layer: bool) -> Result<Row, String> {
     let file = N::FILE.ok_or("no trained file")?;
     let path = dir.join(file);
     let model = tflite::Model::from_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -280,41 +283,58 @@ fn trained<N: Network>(arch: Arch, dir: &Path, per_layer: bool) -> Result<Row, S
         Some(m) => format!("FAILED vs LiteRT golden: {m}"),
     };
     let input = first_input.unwrap_or_default();
-    finish(&net, &mut arena, &input, check, bad.is_none(), per_layer)
+    let mut row = finish(&net, &mut arena, &input, check, bad.is_none(), per_layer)?;
+    row.sample = net.sample(dir)?;
+    Ok(row)
 }
 
+/// A network's real sample beside the golden inputs, run on the network
+/// already loaded: `(line, passed)`.
+trait Sample: Network {
+    fn sample(&self, _dir: &Path) -> Result<Option<(String, bool)>, String> {
+        Ok(None)
+    }
+}
+
+impl Sample for resnet8::Resnet8 {}
+impl Sample for vww::Vww {}
+
 /// The KWS sample (golden input 8) and its class.
-fn kws_sample(arch: Arch, dir: &Path) -> Result<String, String> {
-    const LABELS: [&str; 12] = [
-        "Down", "Go", "Left", "No", "Off", "On", "Right", "Stop", "Up", "Yes", "Silence", "Unknown",
-    ];
-    let model = tflite::Model::from_file(dir.join("kws_ref_model_float32.tflite"))
-        .map_err(|e| e.to_string())?;
-    let net = dscnn::DsCnn::load(&model, arch).map_err(|e| e.to_string())?;
-    let input = read_f32(&dir.join("kws_ref_model_float32.golden/8.input.bin"))?;
-    let mut arena = vec![0.0; dscnn::DsCnn::ARENA];
-    let mut p = vec![0.0; 12];
-    net.infer(&mut arena, &input, &mut p)
-        .map_err(|e| e.to_string())?;
-    let c = argmax(&p);
-    Ok(format!(
-        "KWS sample (kws_sample_input_int8.bin): class {c} \"{}\" (p = {:.3})",
-        LABELS[c], p[c]
-    ))
+impl Sample for dscnn::DsCnn {
+    fn sample(&self, dir: &Path) -> Result<Option<(String, bool)>, String> {
+        const LABELS: [&str; 12] = [
+            "Down", "Go", "Left", "No", "Off", "On", "Right", "Stop", "Up", "Yes", "Silence",
+            "Unknown",
+        ];
+        let input = read_f32(&dir.join("kws_ref_model_float32.golden/8.input.bin"))?;
+        let mut arena = vec![0.0; dscnn::DsCnn::ARENA];
+        let mut p = vec![0.0; 12];
+        self.infer(&mut arena, &input, &mut p)
+            .map_err(|e| e.to_string())?;
+        let c = argmax(&p);
+        let line = format!(
+            "KWS sample (kws_sample_input_int8.bin): class {c} \"{}\" (p = {:.3})",
+            LABELS[c], p[c]
+        );
+        Ok(Some((line, true)))
+    }
 }
 
 /// The AD sample clip's anomaly score: mean over its 196 windows of the
-/// reconstruction's mean squared error.
-fn ad_score(arch: Arch, dir: &Path) -> Result<(f64, String), String> {
-    let model =
-        tflite::Model::from_file(dir.join("ad01_fp32.tflite")).map_err(|e| e.to_string())?;
-    let net = ad::Autoencoder::load(&model, arch).map_err(|e| e.to_string())?;
-    let clip = read_f32(&dir.join("normal_id_01_00000000_hist_librosa.bin"))?;
-    let (score, windows) = ad::anomaly_score(&net, &clip)?;
-    Ok((
-        score,
-        format!("AD sample clip ({windows} windows): anomaly score {score:.4} (LiteRT 9.707087)"),
-    ))
+/// reconstruction's mean squared error; it must be LiteRT's to 4 decimals.
+impl Sample for ad::Autoencoder {
+    fn sample(&self, dir: &Path) -> Result<Option<(String, bool)>, String> {
+        let clip = read_f32(&dir.join("normal_id_01_00000000_hist_librosa.bin"))?;
+        let (score, windows) = ad::anomaly_score(self, &clip)?;
+        let ok = format!("{score:.4}") == "9.7071";
+        let mut line = format!(
+            "AD sample clip ({windows} windows): anomaly score {score:.4} (LiteRT 9.707087)"
+        );
+        if !ok {
+            line.push_str("\nAD score check FAILED: expected 9.7071 to 4 decimals");
+        }
+        Ok(Some((line, ok)))
+    }
 }
 
 fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
@@ -421,14 +441,13 @@ fn run() -> Result<bool, String> {
     }
     print_table(arch, peak, &rows);
     let mut ok = rows.iter().all(|r| r.ok);
-    if let Some(dir) = &o.models {
-        println!("\n{}", kws_sample(arch, dir)?);
-        let (score, line) = ad_score(arch, dir)?;
+    let samples: Vec<&(String, bool)> = rows.iter().filter_map(|r| r.sample.as_ref()).collect();
+    if !samples.is_empty() {
+        println!();
+    }
+    for (line, passed) in samples {
         println!("{line}");
-        if format!("{score:.4}") != "9.7071" {
-            println!("AD score check FAILED: expected 9.7071 to 4 decimals");
-            ok = false;
-        }
+        ok &= passed;
     }
     Ok(ok)
 }
