@@ -255,6 +255,24 @@ mod tests {
     }
 
     #[test]
+    fn oversubscribed_every_part_runs_once() {
+        // More threads than cores: workers are often off their core, and
+        // each job still runs every part exactly once.
+        let pool = Pool::new(8);
+        for round in 0..2000 {
+            let parts = 1 + round % 8;
+            let hits: Vec<AtomicUsize> = (0..parts).map(|_| AtomicUsize::new(0)).collect();
+            pool.run(parts, &|k| {
+                hits[k].fetch_add(1, Ordering::Relaxed);
+            });
+            assert!(
+                hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
+                "round {round}"
+            );
+        }
+    }
+
+    #[test]
     fn sleeping_workers_wake_for_the_next_job() {
         let pool = Pool::new(2);
         let sum = AtomicUsize::new(0);
