@@ -6,9 +6,8 @@
 //!
 //! Output per network, over semihosting: the case, the output tensor in
 //! its blocked layout as `f32` bit patterns (`y <first index> <hex>...`,
-//! so the host can compare exactly),
-//! the class or reconstruction error, each layer's tile (`O_wb x TC`) and
-//! the stack high-water mark. The
+//! so the host can compare exactly), the class or reconstruction error,
+//! each layer's tile (`O_wb x TC`) and the stack high-water mark. The
 //! exit status is QEMU's: failure if any step returns an error.
 //! `mark_start` and `mark_stop` bracket the inference for the
 //! instruction-counting QEMU plugin.
@@ -23,15 +22,7 @@ use cortex_m_semihosting::{debug, hprint, hprintln};
 use panic_semihosting as _;
 use small_core::Arch;
 
-#[cfg(feature = "sweep")]
-use small_examples::models::sweep;
-#[cfg(any(
-    feature = "ad",
-    feature = "dscnn",
-    feature = "resnet8",
-    feature = "vww"
-))]
-use small_examples::models::{ad, dscnn, resnet8, vww};
+use small_examples::models;
 
 mod stack;
 
@@ -162,41 +153,47 @@ macro_rules! run_net {
 }
 
 #[cfg(feature = "dscnn")]
-const ARENA_LEN: usize = dscnn::DsCnn::ARENA;
+const ARENA_LEN: usize = models::dscnn::DsCnn::ARENA;
 #[cfg(feature = "dscnn")]
 fn run(arena: &mut [f32]) -> Result<(), Fail> {
-    run_net!(dscnn::DsCnn, "ds-cnn", arena, class);
+    run_net!(models::dscnn::DsCnn, "ds-cnn", arena, class);
     Ok(())
 }
 
 #[cfg(feature = "ad")]
-const ARENA_LEN: usize = ad::Autoencoder::ARENA;
+const ARENA_LEN: usize = models::ad::Autoencoder::ARENA;
 #[cfg(feature = "ad")]
 fn run(arena: &mut [f32]) -> Result<(), Fail> {
-    run_net!(ad::Autoencoder, "ad", arena, mse);
+    run_net!(models::ad::Autoencoder, "ad", arena, mse);
     Ok(())
 }
 
 #[cfg(feature = "resnet8")]
-const ARENA_LEN: usize = resnet8::Resnet8::ARENA;
+const ARENA_LEN: usize = models::resnet8::Resnet8::ARENA;
 #[cfg(feature = "resnet8")]
 fn run(arena: &mut [f32]) -> Result<(), Fail> {
-    run_net!(resnet8::Resnet8, "resnet8", arena, class);
+    run_net!(models::resnet8::Resnet8, "resnet8", arena, class);
     Ok(())
 }
 
 #[cfg(feature = "vww")]
-const ARENA_LEN: usize = vww::Vww::ARENA;
+const ARENA_LEN: usize = models::vww::Vww::ARENA;
 #[cfg(feature = "vww")]
 fn run(arena: &mut [f32]) -> Result<(), Fail> {
-    run_net!(vww::Vww, "vww_0.25", arena, class);
+    run_net!(models::vww::Vww, "vww_0.25", arena, class);
     Ok(())
 }
 
 #[cfg(feature = "sweep")]
 const ARENA_LEN: usize = max(
-    max(sweep::SweepConv::ARENA, sweep::SweepChannelwise::ARENA),
-    max(sweep::SweepResidual::ARENA, sweep::SweepGroupFc::ARENA),
+    max(
+        models::sweep::SweepConv::ARENA,
+        models::sweep::SweepChannelwise::ARENA,
+    ),
+    max(
+        models::sweep::SweepResidual::ARENA,
+        models::sweep::SweepGroupFc::ARENA,
+    ),
 );
 /// Runs `$net` again one layer at a time and prints each layer's output
 /// (`t<layer> <first index> <hex>...`) before a later layer can reuse its
@@ -217,14 +214,29 @@ macro_rules! each_layer {
 
 #[cfg(feature = "sweep")]
 fn run(arena: &mut [f32]) -> Result<(), Fail> {
-    run_net!(sweep::SweepConv, "sweep-conv", arena, nothing);
-    each_layer!(sweep::SweepConv, "sweep-conv", arena);
-    run_net!(sweep::SweepChannelwise, "sweep-channelwise", arena, nothing);
-    each_layer!(sweep::SweepChannelwise, "sweep-channelwise", arena);
-    run_net!(sweep::SweepResidual, "sweep-residual", arena, nothing);
-    each_layer!(sweep::SweepResidual, "sweep-residual", arena);
-    run_net!(sweep::SweepGroupFc, "sweep-group-fc", arena, nothing);
-    each_layer!(sweep::SweepGroupFc, "sweep-group-fc", arena);
+    run_net!(models::sweep::SweepConv, "sweep-conv", arena, nothing);
+    each_layer!(models::sweep::SweepConv, "sweep-conv", arena);
+    run_net!(
+        models::sweep::SweepChannelwise,
+        "sweep-channelwise",
+        arena,
+        nothing
+    );
+    each_layer!(models::sweep::SweepChannelwise, "sweep-channelwise", arena);
+    run_net!(
+        models::sweep::SweepResidual,
+        "sweep-residual",
+        arena,
+        nothing
+    );
+    each_layer!(models::sweep::SweepResidual, "sweep-residual", arena);
+    run_net!(
+        models::sweep::SweepGroupFc,
+        "sweep-group-fc",
+        arena,
+        nothing
+    );
+    each_layer!(models::sweep::SweepGroupFc, "sweep-group-fc", arena);
     Ok(())
 }
 
