@@ -8,7 +8,7 @@
 //! Tiny models directory has the network's file, else the built-in
 //! weights and input of the host tests.
 
-use crate::golden::read_f32;
+use crate::golden::{models_dir, read_f32};
 use crate::models::Network;
 use small_core::load::{Generated, LayerRef, LayerWeights, LoadError, WeightSource};
 use small_core::{LayerSpec, tflite};
@@ -18,15 +18,6 @@ use std::path::{Path, PathBuf};
 pub const WEIGHT_SEED: u32 = 3;
 /// Seed of the built-in input.
 pub const INPUT_SEED: u32 = 11;
-
-/// The MLPerf Tiny models directory: `SMALL_MODELS`, else `shared/models`
-/// beside the repository whose root is `repo`; `None` if it lacks `file`.
-pub fn models_dir(repo: &Path, file: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("SMALL_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo.join("../shared/models"));
-    dir.join(file).exists().then_some(dir)
-}
 
 /// Where a case's weights come from.
 pub enum Weights {
@@ -55,6 +46,8 @@ pub struct Case {
     pub golden: Option<Vec<f32>>,
     /// What it is, for people: weights and input.
     pub what: String,
+    /// The files it was read from (none for built-in weights).
+    pub files: Vec<PathBuf>,
 }
 
 /// Golden input of each trained network: KWS's is the real sample
@@ -66,8 +59,8 @@ fn golden_input<N: Network>() -> usize {
 /// The case of network `N`, with the models directory looked up from the
 /// repository root `repo`.
 pub fn case<N: Network>(repo: &Path) -> Result<Case, String> {
-    let trained = N::FILE.and_then(|f| models_dir(repo, f).map(|d| (d, f)));
-    let Some((dir, file)) = trained else {
+    let dir = models_dir(repo);
+    let Some(file) = N::FILE.filter(|f| dir.join(f).exists()) else {
         return Ok(Case {
             weights: Weights::Generated(Generated { seed: WEIGHT_SEED }),
             input: Generated::values(INPUT_SEED, N::DIMS[0].elements(), 1.0),
@@ -75,17 +68,23 @@ pub fn case<N: Network>(repo: &Path) -> Result<Case, String> {
             what: format!(
                 "built-in weights (seed {WEIGHT_SEED}), built-in input (seed {INPUT_SEED})"
             ),
+            files: Vec::new(),
         });
     };
     let path = dir.join(file);
     let model = tflite::Model::from_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let n = golden_input::<N>();
     let golden = dir.join(format!("{}.golden", file.trim_end_matches(".tflite")));
+    let (input, output) = (
+        golden.join(format!("{n}.input.bin")),
+        golden.join(format!("{n}.output.bin")),
+    );
     Ok(Case {
         weights: Weights::Trained(Box::new(model)),
-        input: read_f32(&golden.join(format!("{n}.input.bin")))?,
-        golden: Some(read_f32(&golden.join(format!("{n}.output.bin")))?),
+        input: read_f32(&input)?,
+        golden: Some(read_f32(&output)?),
         what: format!("trained weights ({file}), golden input {n}"),
+        files: vec![path, input, output],
     })
 }
 

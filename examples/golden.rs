@@ -1,7 +1,7 @@
 //! Reading the golden data of `../shared/models` (see its README): raw
 //! little-endian `f32` tensors, no header.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The `f32`s of a raw little-endian file; an error names the file if it
 /// cannot be read or is not a whole number of `f32`s.
@@ -18,4 +18,12 @@ pub fn read_f32(path: &Path) -> Result<Vec<f32>, String> {
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect())
+}
+
+/// The MLPerf Tiny models directory: `SMALL_MODELS`, else `shared/models`
+/// beside the repository whose root is `repo`. It may not exist.
+pub fn models_dir(repo: &Path) -> PathBuf {
+    std::env::var_os("SMALL_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo.join("../shared/models"))
 }

@@ -183,9 +183,7 @@ use std::path::{Path, PathBuf};
 /// beside the repository. Missing: a skip, printed, except under CI, where
 /// it is a failure (CI has the files; a silent skip would hide a broken path).
 fn models_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("SMALL_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/models"));
+    let dir = small_examples::golden::models_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
     if dir.join("pretrainedResnet.tflite").exists() {
         return Some(dir);
     }

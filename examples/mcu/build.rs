@@ -44,10 +44,8 @@ fn main() {
 // ANCHOR: emit
 fn emit<N: Network>(repo: &Path, out: &Path) -> Result<(), String> {
     let case = firmware::case::<N>(repo)?;
-    if let Some(f) = N::FILE
-        && let Some(dir) = firmware::models_dir(repo, f)
-    {
-        println!("cargo:rerun-if-changed={}", dir.join(f).display());
+    for f in &case.files {
+        println!("cargo:rerun-if-changed={}", f.display());
     }
     let mut packed = vec![0.0; N::packed_len(Arch::CortexM4)];
     N::pack(&case.weights, Arch::CortexM4, &mut packed).map_err(|e| e.to_string())?;
