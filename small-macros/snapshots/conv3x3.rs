@@ -3,13 +3,18 @@
 Blocking per arch (see [`Self::explain`]):
 
 ```text
-avx2: broadcast kernel, tile O_wb=4 x TC=16 channels (2 vector(s) of 8 lanes): 8 accumulators, 11 of 16 registers, 1.33 ops per load (100% of the FMA rate at 2 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.
-    candidate nv=1 (TC=8): O_wb=8, 8 acc, 10/16 regs, 0.89 ops/load, 89% of the FMA rate
-    candidate nv=2 (TC=16): O_wb=4, 8 acc, 11/16 regs, 1.33 ops/load, 100% of the FMA rate
-reference: broadcast kernel, tile O_wb=4 x TC=4 channels (4 vector(s) of 1 lanes): 16 accumulators, 21 of 32 registers, 2.00 ops per load (100% of the FMA rate at 1 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.
-    candidate nv=1 (TC=1): O_wb=8, 8 acc, 10/32 regs, 0.89 ops/load, 44% of the FMA rate
+avx2: broadcast (per tap) kernel, tile O_wb=6 x TC=16 channels (2 vector(s) of 8 lanes): 12 accumulators, 15 of 16 registers, 1.50 ops per load (100% of the FMA rate at 2 loads/cycle); latency 4 x 2 FMA/cycle needs 12 independent accumulators (1.5x, for slack).
+    candidate nv=1 (TC=8): O_wb=12, 12 acc, 14/16 regs, 0.92 ops/load, 92% of the FMA rate
+    candidate nv=1 (TC=8) column-streamed: O_wb=12, 12 acc, 16/16 regs, 2.12 ops/load, 100% of the FMA rate
+    candidate nv=2 (TC=16): O_wb=6, 12 acc, 15/16 regs, 1.50 ops/load, 100% of the FMA rate
+    candidate nv=2 (TC=16) column-streamed: O_wb=2, 4 acc, 11/16 regs, 1.20 ops/load, 100% of the FMA rate, too few accumulators to hide the latency
+reference: broadcast (column-streamed) kernel, tile O_wb=3 x TC=4 channels (4 vector(s) of 1 lanes): 12 accumulators, 25 of 32 registers, 2.12 ops per load (100% of the FMA rate at 1 loads/cycle); latency 4 x 2 FMA/cycle needs 12 independent accumulators (1.5x, for slack).
+    candidate nv=1 (TC=1): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 46% of the FMA rate
+    candidate nv=1 (TC=1) column-streamed: O_wb=12, 12 acc, 16/32 regs, 2.12 ops/load, 100% of the FMA rate
     candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate
+    candidate nv=2 (TC=2) column-streamed: O_wb=6, 12 acc, 19/32 regs, 2.57 ops/load, 100% of the FMA rate
     candidate nv=4 (TC=4): O_wb=4, 16 acc, 21/32 regs, 2.00 ops/load, 100% of the FMA rate
+    candidate nv=4 (TC=4) column-streamed: O_wb=3, 12 acc, 25/32 regs, 2.12 ops/load, 100% of the FMA rate
     candidate nv=8 (TC=8): O_wb=2, 16 acc, 25/32 regs, 1.60 ops/load, 80% of the FMA rate
 ```*/
 #[derive(Clone)]
@@ -43,30 +48,30 @@ impl Conv3x3 {
         ::small_core::Blocking {
             arch: ::small_core::Arch::Avx2,
             kind: ::small_core::KernelKind::Broadcast,
-            o_wb: 4,
+            o_wb: 6,
             g_b: 1,
             k_b: 16,
             f_cb: 16,
             tc: 16,
             vectors: 2,
-            accumulators: 8,
-            registers: 11,
+            accumulators: 12,
+            registers: 15,
         },
         ::small_core::Blocking {
             arch: ::small_core::Arch::Reference,
             kind: ::small_core::KernelKind::Broadcast,
-            o_wb: 4,
+            o_wb: 3,
             g_b: 1,
             k_b: 4,
             f_cb: 16,
             tc: 4,
             vectors: 4,
-            accumulators: 16,
-            registers: 21,
+            accumulators: 12,
+            registers: 25,
         },
     ];
     /// How each blocking was derived.
-    pub const EXPLAIN: &'static str = "avx2: broadcast kernel, tile O_wb=4 x TC=16 channels (2 vector(s) of 8 lanes): 8 accumulators, 11 of 16 registers, 1.33 ops per load (100% of the FMA rate at 2 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.\n    candidate nv=1 (TC=8): O_wb=8, 8 acc, 10/16 regs, 0.89 ops/load, 89% of the FMA rate\n    candidate nv=2 (TC=16): O_wb=4, 8 acc, 11/16 regs, 1.33 ops/load, 100% of the FMA rate\nreference: broadcast kernel, tile O_wb=4 x TC=4 channels (4 vector(s) of 1 lanes): 16 accumulators, 21 of 32 registers, 2.00 ops per load (100% of the FMA rate at 1 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.\n    candidate nv=1 (TC=1): O_wb=8, 8 acc, 10/32 regs, 0.89 ops/load, 44% of the FMA rate\n    candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate\n    candidate nv=4 (TC=4): O_wb=4, 16 acc, 21/32 regs, 2.00 ops/load, 100% of the FMA rate\n    candidate nv=8 (TC=8): O_wb=2, 16 acc, 25/32 regs, 1.60 ops/load, 80% of the FMA rate\n";
+    pub const EXPLAIN: &'static str = "avx2: broadcast (per tap) kernel, tile O_wb=6 x TC=16 channels (2 vector(s) of 8 lanes): 12 accumulators, 15 of 16 registers, 1.50 ops per load (100% of the FMA rate at 2 loads/cycle); latency 4 x 2 FMA/cycle needs 12 independent accumulators (1.5x, for slack).\n    candidate nv=1 (TC=8): O_wb=12, 12 acc, 14/16 regs, 0.92 ops/load, 92% of the FMA rate\n    candidate nv=1 (TC=8) column-streamed: O_wb=12, 12 acc, 16/16 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=16): O_wb=6, 12 acc, 15/16 regs, 1.50 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=16) column-streamed: O_wb=2, 4 acc, 11/16 regs, 1.20 ops/load, 100% of the FMA rate, too few accumulators to hide the latency\nreference: broadcast (column-streamed) kernel, tile O_wb=3 x TC=4 channels (4 vector(s) of 1 lanes): 12 accumulators, 25 of 32 registers, 2.12 ops per load (100% of the FMA rate at 1 loads/cycle); latency 4 x 2 FMA/cycle needs 12 independent accumulators (1.5x, for slack).\n    candidate nv=1 (TC=1): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 46% of the FMA rate\n    candidate nv=1 (TC=1) column-streamed: O_wb=12, 12 acc, 16/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate\n    candidate nv=2 (TC=2) column-streamed: O_wb=6, 12 acc, 19/32 regs, 2.57 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4): O_wb=4, 16 acc, 21/32 regs, 2.00 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4) column-streamed: O_wb=3, 12 acc, 25/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=8 (TC=8): O_wb=2, 16 acc, 25/32 regs, 1.60 ops/load, 80% of the FMA rate\n";
     /// How the blocking of each arch was derived, candidates included.
     pub fn explain() -> &'static str {
         Self::EXPLAIN
@@ -249,7 +254,7 @@ mod __small_layer_Conv3x3 {
             const FW: usize = 3;
             const SH: usize = 1;
             const SW: usize = 1;
-            const O_WB: usize = 4;
+            const O_WB: usize = 6;
             const TC: usize = 16;
             const TAIL: usize = 2;
             const KIND: ::small_core::KernelKind = ::small_core::KernelKind::Broadcast;
@@ -269,6 +274,10 @@ mod __small_layer_Conv3x3 {
                         mut c2_1,
                         mut c3_0,
                         mut c3_1,
+                        mut c4_0,
+                        mut c4_1,
+                        mut c5_0,
+                        mut c5_1,
                     ) = if t.partial_in {
                         (
                             A::load(out),
@@ -279,9 +288,13 @@ mod __small_layer_Conv3x3 {
                             A::load(out.wrapping_add(40)),
                             A::load(out.wrapping_add(48)),
                             A::load(out.wrapping_add(56)),
+                            A::load(out.wrapping_add(64)),
+                            A::load(out.wrapping_add(72)),
+                            A::load(out.wrapping_add(80)),
+                            A::load(out.wrapping_add(88)),
                         )
                     } else {
-                        (b0, b1, b0, b1, b0, b1, b0, b1)
+                        (b0, b1, b0, b1, b0, b1, b0, b1, b0, b1, b0, b1)
                     };
                     const CB: usize = 16;
                     let mut blk = t.inp;
@@ -305,6 +318,12 @@ mod __small_layer_Conv3x3 {
                                 let i = A::broadcast(row.wrapping_add(48));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
+                                let i = A::broadcast(row.wrapping_add(64));
+                                c4_0 = A::fma(c4_0, i, w0);
+                                c4_1 = A::fma(c4_1, i, w1);
+                                let i = A::broadcast(row.wrapping_add(80));
+                                c5_0 = A::fma(c5_0, i, w0);
+                                c5_1 = A::fma(c5_1, i, w1);
                                 let w0 = A::load(wr.wrapping_add(16));
                                 let w1 = A::load(wr.wrapping_add(24));
                                 let i = A::broadcast(row.wrapping_add(1));
@@ -319,6 +338,12 @@ mod __small_layer_Conv3x3 {
                                 let i = A::broadcast(row.wrapping_add(49));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
+                                let i = A::broadcast(row.wrapping_add(65));
+                                c4_0 = A::fma(c4_0, i, w0);
+                                c4_1 = A::fma(c4_1, i, w1);
+                                let i = A::broadcast(row.wrapping_add(81));
+                                c5_0 = A::fma(c5_0, i, w0);
+                                c5_1 = A::fma(c5_1, i, w1);
                             }
                         }
                     }
@@ -332,6 +357,10 @@ mod __small_layer_Conv3x3 {
                         A::store(out.wrapping_add(40), c2_1);
                         A::store(out.wrapping_add(48), c3_0);
                         A::store(out.wrapping_add(56), c3_1);
+                        A::store(out.wrapping_add(64), c4_0);
+                        A::store(out.wrapping_add(72), c4_1);
+                        A::store(out.wrapping_add(80), c5_0);
+                        A::store(out.wrapping_add(88), c5_1);
                     } else {
                         let zero = A::zero();
                         c0_0 = A::max(c0_0, zero);
@@ -350,6 +379,14 @@ mod __small_layer_Conv3x3 {
                         A::store(out.wrapping_add(48), c3_0);
                         c3_1 = A::max(c3_1, zero);
                         A::store(out.wrapping_add(56), c3_1);
+                        c4_0 = A::max(c4_0, zero);
+                        A::store(out.wrapping_add(64), c4_0);
+                        c4_1 = A::max(c4_1, zero);
+                        A::store(out.wrapping_add(72), c4_1);
+                        c5_0 = A::max(c5_0, zero);
+                        A::store(out.wrapping_add(80), c5_0);
+                        c5_1 = A::max(c5_1, zero);
+                        A::store(out.wrapping_add(88), c5_1);
                     }
                 }
             }
@@ -377,6 +414,10 @@ mod __small_layer_Conv3x3 {
                     mut c2_1,
                     mut c3_0,
                     mut c3_1,
+                    mut c4_0,
+                    mut c4_1,
+                    mut c5_0,
+                    mut c5_1,
                 ) = if t.partial_in {
                     (
                         A::load(out),
@@ -387,9 +428,13 @@ mod __small_layer_Conv3x3 {
                         if 2 < t.w { A::load(out.wrapping_add(40)) } else { A::zero() },
                         if 3 < t.w { A::load(out.wrapping_add(48)) } else { A::zero() },
                         if 3 < t.w { A::load(out.wrapping_add(56)) } else { A::zero() },
+                        if 4 < t.w { A::load(out.wrapping_add(64)) } else { A::zero() },
+                        if 4 < t.w { A::load(out.wrapping_add(72)) } else { A::zero() },
+                        if 5 < t.w { A::load(out.wrapping_add(80)) } else { A::zero() },
+                        if 5 < t.w { A::load(out.wrapping_add(88)) } else { A::zero() },
                     )
                 } else {
-                    (b0, b1, b0, b1, b0, b1, b0, b1)
+                    (b0, b1, b0, b1, b0, b1, b0, b1, b0, b1, b0, b1)
                 };
                 const CB: usize = 16;
                 let mut blk = t.inp;
@@ -399,7 +444,7 @@ mod __small_layer_Conv3x3 {
                         for y in 0..3 {
                             let row = blk.wrapping_add(x * t.in_row + y * CB);
                             let wr = wb.wrapping_add((x * 3 + y) * 32);
-                            if t.lo <= y && 3 + y < t.hi {
+                            if t.lo <= y && 5 + y < t.hi {
                                 let w0 = A::load(wr);
                                 let w1 = A::load(wr.wrapping_add(8));
                                 let i = A::broadcast(row);
@@ -414,6 +459,12 @@ mod __small_layer_Conv3x3 {
                                 let i = A::broadcast(row.wrapping_add(48));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
+                                let i = A::broadcast(row.wrapping_add(64));
+                                c4_0 = A::fma(c4_0, i, w0);
+                                c4_1 = A::fma(c4_1, i, w1);
+                                let i = A::broadcast(row.wrapping_add(80));
+                                c5_0 = A::fma(c5_0, i, w0);
+                                c5_1 = A::fma(c5_1, i, w1);
                                 let w0 = A::load(wr.wrapping_add(16));
                                 let w1 = A::load(wr.wrapping_add(24));
                                 let i = A::broadcast(row.wrapping_add(1));
@@ -428,6 +479,12 @@ mod __small_layer_Conv3x3 {
                                 let i = A::broadcast(row.wrapping_add(49));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
+                                let i = A::broadcast(row.wrapping_add(65));
+                                c4_0 = A::fma(c4_0, i, w0);
+                                c4_1 = A::fma(c4_1, i, w1);
+                                let i = A::broadcast(row.wrapping_add(81));
+                                c5_0 = A::fma(c5_0, i, w0);
+                                c5_1 = A::fma(c5_1, i, w1);
                             } else {
                                 let w0 = A::load(wr);
                                 let w1 = A::load(wr.wrapping_add(8));
@@ -451,6 +508,16 @@ mod __small_layer_Conv3x3 {
                                     c3_0 = A::fma(c3_0, i, w0);
                                     c3_1 = A::fma(c3_1, i, w1);
                                 }
+                                if 4 < t.w && t.lo <= (4 + y) && (4 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(64));
+                                    c4_0 = A::fma(c4_0, i, w0);
+                                    c4_1 = A::fma(c4_1, i, w1);
+                                }
+                                if 5 < t.w && t.lo <= (5 + y) && (5 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(80));
+                                    c5_0 = A::fma(c5_0, i, w0);
+                                    c5_1 = A::fma(c5_1, i, w1);
+                                }
                                 let w0 = A::load(wr.wrapping_add(16));
                                 let w1 = A::load(wr.wrapping_add(24));
                                 if t.lo <= y && y < t.hi {
@@ -473,6 +540,16 @@ mod __small_layer_Conv3x3 {
                                     c3_0 = A::fma(c3_0, i, w0);
                                     c3_1 = A::fma(c3_1, i, w1);
                                 }
+                                if 4 < t.w && t.lo <= (4 + y) && (4 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(65));
+                                    c4_0 = A::fma(c4_0, i, w0);
+                                    c4_1 = A::fma(c4_1, i, w1);
+                                }
+                                if 5 < t.w && t.lo <= (5 + y) && (5 + y) < t.hi {
+                                    let i = A::broadcast(row.wrapping_add(81));
+                                    c5_0 = A::fma(c5_0, i, w0);
+                                    c5_1 = A::fma(c5_1, i, w1);
+                                }
                             }
                         }
                     }
@@ -492,6 +569,14 @@ mod __small_layer_Conv3x3 {
                     if 3 < t.w {
                         A::store(out.wrapping_add(48), c3_0);
                         A::store(out.wrapping_add(56), c3_1);
+                    }
+                    if 4 < t.w {
+                        A::store(out.wrapping_add(64), c4_0);
+                        A::store(out.wrapping_add(72), c4_1);
+                    }
+                    if 5 < t.w {
+                        A::store(out.wrapping_add(80), c5_0);
+                        A::store(out.wrapping_add(88), c5_1);
                     }
                 } else {
                     let zero = A::zero();
@@ -517,6 +602,18 @@ mod __small_layer_Conv3x3 {
                         c3_1 = A::max(c3_1, zero);
                         A::store(out.wrapping_add(56), c3_1);
                     }
+                    if 4 < t.w {
+                        c4_0 = A::max(c4_0, zero);
+                        A::store(out.wrapping_add(64), c4_0);
+                        c4_1 = A::max(c4_1, zero);
+                        A::store(out.wrapping_add(72), c4_1);
+                    }
+                    if 5 < t.w {
+                        c5_0 = A::max(c5_0, zero);
+                        A::store(out.wrapping_add(80), c5_0);
+                        c5_1 = A::max(c5_1, zero);
+                        A::store(out.wrapping_add(88), c5_1);
+                    }
                 }
             }
         }
@@ -541,7 +638,7 @@ mod __small_layer_Conv3x3 {
             const FW: usize = 3;
             const SH: usize = 1;
             const SW: usize = 1;
-            const O_WB: usize = 4;
+            const O_WB: usize = 3;
             const TC: usize = 4;
             const TAIL: usize = 2;
             const KIND: ::small_core::KernelKind = ::small_core::KernelKind::Broadcast;
@@ -567,10 +664,6 @@ mod __small_layer_Conv3x3 {
                         mut c2_1,
                         mut c2_2,
                         mut c2_3,
-                        mut c3_0,
-                        mut c3_1,
-                        mut c3_2,
-                        mut c3_3,
                     ) = if t.partial_in {
                         (
                             A::load(out),
@@ -585,71 +678,123 @@ mod __small_layer_Conv3x3 {
                             A::load(out.wrapping_add(33)),
                             A::load(out.wrapping_add(34)),
                             A::load(out.wrapping_add(35)),
-                            A::load(out.wrapping_add(48)),
-                            A::load(out.wrapping_add(49)),
-                            A::load(out.wrapping_add(50)),
-                            A::load(out.wrapping_add(51)),
                         )
                     } else {
-                        (b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3)
+                        (b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3)
                     };
                     const CB: usize = 16;
                     let mut blk = t.inp;
                     let mut wb = t.wts;
                     if t.tail {
                         for x in t.x0..t.x1 {
-                            for y in 0..3 {
-                                let row = blk.wrapping_add(x * t.in_row + y * CB);
-                                let wr = wb.wrapping_add((x * 3 + y) * 8);
-                                let w0 = A::load(wr);
-                                let w1 = A::load(wr.wrapping_add(1));
-                                let w2 = A::load(wr.wrapping_add(2));
-                                let w3 = A::load(wr.wrapping_add(3));
-                                let i = A::broadcast(row);
-                                c0_0 = A::fma(c0_0, i, w0);
-                                c0_1 = A::fma(c0_1, i, w1);
-                                c0_2 = A::fma(c0_2, i, w2);
-                                c0_3 = A::fma(c0_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(16));
-                                c1_0 = A::fma(c1_0, i, w0);
-                                c1_1 = A::fma(c1_1, i, w1);
-                                c1_2 = A::fma(c1_2, i, w2);
-                                c1_3 = A::fma(c1_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(32));
-                                c2_0 = A::fma(c2_0, i, w0);
-                                c2_1 = A::fma(c2_1, i, w1);
-                                c2_2 = A::fma(c2_2, i, w2);
-                                c2_3 = A::fma(c2_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(48));
-                                c3_0 = A::fma(c3_0, i, w0);
-                                c3_1 = A::fma(c3_1, i, w1);
-                                c3_2 = A::fma(c3_2, i, w2);
-                                c3_3 = A::fma(c3_3, i, w3);
-                                let w0 = A::load(wr.wrapping_add(4));
-                                let w1 = A::load(wr.wrapping_add(5));
-                                let w2 = A::load(wr.wrapping_add(6));
-                                let w3 = A::load(wr.wrapping_add(7));
-                                let i = A::broadcast(row.wrapping_add(1));
-                                c0_0 = A::fma(c0_0, i, w0);
-                                c0_1 = A::fma(c0_1, i, w1);
-                                c0_2 = A::fma(c0_2, i, w2);
-                                c0_3 = A::fma(c0_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(17));
-                                c1_0 = A::fma(c1_0, i, w0);
-                                c1_1 = A::fma(c1_1, i, w1);
-                                c1_2 = A::fma(c1_2, i, w2);
-                                c1_3 = A::fma(c1_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(33));
-                                c2_0 = A::fma(c2_0, i, w0);
-                                c2_1 = A::fma(c2_1, i, w1);
-                                c2_2 = A::fma(c2_2, i, w2);
-                                c2_3 = A::fma(c2_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(49));
-                                c3_0 = A::fma(c3_0, i, w0);
-                                c3_1 = A::fma(c3_1, i, w1);
-                                c3_2 = A::fma(c3_2, i, w2);
-                                c3_3 = A::fma(c3_3, i, w3);
-                            }
+                            let row = blk.wrapping_add(x * t.in_row);
+                            let wr = wb.wrapping_add(x * 24);
+                            let w0_0 = A::load(wr);
+                            let w0_1 = A::load(wr.wrapping_add(1));
+                            let w0_2 = A::load(wr.wrapping_add(2));
+                            let w0_3 = A::load(wr.wrapping_add(3));
+                            let w1_0 = A::load(wr.wrapping_add(8));
+                            let w1_1 = A::load(wr.wrapping_add(9));
+                            let w1_2 = A::load(wr.wrapping_add(10));
+                            let w1_3 = A::load(wr.wrapping_add(11));
+                            let w2_0 = A::load(wr.wrapping_add(16));
+                            let w2_1 = A::load(wr.wrapping_add(17));
+                            let w2_2 = A::load(wr.wrapping_add(18));
+                            let w2_3 = A::load(wr.wrapping_add(19));
+                            let i = A::broadcast(row);
+                            c0_0 = A::fma(c0_0, i, w0_0);
+                            c0_1 = A::fma(c0_1, i, w0_1);
+                            c0_2 = A::fma(c0_2, i, w0_2);
+                            c0_3 = A::fma(c0_3, i, w0_3);
+                            let i = A::broadcast(row.wrapping_add(16));
+                            c0_0 = A::fma(c0_0, i, w1_0);
+                            c0_1 = A::fma(c0_1, i, w1_1);
+                            c0_2 = A::fma(c0_2, i, w1_2);
+                            c0_3 = A::fma(c0_3, i, w1_3);
+                            c1_0 = A::fma(c1_0, i, w0_0);
+                            c1_1 = A::fma(c1_1, i, w0_1);
+                            c1_2 = A::fma(c1_2, i, w0_2);
+                            c1_3 = A::fma(c1_3, i, w0_3);
+                            let i = A::broadcast(row.wrapping_add(32));
+                            c0_0 = A::fma(c0_0, i, w2_0);
+                            c0_1 = A::fma(c0_1, i, w2_1);
+                            c0_2 = A::fma(c0_2, i, w2_2);
+                            c0_3 = A::fma(c0_3, i, w2_3);
+                            c1_0 = A::fma(c1_0, i, w1_0);
+                            c1_1 = A::fma(c1_1, i, w1_1);
+                            c1_2 = A::fma(c1_2, i, w1_2);
+                            c1_3 = A::fma(c1_3, i, w1_3);
+                            c2_0 = A::fma(c2_0, i, w0_0);
+                            c2_1 = A::fma(c2_1, i, w0_1);
+                            c2_2 = A::fma(c2_2, i, w0_2);
+                            c2_3 = A::fma(c2_3, i, w0_3);
+                            let i = A::broadcast(row.wrapping_add(48));
+                            c1_0 = A::fma(c1_0, i, w2_0);
+                            c1_1 = A::fma(c1_1, i, w2_1);
+                            c1_2 = A::fma(c1_2, i, w2_2);
+                            c1_3 = A::fma(c1_3, i, w2_3);
+                            c2_0 = A::fma(c2_0, i, w1_0);
+                            c2_1 = A::fma(c2_1, i, w1_1);
+                            c2_2 = A::fma(c2_2, i, w1_2);
+                            c2_3 = A::fma(c2_3, i, w1_3);
+                            let i = A::broadcast(row.wrapping_add(64));
+                            c2_0 = A::fma(c2_0, i, w2_0);
+                            c2_1 = A::fma(c2_1, i, w2_1);
+                            c2_2 = A::fma(c2_2, i, w2_2);
+                            c2_3 = A::fma(c2_3, i, w2_3);
+                            let w0_0 = A::load(wr.wrapping_add(4));
+                            let w0_1 = A::load(wr.wrapping_add(5));
+                            let w0_2 = A::load(wr.wrapping_add(6));
+                            let w0_3 = A::load(wr.wrapping_add(7));
+                            let w1_0 = A::load(wr.wrapping_add(12));
+                            let w1_1 = A::load(wr.wrapping_add(13));
+                            let w1_2 = A::load(wr.wrapping_add(14));
+                            let w1_3 = A::load(wr.wrapping_add(15));
+                            let w2_0 = A::load(wr.wrapping_add(20));
+                            let w2_1 = A::load(wr.wrapping_add(21));
+                            let w2_2 = A::load(wr.wrapping_add(22));
+                            let w2_3 = A::load(wr.wrapping_add(23));
+                            let i = A::broadcast(row.wrapping_add(1));
+                            c0_0 = A::fma(c0_0, i, w0_0);
+                            c0_1 = A::fma(c0_1, i, w0_1);
+                            c0_2 = A::fma(c0_2, i, w0_2);
+                            c0_3 = A::fma(c0_3, i, w0_3);
+                            let i = A::broadcast(row.wrapping_add(17));
+                            c0_0 = A::fma(c0_0, i, w1_0);
+                            c0_1 = A::fma(c0_1, i, w1_1);
+                            c0_2 = A::fma(c0_2, i, w1_2);
+                            c0_3 = A::fma(c0_3, i, w1_3);
+                            c1_0 = A::fma(c1_0, i, w0_0);
+                            c1_1 = A::fma(c1_1, i, w0_1);
+                            c1_2 = A::fma(c1_2, i, w0_2);
+                            c1_3 = A::fma(c1_3, i, w0_3);
+                            let i = A::broadcast(row.wrapping_add(33));
+                            c0_0 = A::fma(c0_0, i, w2_0);
+                            c0_1 = A::fma(c0_1, i, w2_1);
+                            c0_2 = A::fma(c0_2, i, w2_2);
+                            c0_3 = A::fma(c0_3, i, w2_3);
+                            c1_0 = A::fma(c1_0, i, w1_0);
+                            c1_1 = A::fma(c1_1, i, w1_1);
+                            c1_2 = A::fma(c1_2, i, w1_2);
+                            c1_3 = A::fma(c1_3, i, w1_3);
+                            c2_0 = A::fma(c2_0, i, w0_0);
+                            c2_1 = A::fma(c2_1, i, w0_1);
+                            c2_2 = A::fma(c2_2, i, w0_2);
+                            c2_3 = A::fma(c2_3, i, w0_3);
+                            let i = A::broadcast(row.wrapping_add(49));
+                            c1_0 = A::fma(c1_0, i, w2_0);
+                            c1_1 = A::fma(c1_1, i, w2_1);
+                            c1_2 = A::fma(c1_2, i, w2_2);
+                            c1_3 = A::fma(c1_3, i, w2_3);
+                            c2_0 = A::fma(c2_0, i, w1_0);
+                            c2_1 = A::fma(c2_1, i, w1_1);
+                            c2_2 = A::fma(c2_2, i, w1_2);
+                            c2_3 = A::fma(c2_3, i, w1_3);
+                            let i = A::broadcast(row.wrapping_add(65));
+                            c2_0 = A::fma(c2_0, i, w2_0);
+                            c2_1 = A::fma(c2_1, i, w2_1);
+                            c2_2 = A::fma(c2_2, i, w2_2);
+                            c2_3 = A::fma(c2_3, i, w2_3);
                         }
                     }
                     let out = t.out;
@@ -666,10 +811,6 @@ mod __small_layer_Conv3x3 {
                         A::store(out.wrapping_add(33), c2_1);
                         A::store(out.wrapping_add(34), c2_2);
                         A::store(out.wrapping_add(35), c2_3);
-                        A::store(out.wrapping_add(48), c3_0);
-                        A::store(out.wrapping_add(49), c3_1);
-                        A::store(out.wrapping_add(50), c3_2);
-                        A::store(out.wrapping_add(51), c3_3);
                     } else {
                         let zero = A::zero();
                         c0_0 = A::max(c0_0, zero);
@@ -696,14 +837,6 @@ mod __small_layer_Conv3x3 {
                         A::store(out.wrapping_add(34), c2_2);
                         c2_3 = A::max(c2_3, zero);
                         A::store(out.wrapping_add(35), c2_3);
-                        c3_0 = A::max(c3_0, zero);
-                        A::store(out.wrapping_add(48), c3_0);
-                        c3_1 = A::max(c3_1, zero);
-                        A::store(out.wrapping_add(49), c3_1);
-                        c3_2 = A::max(c3_2, zero);
-                        A::store(out.wrapping_add(50), c3_2);
-                        c3_3 = A::max(c3_3, zero);
-                        A::store(out.wrapping_add(51), c3_3);
                     }
                 }
             }
@@ -736,10 +869,6 @@ mod __small_layer_Conv3x3 {
                     mut c2_1,
                     mut c2_2,
                     mut c2_3,
-                    mut c3_0,
-                    mut c3_1,
-                    mut c3_2,
-                    mut c3_3,
                 ) = if t.partial_in {
                     (
                         A::load(out),
@@ -754,137 +883,142 @@ mod __small_layer_Conv3x3 {
                         if 2 < t.w { A::load(out.wrapping_add(33)) } else { A::zero() },
                         if 2 < t.w { A::load(out.wrapping_add(34)) } else { A::zero() },
                         if 2 < t.w { A::load(out.wrapping_add(35)) } else { A::zero() },
-                        if 3 < t.w { A::load(out.wrapping_add(48)) } else { A::zero() },
-                        if 3 < t.w { A::load(out.wrapping_add(49)) } else { A::zero() },
-                        if 3 < t.w { A::load(out.wrapping_add(50)) } else { A::zero() },
-                        if 3 < t.w { A::load(out.wrapping_add(51)) } else { A::zero() },
                     )
                 } else {
-                    (b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3)
+                    (b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3)
                 };
                 const CB: usize = 16;
                 let mut blk = t.inp;
                 let mut wb = t.wts;
                 if t.tail {
                     for x in t.x0..t.x1 {
-                        for y in 0..3 {
-                            let row = blk.wrapping_add(x * t.in_row + y * CB);
-                            let wr = wb.wrapping_add((x * 3 + y) * 8);
-                            if t.lo <= y && 3 + y < t.hi {
-                                let w0 = A::load(wr);
-                                let w1 = A::load(wr.wrapping_add(1));
-                                let w2 = A::load(wr.wrapping_add(2));
-                                let w3 = A::load(wr.wrapping_add(3));
-                                let i = A::broadcast(row);
-                                c0_0 = A::fma(c0_0, i, w0);
-                                c0_1 = A::fma(c0_1, i, w1);
-                                c0_2 = A::fma(c0_2, i, w2);
-                                c0_3 = A::fma(c0_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(16));
-                                c1_0 = A::fma(c1_0, i, w0);
-                                c1_1 = A::fma(c1_1, i, w1);
-                                c1_2 = A::fma(c1_2, i, w2);
-                                c1_3 = A::fma(c1_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(32));
-                                c2_0 = A::fma(c2_0, i, w0);
-                                c2_1 = A::fma(c2_1, i, w1);
-                                c2_2 = A::fma(c2_2, i, w2);
-                                c2_3 = A::fma(c2_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(48));
-                                c3_0 = A::fma(c3_0, i, w0);
-                                c3_1 = A::fma(c3_1, i, w1);
-                                c3_2 = A::fma(c3_2, i, w2);
-                                c3_3 = A::fma(c3_3, i, w3);
-                                let w0 = A::load(wr.wrapping_add(4));
-                                let w1 = A::load(wr.wrapping_add(5));
-                                let w2 = A::load(wr.wrapping_add(6));
-                                let w3 = A::load(wr.wrapping_add(7));
-                                let i = A::broadcast(row.wrapping_add(1));
-                                c0_0 = A::fma(c0_0, i, w0);
-                                c0_1 = A::fma(c0_1, i, w1);
-                                c0_2 = A::fma(c0_2, i, w2);
-                                c0_3 = A::fma(c0_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(17));
-                                c1_0 = A::fma(c1_0, i, w0);
-                                c1_1 = A::fma(c1_1, i, w1);
-                                c1_2 = A::fma(c1_2, i, w2);
-                                c1_3 = A::fma(c1_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(33));
-                                c2_0 = A::fma(c2_0, i, w0);
-                                c2_1 = A::fma(c2_1, i, w1);
-                                c2_2 = A::fma(c2_2, i, w2);
-                                c2_3 = A::fma(c2_3, i, w3);
-                                let i = A::broadcast(row.wrapping_add(49));
-                                c3_0 = A::fma(c3_0, i, w0);
-                                c3_1 = A::fma(c3_1, i, w1);
-                                c3_2 = A::fma(c3_2, i, w2);
-                                c3_3 = A::fma(c3_3, i, w3);
-                            } else {
-                                let w0 = A::load(wr);
-                                let w1 = A::load(wr.wrapping_add(1));
-                                let w2 = A::load(wr.wrapping_add(2));
-                                let w3 = A::load(wr.wrapping_add(3));
-                                if t.lo <= y && y < t.hi {
-                                    let i = A::broadcast(row);
-                                    c0_0 = A::fma(c0_0, i, w0);
-                                    c0_1 = A::fma(c0_1, i, w1);
-                                    c0_2 = A::fma(c0_2, i, w2);
-                                    c0_3 = A::fma(c0_3, i, w3);
-                                }
-                                if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(16));
-                                    c1_0 = A::fma(c1_0, i, w0);
-                                    c1_1 = A::fma(c1_1, i, w1);
-                                    c1_2 = A::fma(c1_2, i, w2);
-                                    c1_3 = A::fma(c1_3, i, w3);
-                                }
-                                if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(32));
-                                    c2_0 = A::fma(c2_0, i, w0);
-                                    c2_1 = A::fma(c2_1, i, w1);
-                                    c2_2 = A::fma(c2_2, i, w2);
-                                    c2_3 = A::fma(c2_3, i, w3);
-                                }
-                                if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(48));
-                                    c3_0 = A::fma(c3_0, i, w0);
-                                    c3_1 = A::fma(c3_1, i, w1);
-                                    c3_2 = A::fma(c3_2, i, w2);
-                                    c3_3 = A::fma(c3_3, i, w3);
-                                }
-                                let w0 = A::load(wr.wrapping_add(4));
-                                let w1 = A::load(wr.wrapping_add(5));
-                                let w2 = A::load(wr.wrapping_add(6));
-                                let w3 = A::load(wr.wrapping_add(7));
-                                if t.lo <= y && y < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(1));
-                                    c0_0 = A::fma(c0_0, i, w0);
-                                    c0_1 = A::fma(c0_1, i, w1);
-                                    c0_2 = A::fma(c0_2, i, w2);
-                                    c0_3 = A::fma(c0_3, i, w3);
-                                }
-                                if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(17));
-                                    c1_0 = A::fma(c1_0, i, w0);
-                                    c1_1 = A::fma(c1_1, i, w1);
-                                    c1_2 = A::fma(c1_2, i, w2);
-                                    c1_3 = A::fma(c1_3, i, w3);
-                                }
-                                if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(33));
-                                    c2_0 = A::fma(c2_0, i, w0);
-                                    c2_1 = A::fma(c2_1, i, w1);
-                                    c2_2 = A::fma(c2_2, i, w2);
-                                    c2_3 = A::fma(c2_3, i, w3);
-                                }
-                                if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(49));
-                                    c3_0 = A::fma(c3_0, i, w0);
-                                    c3_1 = A::fma(c3_1, i, w1);
-                                    c3_2 = A::fma(c3_2, i, w2);
-                                    c3_3 = A::fma(c3_3, i, w3);
-                                }
-                            }
+                        let row = blk.wrapping_add(x * t.in_row);
+                        let wr = wb.wrapping_add(x * 24);
+                        let w0_0 = A::load(wr);
+                        let w0_1 = A::load(wr.wrapping_add(1));
+                        let w0_2 = A::load(wr.wrapping_add(2));
+                        let w0_3 = A::load(wr.wrapping_add(3));
+                        let w1_0 = A::load(wr.wrapping_add(8));
+                        let w1_1 = A::load(wr.wrapping_add(9));
+                        let w1_2 = A::load(wr.wrapping_add(10));
+                        let w1_3 = A::load(wr.wrapping_add(11));
+                        let w2_0 = A::load(wr.wrapping_add(16));
+                        let w2_1 = A::load(wr.wrapping_add(17));
+                        let w2_2 = A::load(wr.wrapping_add(18));
+                        let w2_3 = A::load(wr.wrapping_add(19));
+                        if t.lo == 0 && 0 < t.hi {
+                            let i = A::broadcast(row);
+                            c0_0 = A::fma(c0_0, i, w0_0);
+                            c0_1 = A::fma(c0_1, i, w0_1);
+                            c0_2 = A::fma(c0_2, i, w0_2);
+                            c0_3 = A::fma(c0_3, i, w0_3);
+                        }
+                        if t.lo <= 1 && 1 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(16));
+                            c0_0 = A::fma(c0_0, i, w1_0);
+                            c0_1 = A::fma(c0_1, i, w1_1);
+                            c0_2 = A::fma(c0_2, i, w1_2);
+                            c0_3 = A::fma(c0_3, i, w1_3);
+                            c1_0 = A::fma(c1_0, i, w0_0);
+                            c1_1 = A::fma(c1_1, i, w0_1);
+                            c1_2 = A::fma(c1_2, i, w0_2);
+                            c1_3 = A::fma(c1_3, i, w0_3);
+                        }
+                        if t.lo <= 2 && 2 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(32));
+                            c0_0 = A::fma(c0_0, i, w2_0);
+                            c0_1 = A::fma(c0_1, i, w2_1);
+                            c0_2 = A::fma(c0_2, i, w2_2);
+                            c0_3 = A::fma(c0_3, i, w2_3);
+                            c1_0 = A::fma(c1_0, i, w1_0);
+                            c1_1 = A::fma(c1_1, i, w1_1);
+                            c1_2 = A::fma(c1_2, i, w1_2);
+                            c1_3 = A::fma(c1_3, i, w1_3);
+                            c2_0 = A::fma(c2_0, i, w0_0);
+                            c2_1 = A::fma(c2_1, i, w0_1);
+                            c2_2 = A::fma(c2_2, i, w0_2);
+                            c2_3 = A::fma(c2_3, i, w0_3);
+                        }
+                        if t.lo <= 3 && 3 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(48));
+                            c1_0 = A::fma(c1_0, i, w2_0);
+                            c1_1 = A::fma(c1_1, i, w2_1);
+                            c1_2 = A::fma(c1_2, i, w2_2);
+                            c1_3 = A::fma(c1_3, i, w2_3);
+                            c2_0 = A::fma(c2_0, i, w1_0);
+                            c2_1 = A::fma(c2_1, i, w1_1);
+                            c2_2 = A::fma(c2_2, i, w1_2);
+                            c2_3 = A::fma(c2_3, i, w1_3);
+                        }
+                        if t.lo <= 4 && 4 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(64));
+                            c2_0 = A::fma(c2_0, i, w2_0);
+                            c2_1 = A::fma(c2_1, i, w2_1);
+                            c2_2 = A::fma(c2_2, i, w2_2);
+                            c2_3 = A::fma(c2_3, i, w2_3);
+                        }
+                        let w0_0 = A::load(wr.wrapping_add(4));
+                        let w0_1 = A::load(wr.wrapping_add(5));
+                        let w0_2 = A::load(wr.wrapping_add(6));
+                        let w0_3 = A::load(wr.wrapping_add(7));
+                        let w1_0 = A::load(wr.wrapping_add(12));
+                        let w1_1 = A::load(wr.wrapping_add(13));
+                        let w1_2 = A::load(wr.wrapping_add(14));
+                        let w1_3 = A::load(wr.wrapping_add(15));
+                        let w2_0 = A::load(wr.wrapping_add(20));
+                        let w2_1 = A::load(wr.wrapping_add(21));
+                        let w2_2 = A::load(wr.wrapping_add(22));
+                        let w2_3 = A::load(wr.wrapping_add(23));
+                        if t.lo == 0 && 0 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(1));
+                            c0_0 = A::fma(c0_0, i, w0_0);
+                            c0_1 = A::fma(c0_1, i, w0_1);
+                            c0_2 = A::fma(c0_2, i, w0_2);
+                            c0_3 = A::fma(c0_3, i, w0_3);
+                        }
+                        if t.lo <= 1 && 1 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(17));
+                            c0_0 = A::fma(c0_0, i, w1_0);
+                            c0_1 = A::fma(c0_1, i, w1_1);
+                            c0_2 = A::fma(c0_2, i, w1_2);
+                            c0_3 = A::fma(c0_3, i, w1_3);
+                            c1_0 = A::fma(c1_0, i, w0_0);
+                            c1_1 = A::fma(c1_1, i, w0_1);
+                            c1_2 = A::fma(c1_2, i, w0_2);
+                            c1_3 = A::fma(c1_3, i, w0_3);
+                        }
+                        if t.lo <= 2 && 2 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(33));
+                            c0_0 = A::fma(c0_0, i, w2_0);
+                            c0_1 = A::fma(c0_1, i, w2_1);
+                            c0_2 = A::fma(c0_2, i, w2_2);
+                            c0_3 = A::fma(c0_3, i, w2_3);
+                            c1_0 = A::fma(c1_0, i, w1_0);
+                            c1_1 = A::fma(c1_1, i, w1_1);
+                            c1_2 = A::fma(c1_2, i, w1_2);
+                            c1_3 = A::fma(c1_3, i, w1_3);
+                            c2_0 = A::fma(c2_0, i, w0_0);
+                            c2_1 = A::fma(c2_1, i, w0_1);
+                            c2_2 = A::fma(c2_2, i, w0_2);
+                            c2_3 = A::fma(c2_3, i, w0_3);
+                        }
+                        if t.lo <= 3 && 3 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(49));
+                            c1_0 = A::fma(c1_0, i, w2_0);
+                            c1_1 = A::fma(c1_1, i, w2_1);
+                            c1_2 = A::fma(c1_2, i, w2_2);
+                            c1_3 = A::fma(c1_3, i, w2_3);
+                            c2_0 = A::fma(c2_0, i, w1_0);
+                            c2_1 = A::fma(c2_1, i, w1_1);
+                            c2_2 = A::fma(c2_2, i, w1_2);
+                            c2_3 = A::fma(c2_3, i, w1_3);
+                        }
+                        if t.lo <= 4 && 4 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(65));
+                            c2_0 = A::fma(c2_0, i, w2_0);
+                            c2_1 = A::fma(c2_1, i, w2_1);
+                            c2_2 = A::fma(c2_2, i, w2_2);
+                            c2_3 = A::fma(c2_3, i, w2_3);
                         }
                     }
                 }
@@ -905,12 +1039,6 @@ mod __small_layer_Conv3x3 {
                         A::store(out.wrapping_add(33), c2_1);
                         A::store(out.wrapping_add(34), c2_2);
                         A::store(out.wrapping_add(35), c2_3);
-                    }
-                    if 3 < t.w {
-                        A::store(out.wrapping_add(48), c3_0);
-                        A::store(out.wrapping_add(49), c3_1);
-                        A::store(out.wrapping_add(50), c3_2);
-                        A::store(out.wrapping_add(51), c3_3);
                     }
                 } else {
                     let zero = A::zero();
@@ -941,16 +1069,6 @@ mod __small_layer_Conv3x3 {
                         A::store(out.wrapping_add(34), c2_2);
                         c2_3 = A::max(c2_3, zero);
                         A::store(out.wrapping_add(35), c2_3);
-                    }
-                    if 3 < t.w {
-                        c3_0 = A::max(c3_0, zero);
-                        A::store(out.wrapping_add(48), c3_0);
-                        c3_1 = A::max(c3_1, zero);
-                        A::store(out.wrapping_add(49), c3_1);
-                        c3_2 = A::max(c3_2, zero);
-                        A::store(out.wrapping_add(50), c3_2);
-                        c3_3 = A::max(c3_3, zero);
-                        A::store(out.wrapping_add(51), c3_3);
                     }
                 }
             }

@@ -40,6 +40,9 @@ use arch_defs::{ArchParams, CB};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Blocking {
     pub channelwise: bool,
+    /// A broadcast kernel that streams input columns through the filter
+    /// row held in registers (`F_W > 1`), instead of one tap at a time.
+    pub columns: bool,
     /// Vector registers across the tile's channels.
     pub nv: usize,
     /// Output columns per tile.
@@ -67,7 +70,7 @@ impl Blocking {
 pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
     let r = arch.vector_regs;
     let out_pad = spec.out_channels().div_ceil(CB) * CB;
-    let hide = arch.fma_latency * arch.fma_per_cycle;
+    let hide = accumulators_to_hide(arch, spec);
     let mut all = Vec::new();
     for nv in 1..=r {
         let tc = nv * arch.lanes;
@@ -79,20 +82,23 @@ pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
         if !tc_ok || tc > out_pad {
             continue;
         }
-        let other = other_registers(arch, spec, nv);
-        for o_wb in 1..=r.saturating_sub(other) / nv {
-            let score = ops_per_load(arch, spec, nv, o_wb);
-            let rate = rate(arch, score);
-            let (channelwise, regs) = (spec.channelwise(), o_wb * nv + other);
-            all.push(Blocking {
-                channelwise,
-                nv,
-                o_wb,
-                regs,
-                score,
-                rate,
-                candidates: Vec::new(),
-            });
+        for &columns in forms(spec) {
+            let other = other_registers(arch, spec, nv, columns);
+            for o_wb in 1..=r.saturating_sub(other) / nv {
+                let score = ops_per_load(spec, nv, o_wb, columns);
+                let rate = rate(arch, score);
+                let (channelwise, regs) = (spec.channelwise(), o_wb * nv + other);
+                all.push(Blocking {
+                    channelwise,
+                    columns,
+                    nv,
+                    o_wb,
+                    regs,
+                    score,
+                    rate,
+                    candidates: Vec::new(),
+                });
+            }
         }
     }
     let hides = |b: &Blocking| b.accumulators() >= hide;
@@ -105,17 +111,19 @@ pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
         let best = set.iter().map(|b| b.rate).fold(0.0, f64::max);
         set.into_iter()
             .filter(|b| b.rate >= NEAR * best)
-            .min_by_key(|b| (b.accumulators(), b.regs, usize::MAX - b.nv))
+            .min_by(|a, b| narrower(a, b))
             .cloned()
     };
     let mut lines = Vec::new();
-    let mut nvs: Vec<usize> = all.iter().map(|b| b.nv).collect();
-    nvs.dedup();
-    for nv in nvs {
-        if let Some(b) = pick(all.iter().filter(|b| b.nv == nv).collect()) {
+    let mut kinds: Vec<(usize, bool)> = all.iter().map(|b| (b.nv, b.columns)).collect();
+    kinds.dedup();
+    for (nv, columns) in kinds {
+        let same = |b: &&Blocking| b.nv == nv && b.columns == columns;
+        if let Some(b) = pick(all.iter().filter(same).collect()) {
             lines.push(format!(
-                "nv={nv} (TC={tc}): O_wb={o}, {acc} acc, {regs}/{r} regs, {s:.2} ops/load, \
+                "nv={nv} (TC={tc}){form}: O_wb={o}, {acc} acc, {regs}/{r} regs, {s:.2} ops/load, \
                  {pct:.0}% of the FMA rate{lat}",
+                form = if columns { " column-streamed" } else { "" },
                 tc = nv * arch.lanes,
                 o = b.o_wb,
                 acc = b.accumulators(),
@@ -132,6 +140,7 @@ pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
     }
     let mut b = pick(all.iter().collect()).unwrap_or(Blocking {
         channelwise: spec.channelwise(),
+        columns: false,
         nv: 1,
         o_wb: 1,
         regs: 3,
@@ -141,6 +150,41 @@ pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
     });
     b.candidates = lines;
     b
+}
+
+/// The order among equally fast tiles, narrowest first: fewest
+/// accumulators; then, for broadcast kernels, fewest output columns (a
+/// narrow tile wastes less of a small output row: 3 columns divide widths
+/// 6, 12 and 48) and the most operations per load; then fewest registers
+/// and the widest channel tile.
+fn narrower(a: &Blocking, b: &Blocking) -> core::cmp::Ordering {
+    let by_width = if a.channelwise {
+        core::cmp::Ordering::Equal
+    } else {
+        a.o_wb.cmp(&b.o_wb).then(b.score.total_cmp(&a.score))
+    };
+    a.accumulators()
+        .cmp(&b.accumulators())
+        .then(by_width)
+        .then((a.regs, usize::MAX - a.nv).cmp(&(b.regs, usize::MAX - b.nv)))
+}
+
+/// Independent accumulators a tile of `spec` needs. `latency x FMAs per
+/// cycle` keeps every pipe busy only if each FMA issues the cycle its
+/// operand is ready; a broadcast kernel gets half as many again, which
+/// leave the scheduler slack for the loads and broadcasts in between.
+/// Measured on Zen 5 (AVX-512, latency 4 x 2): 8 register-only FMA
+/// chains ran at 90 % of 12, and conv 3x3 48x48x16 took 49 us with an
+/// 8-column tile and 43 us with 12. Channelwise kernels are bound by their
+/// loads and per-tile work instead, and a wider tile only wastes more of a
+/// narrow row (depthwise 6x6x512: 3.3 us with 8 columns, 4.1 us with 12).
+pub fn accumulators_to_hide(arch: &ArchParams, spec: &Spec) -> usize {
+    let need = arch.fma_latency * arch.fma_per_cycle;
+    if spec.channelwise() {
+        need
+    } else {
+        (3 * need).div_ceil(2)
+    }
 }
 
 /// Fraction of the FMA rate a tile doing `score` FMAs per load attains:
@@ -157,39 +201,52 @@ fn rate(arch: &ArchParams, score: f64) -> f64 {
 /// equally fast; among them the narrowest wins.
 const NEAR: f64 = 0.9;
 
+/// The kernel forms a layer can take: per tap (`false`) for every
+/// broadcast kernel, and column-streamed (`true`) when the filter is wider
+/// than one column; channelwise kernels always stream columns.
+fn forms(spec: &Spec) -> &'static [bool] {
+    if !spec.channelwise() && spec.reduction == Reduction::Fma && spec.fw > 1 {
+        &[false, true]
+    } else {
+        &[false]
+    }
+}
+
 /// Registers a kernel needs besides its `O_wb * nv` accumulators.
-fn other_registers(arch: &ArchParams, spec: &Spec, nv: usize) -> usize {
+fn other_registers(arch: &ArchParams, spec: &Spec, nv: usize, columns: bool) -> usize {
     match (spec.channelwise(), spec.reduction) {
         // One filter row of weights and the streamed input column.
         (true, Reduction::Fma) => spec.fw * nv + 1,
         (true, _) => 1,
+        (false, _) if columns => spec.fw * nv + 1,
         // nv weight vectors and the broadcast input (unless it comes from memory).
         (false, _) => nv + usize::from(!arch.broadcast_from_memory),
     }
 }
 
 /// Operations per load of a tile `O_wb` wide and `nv` vectors deep.
-fn ops_per_load(arch: &ArchParams, spec: &Spec, nv: usize, o_wb: usize) -> f64 {
-    let _ = arch;
-    let (o, fw, sw) = (o_wb as f64, spec.fw as f64, spec.sw as f64);
+fn ops_per_load(spec: &Spec, nv: usize, o_wb: usize, columns: bool) -> f64 {
+    let (o, fw, sw, n) = (o_wb as f64, spec.fw as f64, spec.sw as f64, nv as f64);
     match (spec.channelwise(), spec.reduction) {
         (true, Reduction::Fma) => o * fw / ((o - 1.0) * sw + 2.0 * fw),
         (true, _) => o * fw / ((o - 1.0) * sw + fw),
+        // Per filter row and lane: F_W nv weights and the span's broadcasts.
+        (false, _) if columns => o * fw * n / (fw * n + (o - 1.0) * sw + fw),
         (false, _) => (o_wb * nv) as f64 / (o_wb + nv) as f64,
     }
 }
 
 /// The text `explain()` returns for one arch.
 pub fn explain(arch: &ArchParams, spec: &Spec, b: &Blocking) -> String {
-    let kind = if b.channelwise {
-        "channelwise"
-    } else {
-        "broadcast"
+    let kind = match (b.channelwise, b.columns) {
+        (true, _) => "channelwise",
+        (false, true) => "broadcast (column-streamed)",
+        (false, false) => "broadcast (per tap)",
     };
     let mut s = format!(
         "{name}: {kind} kernel, tile O_wb={o} x TC={tc} channels ({nv} vector(s) of {l} lanes): \
          {acc} accumulators, {regs} of {r} registers, {score:.2} ops per load ({pct:.0}% of the FMA rate at {loads} loads/cycle{issue}); \
-         latency {lat} x {rate} FMA/cycle needs {need} independent accumulators.\n",
+         latency {lat} x {rate} FMA/cycle needs {need} independent accumulators{slack}.\n",
         name = arch.name,
         o = b.o_wb,
         tc = b.tc(arch),
@@ -208,9 +265,13 @@ pub fn explain(arch: &ArchParams, spec: &Spec, b: &Blocking) -> String {
         },
         lat = arch.fma_latency,
         rate = arch.fma_per_cycle,
-        need = arch.fma_latency * arch.fma_per_cycle,
+        need = accumulators_to_hide(arch, spec),
+        slack = if spec.channelwise() {
+            ""
+        } else {
+            " (1.5x, for slack)"
+        },
     );
-    let _ = spec;
     for c in &b.candidates {
         s.push_str("    candidate ");
         s.push_str(c);
@@ -258,28 +319,43 @@ mod tests {
     #[test]
     fn conv_tiles_match_hand_worked_cases() {
         let conv = spec(3, 3, 16, 32, 1, 1, Reduction::Fma);
-        // AVX2: 16 regs, 8 lanes, latency 4 x 2 FMA/cycle -> >= 8 accumulators;
-        // 2 loads/cycle feed 2 FMAs/cycle once FMA/load >= 1.
-        // nv=1 (TC 8): O_wb/(O_wb+1) < 1, at best 14/15 = 0.93 of the rate.
-        // nv=2 (TC 16): O_wb=4 gives 8 acc and 8/6 = 1.33 FMA/load: full rate,
-        //   8 acc + 2 w + 1 broadcast = 11 regs.
-        // nv=4 (TC 32): O_wb=2 gives 8 acc, 8/6 FMA/load, but 13 regs.
-        // Narrowest full-rate tile: 4 x 16.
-        assert_eq!(tile(&arch_defs::avx2::PARAMS, &conv), (4, 16));
-        // NEON: 32 regs, 4 lanes: nv=2, O_wb=4: 8 acc, 8/6 FMA/load, 11 regs
-        // (nv=4, O_wb=2 is as fast with 13 regs).
-        assert_eq!(tile(&arch_defs::neon::PARAMS, &conv), (4, 8));
+        // Every arch below: latency 4 x 2 FMA/cycle, so a broadcast tile
+        // needs >= 12 accumulators (1.5 x 8). Two forms: per tap (nv weight
+        // vectors + 1 broadcast register, O_wb nv / (O_wb + nv) FMA/load)
+        // and column-streamed (3 nv weights + 1, 3 O_wb nv / (3 nv + O_wb + 2)).
+        // AVX2: 16 regs, 8 lanes, 2 loads/cycle feed 2 FMAs/cycle once
+        // FMA/load >= 1.
+        // nv=1 (TC 8): per tap O_wb=12 has 12/13 FMA/load (0.92 of the rate,
+        //   14 regs); columns O_wb=12: 36/17 (full rate, 16 regs).
+        // nv=2 (TC 16): per tap O_wb=6: 12 acc, 12/8 = 1.5 FMA/load, full rate,
+        //   12 + 2 + 1 = 15 regs; columns would need 12 + 6 + 1 = 19.
+        // The narrowest tile with 12 accumulators: 6 x 16 per tap.
+        assert_eq!(tile(&arch_defs::avx2::PARAMS, &conv), (6, 16));
+        assert!(!derive(&arch_defs::avx2::PARAMS, &conv).columns);
+        // NEON: 32 regs, 4 lanes. nv=4 (TC 16), O_wb=3: columns 36/17 = 2.1
+        // FMA/load with 12 + 12 + 1 = 25 regs, per tap 12/7 = 1.7 (both full
+        // rate); nv=2 needs 6 columns. Narrowest, then most FMAs per load:
+        // 3 x 16 column-streamed.
+        assert_eq!(tile(&arch_defs::neon::PARAMS, &conv), (3, 16));
+        assert!(derive(&arch_defs::neon::PARAMS, &conv).columns);
         // Scalar, 32 regs, 1 load/cycle for 2 FMAs/cycle: needs >= 1.8 FMA/load
-        // for 90 % of the rate. nv=4, O_wb=4: 16/8 = 2.0 (16 acc, 21 regs);
-        // nv=4, O_wb=3 gives 1.71; nv=2 at most 28/16 = 1.75; nv=8, O_wb=3: 24 acc.
-        assert_eq!(tile(&arch_defs::reference::PARAMS, &conv), (4, 4));
+        // for 90 % of the rate. nv=4, O_wb=3: columns 36/17 = 2.1 (25 regs);
+        // per tap only 12/7 = 1.7. nv=2 and nv=1 need 6 and 12 columns.
+        assert_eq!(tile(&arch_defs::reference::PARAMS, &conv), (3, 4));
         // AVX-512, 32 regs, 16 lanes, broadcast from memory: K=32 allows nv=2;
-        // O_wb=4: 8 acc, 2*4/(4+2) = 1.33 FMA/load: full rate.
-        assert_eq!(tile(&arch_defs::avx512::PARAMS, &conv), (4, 32));
-        // With K = 16 only nv=1 fits the channels: O_wb/(O_wb+1) peaks at 31/32;
-        // within 10 % of it (>= 0.872) and with >= 8 accumulators: O_wb = 8.
+        // O_wb=6: 12 acc; columns 36/14 = 2.6 FMA/load (19 regs), per tap 1.5.
+        assert_eq!(tile(&arch_defs::avx512::PARAMS, &conv), (6, 32));
+        assert!(derive(&arch_defs::avx512::PARAMS, &conv).columns);
+        // With K = 16 only nv=1 fits the channels: O_wb = 12, and columns
+        // (36/17 = 2.1 FMA/load) beat per tap (12/13). Measured on Zen 5,
+        // conv 3x3 48x48x16: per tap with 8 columns 59 us, column-streamed
+        // with 8 columns 49 us, with 12 columns 43 us.
         let k16 = spec(3, 3, 16, 16, 1, 1, Reduction::Fma);
-        assert_eq!(tile(&arch_defs::avx512::PARAMS, &k16), (8, 16));
+        assert_eq!(tile(&arch_defs::avx512::PARAMS, &k16), (12, 16));
+        assert!(derive(&arch_defs::avx512::PARAMS, &k16).columns);
+        // A 1x1 filter has one form: per tap.
+        let pw = spec(1, 1, 64, 64, 1, 1, Reduction::Fma);
+        assert!(!derive(&arch_defs::avx512::PARAMS, &pw).columns);
     }
 
     #[test]
@@ -302,22 +378,24 @@ mod tests {
     fn cortex_m4_tiles_match_hand_worked_cases() {
         let m4 = &arch_defs::cortex_m4::PARAMS;
         // Cortex-M4F: 32 s registers, 1 lane, VFMA latency 3 x 1 FMA/cycle
-        // -> >= 3 accumulators. Single issue: a tile doing s FMAs per load
-        // spends s / (s + 1) of its instructions on FMAs; tiles within 0.9
-        // of the best count as equally fast (NEAR), the narrowest wins.
-        // Conv 3x3 16->16 (broadcast, s = O_wb nv / (O_wb + nv), TC = nv
-        // must divide 16, nv + 1 registers besides the accumulators, so
-        // O_wb nv + nv + 1 <= 32):
-        //   nv=1: s < 1, under 0.5;
-        //   nv=2, O_wb<=14: 28/16 = 1.75 -> 0.636;
-        //   nv=4, O_wb<=6: O_wb=6 24/10 = 2.4 -> 0.706 (the best),
-        //          O_wb=4 16/8 = 2 -> 0.667, O_wb=3 12/7 -> 0.632;
-        //   nv=8, O_wb<=2: 16/10 = 1.6 -> 0.615.
-        // Within 0.9 x 0.706 = 0.635, the fewest accumulators: 4 x 4,
-        // 16 acc + 4 w + 1 = 21 regs.
+        // -> >= 5 accumulators for a broadcast tile (1.5 x 3, rounded up),
+        // >= 3 for a channelwise one. Single issue: a tile doing s FMAs per
+        // load spends s / (s + 1) of its instructions on FMAs; tiles within
+        // 0.9 of the best count as equally fast (NEAR), the narrowest wins.
+        // Conv 3x3 16->16 (TC = nv must divide 16):
+        //   per tap (s = O_wb nv / (O_wb + nv), O_wb nv + nv + 1 <= 32):
+        //     nv=4, O_wb=6: 24/10 = 2.4 -> 0.706; O_wb=4: 2.0 -> 0.667;
+        //   column-streamed (s = 3 O_wb nv / (3 nv + O_wb + 2),
+        //     O_wb nv + 3 nv + 1 <= 32):
+        //     nv=2, O_wb=12: 72/20 = 3.6 -> 0.783 (the best),
+        //           O_wb=6: 36/14 = 2.57 -> 0.720, O_wb=5: 30/13 -> 0.698;
+        //     nv=4, O_wb=4: 48/18 = 2.67 -> 0.727 (16 acc);
+        //     nv=1 needs O_wb >= 20 for 0.705.
+        // Within 0.9 x 0.783 = 0.705, the fewest accumulators: 6 x 2
+        // column-streamed, 12 acc + 6 w + 1 = 19 regs.
         let conv = spec(3, 3, 16, 16, 1, 1, Reduction::Fma);
-        assert_eq!(tile(m4, &conv), (4, 4));
-        assert_eq!(derive(m4, &conv).regs, 21);
+        assert_eq!(tile(m4, &conv), (6, 2));
+        assert_eq!(derive(m4, &conv).regs, 19);
         // Depthwise 3x3 s1 (channelwise, s = 3 O_wb / ((O_wb - 1) + 6),
         // 3 nv weights + 1 input register besides the accumulators):
         //   nv=1, O_wb<=28: O_wb=28 84/33 -> 0.718 (the best);
@@ -340,7 +418,7 @@ mod tests {
             ] {
                 let b = derive(arch, &s);
                 assert!(
-                    b.accumulators() >= arch.fma_latency * arch.fma_per_cycle,
+                    b.accumulators() >= accumulators_to_hide(arch, &s),
                     "{}",
                     arch.name
                 );

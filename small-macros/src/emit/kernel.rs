@@ -23,6 +23,9 @@ pub struct Shape {
     /// The layer has fewer input channels than one block: no full blocks.
     pub only_tail: bool,
     pub channelwise: bool,
+    /// Broadcast kernels: stream each input column once per filter row and
+    /// lane through every tap that reads it (see [`columns_compute`]).
+    pub columns: bool,
     pub reduction: Reduction,
     pub activation: Activation,
     pub residual: bool,
@@ -81,6 +84,8 @@ pub fn body(s: &Shape, mode: Mode) -> TokenStream {
     let load = load_phase(s, mode);
     let compute = if s.channelwise {
         channelwise_compute(s, guarded)
+    } else if s.columns && mode != Mode::Narrow {
+        columns_compute(s, guarded)
     } else {
         broadcast_compute(s, mode)
     };
@@ -241,10 +246,7 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
             }
             quote!(#(#steps)*)
         };
-        // A layer with fewer input channels than a block packs only those
-        // (`small_core::pack::block_lanes`).
-        let packed_lanes = if s.only_tail { s.tail } else { CB };
-        let (wtap, fw) = (lit(packed_lanes * tc), lit(s.fw));
+        let (wtap, fw) = (lit(wtap_len(s)), lit(s.fw));
         // In an edge tile most taps are still valid for every column (all
         // but one of a 3x3 filter's at a SAME border): those run the
         // unguarded steps, and only the others test each column. (Columns
@@ -268,7 +270,89 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
             }
         }
     };
-    let wblock = lit(s.fh * s.fw * CB * tc);
+    reduce_blocks(s, block)
+}
+
+/// COMPUTE for channel-mixing layers whose filter row stays in registers:
+/// per input block, filter row and input lane (unrolled), load the row's
+/// `F_W x nv` weight vectors, then broadcast each of the tile's window
+/// columns once and apply it to every output column whose window holds
+/// it. A column serves up to `F_W` taps, so a 3x3 tile does about three
+/// FMAs per load where the per-tap form does one, and the FMAs take
+/// register operands only. In an edge tile a column outside `lo..hi` is
+/// skipped whole: one test per column, none per FMA.
+fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
+    let tc = s.tc();
+    let block = |lanes: usize| {
+        let mut steps = Vec::new();
+        for ii in 0..lanes {
+            for y in 0..s.fw {
+                for v in 0..s.nv {
+                    let (w, p) = (
+                        format_ident!("w{}_{}", y, v),
+                        at(
+                            &format_ident!("wr"),
+                            y * wtap_len(s) + ii * tc + v * s.lanes,
+                        ),
+                    );
+                    steps.push(quote!(let #w = A::load(#p);));
+                }
+            }
+            for col in 0..s.span() {
+                let taps = column_taps(s, col);
+                if taps.is_empty() {
+                    continue;
+                }
+                let p = at(&format_ident!("row"), col * CB + ii);
+                let fmas = taps.iter().flat_map(|&(ll, y)| {
+                    (0..s.nv).map(move |v| {
+                        let (c, w) = (acc(ll, v), format_ident!("w{}_{}", y, v));
+                        quote!(#c = A::fma(#c, i, #w);)
+                    })
+                });
+                let step = quote! { let i = A::broadcast(#p); #(#fmas)* };
+                steps.push(if guarded {
+                    guard(col, None, step)
+                } else {
+                    step
+                });
+            }
+        }
+        let wrow = lit(s.fw * wtap_len(s));
+        quote! {
+            for x in t.x0..t.x1 {
+                let row = blk.wrapping_add(x * t.in_row);
+                let wr = wb.wrapping_add(x * #wrow);
+                #(#steps)*
+            }
+        }
+    };
+    reduce_blocks(s, block)
+}
+
+/// The `(output column, filter column)` pairs that read window column `col`.
+fn column_taps(s: &Shape, col: usize) -> Vec<(usize, usize)> {
+    (0..s.o_wb)
+        .filter_map(|ll| {
+            col.checked_sub(ll * s.sw)
+                .filter(|y| *y < s.fw)
+                .map(|y| (ll, y))
+        })
+        .collect()
+}
+
+/// Floats of packed weights per filter tap: the packed input lanes x `TC`.
+/// A layer with fewer input channels than a block packs only those
+/// (`small_core::pack::block_lanes`).
+fn wtap_len(s: &Shape) -> usize {
+    let packed_lanes = if s.only_tail { s.tail } else { CB };
+    packed_lanes * s.tc()
+}
+
+/// The reduction over input blocks: `block(CB)` for every full block, then
+/// `block(TAIL)` for a partial last one.
+fn reduce_blocks(s: &Shape, block: impl Fn(usize) -> TokenStream) -> TokenStream {
+    let wblock = lit(s.fh * s.fw * CB * s.tc());
     // Layers with fewer input channels than one block only ever run the tail.
     let full = if s.only_tail {
         quote!()

@@ -268,6 +268,7 @@ fn arch_module(spec: &Spec, a: &ArchParams, b: &Blocking) -> TokenStream {
         },
         only_tail: !b.channelwise && spec.in_channels() < CB,
         channelwise: b.channelwise,
+        columns: b.columns,
         reduction: spec.reduction,
         activation: spec.activation,
         residual: spec.residual,
