@@ -111,7 +111,7 @@ pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
         let best = set.iter().map(|b| b.rate).fold(0.0, f64::max);
         set.into_iter()
             .filter(|b| b.rate >= NEAR * best)
-            .min_by(|a, b| narrower(a, b))
+            .min_by(|a, b| narrower(arch, a, b))
             .cloned()
     };
     let mut lines = Vec::new();
@@ -157,14 +157,25 @@ pub fn derive(arch: &ArchParams, spec: &Spec) -> Blocking {
 /// narrow tile wastes less of a small output row: 3 columns divide widths
 /// 6, 12 and 48) and the most operations per load; then fewest registers
 /// and the widest channel tile.
-fn narrower(a: &Blocking, b: &Blocking) -> core::cmp::Ordering {
-    let by_width = if a.channelwise {
-        core::cmp::Ordering::Equal
-    } else {
-        a.o_wb.cmp(&b.o_wb).then(b.score.total_cmp(&a.score))
+///
+/// On a core whose issue width binds (`issue_per_cycle` below its FMA plus
+/// load ports: the single-issue Cortex-M4), a broadcast kernel's widest
+/// channel tile comes first: what each channel tile repeats (its input
+/// loads, pointers and loop) costs instructions one for one there. Measured
+/// on the M4 (QEMU instructions, ResNet-8): 4x4 column-streamed 19.1 M,
+/// 6x2 column-streamed 24.3 M, 8x2 22.0 M, 4x4 per tap 21.3 M.
+fn narrower(arch: &ArchParams, a: &Blocking, b: &Blocking) -> core::cmp::Ordering {
+    use core::cmp::Ordering::Equal;
+    let issue_bound = arch.issue_per_cycle < arch.fma_per_cycle + arch.loads_per_cycle;
+    let (by_tc, by_width) = match (a.channelwise, issue_bound) {
+        (true, _) => (Equal, Equal),
+        (false, bound) => (
+            if bound { b.nv.cmp(&a.nv) } else { Equal },
+            a.o_wb.cmp(&b.o_wb).then(b.score.total_cmp(&a.score)),
+        ),
     };
-    a.accumulators()
-        .cmp(&b.accumulators())
+    by_tc
+        .then(a.accumulators().cmp(&b.accumulators()))
         .then(by_width)
         .then((a.regs, usize::MAX - a.nv).cmp(&(b.regs, usize::MAX - b.nv)))
 }
@@ -391,11 +402,20 @@ mod tests {
         //           O_wb=6: 36/14 = 2.57 -> 0.720, O_wb=5: 30/13 -> 0.698;
         //     nv=4, O_wb=4: 48/18 = 2.67 -> 0.727 (16 acc);
         //     nv=1 needs O_wb >= 20 for 0.705.
-        // Within 0.9 x 0.783 = 0.705, the fewest accumulators: 6 x 2
-        // column-streamed, 12 acc + 6 w + 1 = 19 regs.
+        // Within 0.9 x 0.783 = 0.705: 6x2, 8x2, ... 12x2 and 4x4
+        // column-streamed, 6x4 per tap, nv=1 from 20 columns. The issue width
+        // binds, so the widest channel tile comes first (nv=4), then the
+        // fewest accumulators: 4 x 4 column-streamed, 16 acc + 12 w + 1 = 29
+        // regs (6 x 4 per tap has 24 acc).
         let conv = spec(3, 3, 16, 16, 1, 1, Reduction::Fma);
-        assert_eq!(tile(m4, &conv), (6, 2));
-        assert_eq!(derive(m4, &conv).regs, 19);
+        assert_eq!(tile(m4, &conv), (4, 4));
+        assert!(derive(m4, &conv).columns);
+        assert_eq!(derive(m4, &conv).regs, 29);
+        // Pointwise 16->16 (per tap only): the best is nv=4, O_wb=6 (0.706);
+        // within 0.9 of it nv=4 leads, and O_wb=4 (0.667) has the fewest
+        // accumulators.
+        let pw = spec(1, 1, 16, 16, 1, 1, Reduction::Fma);
+        assert_eq!(tile(m4, &pw), (4, 4));
         // Depthwise 3x3 s1 (channelwise, s = 3 O_wb / ((O_wb - 1) + 6),
         // 3 nv weights + 1 input register besides the accumulators):
         //   nv=1, O_wb<=28: O_wb=28 84/33 -> 0.718 (the best);
