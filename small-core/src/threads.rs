@@ -7,8 +7,9 @@
 //! one. Here a fork is one atomic increment that spinning workers see,
 //! and a join one counter the caller spins on (measured by the bench's
 //! `fork-join` line; about 0.3 µs on the 2-core Zen 5 VM of 2026-11-23).
-//! Workers spin for [`SPIN`] polls after a job, so consecutive layers find
-//! them awake, then sleep on a condition variable until the next fork.
+//! Workers spin for [`SPIN`] polls (about 2 ms) after a job, so consecutive
+//! layers find them awake, then sleep on a condition variable until the
+//! next fork.
 //!
 //! The thread count is `SMALL_THREADS`, else the number of available
 //! cores, or [`set_threads`]. Every part of a job writes its own outputs,
@@ -20,8 +21,13 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock};
 use std::thread::JoinHandle;
 use std::vec::Vec;
 
-/// Polls of a worker waiting for work before it sleeps (about 50-100 µs).
-pub const SPIN: usize = 1 << 14;
+/// Polls of a worker waiting for work before it sleeps: about 1.8 ms at
+/// the 28 ns a `spin_loop` poll takes on Zen 5. With `1 << 14` (0.46 ms)
+/// the workers slept between the layers of a network with several
+/// one-part layers in a row, and each wake cost more than the layer:
+/// VWW 0.25 ran 0.43x as fast on 2 threads as on one (`small-bench
+/// --threads 2`, 2026-11-23), 1.18x with this value.
+pub const SPIN: usize = 1 << 16;
 
 /// A job: `parts` calls of `f`, part 0 by the caller, part `k` by worker
 /// `k - 1`; `done` counts the workers that have finished with it.
