@@ -25,6 +25,13 @@ struct MaxPool;
 struct AvgPool;
 #[layer(fh = 1, fw = 1, fc = 1000, k = 1024)]
 struct Dense;
+// One channel tile and one (flattened) row: the row's column tiles are
+// split over the parts, the last partial one without the left shift.
+#[layer(fh = 1, fw = 1, fc = 16, k = 16, activation = relu)]
+struct Pointwise;
+// The same with a reduction chunked through the output.
+#[layer(fh = 1, fw = 1, fc = 640, k = 64)]
+struct PointwiseChunked;
 
 fn input(rng: &mut Rng, c: usize, h: usize, w: usize) -> Blocked<Vec<f32>> {
     Blocked::from_nhwc(h, w, c, &rng.vec(h * w * c)).unwrap()
@@ -111,6 +118,33 @@ fn every_thread_count_gives_the_same_bits() {
 
     let x = input(&mut rng, 64, 61, 59);
     let l = Depthwise::with_arch(arch, &w(&mut rng, Depthwise::WEIGHTS_LEN), None).unwrap();
+    for (h, w_) in [(50, 33), (45, 47), (1, 3001)] {
+        let x = input(&mut rng, 16, h, w_);
+        let l = Pointwise::with_arch(
+            arch,
+            &w(&mut rng, Pointwise::WEIGHTS_LEN),
+            Some(&w(&mut rng, 16)),
+        )
+        .unwrap();
+        same_bits(&format!("pointwise {h}x{w_}, row split"), &|| {
+            let mut y = l.alloc_output(&x).unwrap();
+            l.forward(&x, &mut y).unwrap();
+            y.into_inner()
+        });
+    }
+    let x = input(&mut rng, 640, 7, 9);
+    let l = PointwiseChunked::with_arch(
+        arch,
+        &w(&mut rng, PointwiseChunked::WEIGHTS_LEN),
+        Some(&w(&mut rng, 64)),
+    )
+    .unwrap();
+    same_bits("pointwise 640->64, chunked, row split", &|| {
+        let mut y = l.alloc_output(&x).unwrap();
+        l.forward(&x, &mut y).unwrap();
+        y.into_inner()
+    });
+
     same_bits("depthwise 3x3", &|| {
         let mut y = l.alloc_output(&x).unwrap();
         l.forward(&x, &mut y).unwrap();

@@ -153,6 +153,10 @@ impl<'a> Problem<'a> {
     fn units(&self) -> usize {
         if self.channels_inner() {
             self.oh
+        } else if self.oh == 1 {
+            // A one-row problem (a flattened pointwise layer) also splits
+            // its row; its column tiles are at most its columns ([`run`]).
+            out_padded(self.spec) / self.tc * self.ow
         } else {
             out_padded(self.spec) / self.tc * self.oh
         }
@@ -300,7 +304,12 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
         // SAFETY: forwarded from the caller.
         return unsafe { run_channelwise::<K>(p, part, parts) };
     }
-    let units = p.units();
+    // Units: (output-channel tile, row), or for a one-row problem
+    // (output-channel tile, column tile), so a flattened pointwise layer
+    // with one channel tile still splits over threads.
+    let row_tiles = p.ow.div_ceil(K::O_WB).max(1);
+    let per_tile = if p.oh == 1 { row_tiles } else { p.oh.max(1) };
+    let units = out_padded(p.spec) / K::TC * per_tile;
     let (u0, u1) = (units * part / parts, units * (part + 1) / parts);
     let in_plane = p.ih * p.iw * CB;
     let out_plane = p.oh * p.ow * CB;
@@ -316,8 +325,16 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
         (false, Some(r)) => r.as_ptr(),
         (false, None) => core::ptr::null(),
     };
-    for ot in u0 / p.oh.max(1)..u1.div_ceil(p.oh.max(1)) {
-        let rows = (u0.max(ot * p.oh) - ot * p.oh)..(u1.min((ot + 1) * p.oh) - ot * p.oh);
+    for ot in u0 / per_tile..u1.div_ceil(per_tile) {
+        let mine =
+            (u0.max(ot * per_tile) - ot * per_tile)..(u1.min((ot + 1) * per_tile) - ot * per_tile);
+        // This part's rows, and its column tiles of each row.
+        let (rows, cols) = if p.oh == 1 {
+            (0..1, mine)
+        } else {
+            (mine, 0..row_tiles)
+        };
+        let whole_row = cols.start == 0 && cols.end == row_tiles;
         let (ch, wts) = (
             ot * K::TC,
             wts.as_ptr().wrapping_add(ot * tile_len(p.spec, K::TC)),
@@ -375,14 +392,21 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
                 let r0 = (j * K::SH) as isize - p.pad_top as isize;
                 t.x0 = (-r0).clamp(0, K::FH as isize) as usize;
                 t.x1 = (p.ih as isize - r0).clamp(0, K::FH as isize) as usize;
-                let mut l = 0;
-                while l < p.ow {
+                let mut l = cols.start * K::O_WB;
+                let end = (cols.end * K::O_WB).min(p.ow);
+                while l < end {
                     // A last partial tile moves left to end at the row's end and
                     // recomputes a few columns (bit-identical: a column's sum
                     // does not depend on its place in the tile), so it is a full
                     // tile; not in place, where the residual would be added
-                    // twice, nor with chunks, where the partial sums would.
-                    if l + K::O_WB > p.ow && p.ow >= K::O_WB && !p.in_place && chunks == 1 {
+                    // twice, nor with chunks, where the partial sums would, nor
+                    // when another part owns the columns it would recompute.
+                    if l + K::O_WB > p.ow
+                        && p.ow >= K::O_WB
+                        && !p.in_place
+                        && chunks == 1
+                        && whole_row
+                    {
                         l = p.ow - K::O_WB;
                     }
                     let c0 = (l * K::SW) as isize - p.pad_left as isize;
