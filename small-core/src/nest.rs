@@ -176,6 +176,37 @@ impl<'a> Problem<'a> {
             && out_padded(self.spec) > self.tc
     }
 
+    /// The residual's pointer, null without one. In place it derives from
+    /// the output's own pointer, so reads and writes share one provenance.
+    fn residual(&self) -> *const f32 {
+        match (self.in_place, self.res) {
+            (true, _) => self.out as *const f32,
+            (false, Some(r)) => r.as_ptr(),
+            (false, None) => core::ptr::null(),
+        }
+    }
+
+    /// Output row `j`'s first input row (may be negative: padding) and its
+    /// valid filter rows `x0..x1`.
+    #[inline(always)]
+    fn rows_of<K: Kernel>(&self, j: usize) -> (isize, usize, usize) {
+        let r0 = (j * K::SH) as isize - self.pad_top as isize;
+        let x0 = (-r0).clamp(0, K::FH as isize) as usize;
+        let x1 = (self.ih as isize - r0).clamp(0, K::FH as isize) as usize;
+        (r0, x0, x1)
+    }
+
+    /// The column tile at output column `l`: its first window column
+    /// (may be negative), its valid window columns `lo..hi` of `span`, and
+    /// its width.
+    #[inline(always)]
+    fn columns_of<K: Kernel>(&self, l: usize, span: usize) -> (isize, usize, usize, usize) {
+        let c0 = (l * K::SW) as isize - self.pad_left as isize;
+        let lo = (-c0).clamp(0, span as isize) as usize;
+        let hi = (self.iw as isize - c0).clamp(0, span as isize) as usize;
+        (c0, lo, hi, K::O_WB.min(self.ow - l))
+    }
+
     /// Multiply-accumulates of the call.
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     fn macs(&self) -> usize {
@@ -318,13 +349,7 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
     let (bias, wts) = p.packed.split_at(p.packed.len().min(out_padded(p.spec)));
     let inp = p.inp.as_ptr();
     let out = p.out;
-    // In place, the residual pointer derives from the output's own pointer,
-    // so reads and writes share one provenance.
-    let res = match (p.in_place, p.res) {
-        (true, _) => out as *const f32,
-        (false, Some(r)) => r.as_ptr(),
-        (false, None) => core::ptr::null(),
-    };
+    let res = p.residual();
     for ot in u0 / per_tile..u1.div_ceil(per_tile) {
         let mine =
             (u0.max(ot * per_tile) - ot * per_tile)..(u1.min((ot + 1) * per_tile) - ot * per_tile);
@@ -389,9 +414,8 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
             t.partial_out = c + 1 < chunks;
             t.wts = wts.wrapping_add(b0 * block_len);
             for j in rows.clone() {
-                let r0 = (j * K::SH) as isize - p.pad_top as isize;
-                t.x0 = (-r0).clamp(0, K::FH as isize) as usize;
-                t.x1 = (p.ih as isize - r0).clamp(0, K::FH as isize) as usize;
+                let r0;
+                (r0, t.x0, t.x1) = p.rows_of::<K>(j);
                 let mut l = cols.start * K::O_WB;
                 let end = (cols.end * K::O_WB).min(p.ow);
                 while l < end {
@@ -409,10 +433,8 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
                     {
                         l = p.ow - K::O_WB;
                     }
-                    let c0 = (l * K::SW) as isize - p.pad_left as isize;
-                    t.lo = (-c0).clamp(0, span as isize) as usize;
-                    t.hi = (p.iw as isize - c0).clamp(0, span as isize) as usize;
-                    t.w = K::O_WB.min(p.ow - l);
+                    let c0;
+                    (c0, t.lo, t.hi, t.w) = p.columns_of::<K>(l, span);
                     let at = ((first + b0) * in_plane + lane) as isize
                         + r0 * t.in_row as isize
                         + c0 * CB as isize;
@@ -458,11 +480,7 @@ unsafe fn run_channelwise<K: Kernel>(p: &Problem, part: usize, parts: usize) {
     let wlen = tile_len(p.spec, K::TC);
     let (bias, wts) = p.packed.split_at(p.packed.len().min(out_padded(p.spec)));
     let (inp, out) = (p.inp.as_ptr(), p.out);
-    let res = match (p.in_place, p.res) {
-        (true, _) => out as *const f32,
-        (false, Some(r)) => r.as_ptr(),
-        (false, None) => core::ptr::null(),
-    };
+    let res = p.residual();
     let mut t = Tile {
         inp,
         in_row: p.iw * CB,
@@ -483,9 +501,8 @@ unsafe fn run_channelwise<K: Kernel>(p: &Problem, part: usize, parts: usize) {
         partial_out: false,
     };
     for j in j0..j1 {
-        let r0 = (j * K::SH) as isize - p.pad_top as isize;
-        t.x0 = (-r0).clamp(0, K::FH as isize) as usize;
-        t.x1 = (p.ih as isize - r0).clamp(0, K::FH as isize) as usize;
+        let r0;
+        (r0, t.x0, t.x1) = p.rows_of::<K>(j);
         let mut l = 0;
         while l < p.ow {
             // The last partial tile moves left to end at the row's end (see
@@ -493,10 +510,8 @@ unsafe fn run_channelwise<K: Kernel>(p: &Problem, part: usize, parts: usize) {
             if l + K::O_WB > p.ow && p.ow >= K::O_WB && !p.in_place {
                 l = p.ow - K::O_WB;
             }
-            let c0 = (l * K::SW) as isize - p.pad_left as isize;
-            t.lo = (-c0).clamp(0, span as isize) as usize;
-            t.hi = (p.iw as isize - c0).clamp(0, span as isize) as usize;
-            t.w = K::O_WB.min(p.ow - l);
+            let c0;
+            (c0, t.lo, t.hi, t.w) = p.columns_of::<K>(l, span);
             let full = t.lo == 0 && t.hi == span && t.w == K::O_WB;
             let in_at = r0 * t.in_row as isize + c0 * CB as isize;
             let out_at = (j * p.ow + l) * CB;

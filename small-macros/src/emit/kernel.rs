@@ -418,13 +418,7 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
     }
     let mut steps = Vec::new();
     for col in 0..s.span() {
-        let taps: Vec<(usize, usize)> = (0..s.o_wb)
-            .filter_map(|ll| {
-                col.checked_sub(ll * s.sw)
-                    .filter(|y| *y < s.fw)
-                    .map(|y| (ll, y))
-            })
-            .collect();
+        let taps = column_taps(s, col);
         if taps.is_empty() {
             continue;
         }
