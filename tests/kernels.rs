@@ -1,9 +1,9 @@
 //! Every class of generated kernel against the reference layers, on every
 //! arch the CPU can run, over randomized shapes that hit every edge:
-//! `H, W` from 1 to beyond two tiles, widths that are not a multiple of
-//! `O_wb`, channels that are not a multiple of `CB`, strides 1-3, both
-//! paddings, filters from 1x1 to 5x5 and 10x4, inputs smaller than the
-//! filter. FMA layers are compared within the bound derived from their
+//! `H, W` from 1 to beyond two tiles, one-column outputs, widths that are
+//! not a multiple of `O_wb`, channels that are not a multiple of `CB`,
+//! strides 1-3, both paddings, filters from 1x1 to 12 wide and 10x4,
+//! inputs smaller than the filter. FMA layers are compared within the bound derived from their
 //! reduction length (`small_tests::tolerances`); max layers exactly.
 
 use small_core::reference::Shape;
@@ -27,12 +27,14 @@ fn check(name: &str, spec: &LayerSpec, max_owb: usize, cases: usize, run: Run) {
     );
     let mut counts: Vec<(Arch, usize)> = small_core::arch::available().map(|a| (a, 0)).collect();
     for case in 0..cases {
-        // Heights and widths from 1 (smaller than most filters) to beyond two tiles.
+        // Heights and widths from 1 (smaller than most filters) to beyond
+        // two tiles; every fourth width gives a one-column output (a
+        // full-width filter: global pooling, the narrow kernels).
         let h = rng.range(1, spec.fh + 8);
-        let w = if case % 3 == 0 {
-            rng.range(1, 6)
-        } else {
-            rng.range(1, 2 * max_owb * spec.sw + 7)
+        let w = match case % 4 {
+            0 => rng.range(1, 6),
+            1 => rng.range(spec.fw, spec.fw + spec.sw - 1),
+            _ => rng.range(1, 2 * max_owb * spec.sw + 7),
         };
         let shape = Shape::new(h, w, spec.in_channels());
         let input = rng.vec(shape.len());
@@ -327,6 +329,20 @@ pool_case!(avg_pool_5x4_stride_1x3_same_3, AvgPool5x4, 30);
 #[layer(fh = 25, fw = 5, fc = 1, k = 1, g = 64, padding = valid, reduction = avg)]
 struct GlobalAvgKws;
 pool_case!(avg_pool_25x5_valid_64_kws_global, GlobalAvgKws, 20);
+
+// --- One-column outputs of channelwise layers (global pooling): the
+// narrow kernel, whose partial-sum columns wrap when F_W > O_wb ---
+#[layer(fh = 3, fw = 12, fc = 1, k = 1, g = 21, stride = (2, 12), reduction = max)]
+struct MaxPool3x12;
+pool_case!(max_pool_3x12_stride_2x12_valid_21, MaxPool3x12, 40);
+
+#[layer(fh = 4, fw = 9, fc = 1, k = 1, g = 18, stride = (1, 9), padding = same, reduction = avg)]
+struct AvgPool4x9Same;
+pool_case!(avg_pool_4x9_stride_1x9_same_18, AvgPool4x9Same, 40);
+
+#[layer(fh = 2, fw = 7, fc = 1, k = 1, g = 19, stride = (1, 7), padding = same, activation = relu)]
+struct Depthwise2x7;
+fma_case!(depthwise_2x7_stride_1x7_same_19_relu, Depthwise2x7, 40);
 
 #[test]
 fn shape_errors_name_expected_and_actual() {

@@ -74,22 +74,17 @@ pub struct Tile {
 /// `TC` channels of weights, bias and output for `O_WB` (in `edge`: `w`)
 /// columns.
 pub unsafe trait Kernel {
-    /// Filter height.
-    const FH: usize;
-    /// Filter width.
-    const FW: usize;
-    /// Vertical stride.
-    const SH: usize;
-    /// Horizontal stride.
-    const SW: usize;
+    /// The layer this kernel was generated for. The loop nest reads its
+    /// shape from here rather than from the [`Problem`], so every size
+    /// derived from it (strides, filter, packed tile lengths, channel
+    /// tiles) is a constant in each layer's copy of the nest.
+    const SPEC: LayerSpec;
     /// Output columns per tile `O_wb`.
     const O_WB: usize;
     /// Channels per tile (`G_b * K_b`).
     const TC: usize;
     /// Lanes of the last input block when it is partial (0 if none).
     const TAIL: usize;
-    /// Kernel family.
-    const KIND: KernelKind;
     /// An interior tile: `O_WB` columns, every tap inside the input.
     ///
     /// # Safety
@@ -102,8 +97,9 @@ pub unsafe trait Kernel {
     unsafe fn edge(t: &Tile);
     /// True if [`Kernel::narrow`] is specialised (one-column outputs).
     const NARROW: bool = false;
-    /// A tile of an output one column wide (`F_W = 1`; fully connected
-    /// layers): same result as `edge` up to the order of the sum.
+    /// A tile of an output one column wide whose window starts inside the
+    /// input (fully connected layers, global pooling): same result as
+    /// `edge` up to the order of the sum.
     ///
     /// # Safety
     /// As [`Kernel::full`], for a tile with `w == 1` and `lo == 0 < hi`.
@@ -190,9 +186,9 @@ impl<'a> Problem<'a> {
     /// valid filter rows `x0..x1`.
     #[inline(always)]
     fn rows_of<K: Kernel>(&self, j: usize) -> (isize, usize, usize) {
-        let r0 = (j * K::SH) as isize - self.pad_top as isize;
-        let x0 = (-r0).clamp(0, K::FH as isize) as usize;
-        let x1 = (self.ih as isize - r0).clamp(0, K::FH as isize) as usize;
+        let r0 = (j * K::SPEC.sh) as isize - self.pad_top as isize;
+        let x0 = (-r0).clamp(0, K::SPEC.fh as isize) as usize;
+        let x1 = (self.ih as isize - r0).clamp(0, K::SPEC.fh as isize) as usize;
         (r0, x0, x1)
     }
 
@@ -201,7 +197,7 @@ impl<'a> Problem<'a> {
     /// its width.
     #[inline(always)]
     fn columns_of<K: Kernel>(&self, l: usize, span: usize) -> (isize, usize, usize, usize) {
-        let c0 = (l * K::SW) as isize - self.pad_left as isize;
+        let c0 = (l * K::SPEC.sw) as isize - self.pad_left as isize;
         let lo = (-c0).clamp(0, span as isize) as usize;
         let hi = (self.iw as isize - c0).clamp(0, span as isize) as usize;
         (c0, lo, hi, K::O_WB.min(self.ow - l))
@@ -299,18 +295,26 @@ impl<'a> Problem<'a> {
 pub const L1_WEIGHT_BYTES: usize = 24 * 1024;
 // ANCHOR_END: l1_weights
 
+/// Input blocks per chunk of a reduction whose blocks hold `block_len`
+/// weights each: as many as fit [`L1_WEIGHT_BYTES`], at least one.
+const fn l1_chunk(block_len: usize) -> usize {
+    let n = L1_WEIGHT_BYTES / (block_len * 4);
+    if n == 0 { 1 } else { n }
+}
+
 /// Runs `f(part, parts)` for the parts of a layer call: on the pool's
 /// threads with `std` (`parts = min(threads, p_max)`, `p_max` from the
 /// independent units and [`MIN_PART_MACS`]), else on this thread.
 pub fn execute(p: &Problem, f: &(dyn Fn(usize, usize) + Sync)) {
     #[cfg(feature = "std")]
     {
+        // A call too small for two parts runs here without asking the pool.
+        let most = p.macs() / MIN_PART_MACS;
+        if most < 2 {
+            return f(0, 1);
+        }
         let pool = crate::threads::pool();
-        let parts = pool
-            .threads()
-            .min(p.units())
-            .min(p.macs() / MIN_PART_MACS)
-            .max(1);
+        let parts = pool.threads().min(p.units()).min(most).max(1);
         pool.run(parts, &|k| f(k, parts));
     }
     #[cfg(not(feature = "std"))]
@@ -338,19 +342,28 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
     // Units: (output-channel tile, row), or for a one-row problem
     // (output-channel tile, column tile), so a flattened pointwise layer
     // with one channel tile still splits over threads.
+    let tiles = const { out_padded(&K::SPEC) / K::TC };
     let row_tiles = p.ow.div_ceil(K::O_WB).max(1);
     let per_tile = if p.oh == 1 { row_tiles } else { p.oh.max(1) };
-    let units = out_padded(p.spec) / K::TC * per_tile;
-    let (u0, u1) = (units * part / parts, units * (part + 1) / parts);
+    let units = tiles * per_tile;
+    // One part (most calls of small layers) owns everything: no divisions.
+    let (u0, u1, ot0, ot1) = if parts == 1 {
+        (0, units, 0, tiles)
+    } else {
+        let (u0, u1) = (units * part / parts, units * (part + 1) / parts);
+        (u0, u1, u0 / per_tile, u1.div_ceil(per_tile))
+    };
     let in_plane = p.ih * p.iw * CB;
     let out_plane = p.oh * p.ow * CB;
-    let span = (K::O_WB - 1) * K::SW + K::FW;
-    let in_blocks = p.spec.in_channels().div_ceil(CB);
-    let (bias, wts) = p.packed.split_at(p.packed.len().min(out_padded(p.spec)));
+    let span = (K::O_WB - 1) * K::SPEC.sw + K::SPEC.fw;
+    let in_blocks = const { K::SPEC.in_channels().div_ceil(CB) };
+    let (bias, wts) = p
+        .packed
+        .split_at(p.packed.len().min(const { out_padded(&K::SPEC) }));
     let inp = p.inp.as_ptr();
     let out = p.out;
     let res = p.residual();
-    for ot in u0 / per_tile..u1.div_ceil(per_tile) {
+    for ot in ot0..ot1 {
         let mine =
             (u0.max(ot * per_tile) - ot * per_tile)..(u1.min((ot + 1) * per_tile) - ot * per_tile);
         // This part's rows, and its column tiles of each row.
@@ -362,11 +375,12 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
         let whole_row = cols.start == 0 && cols.end == row_tiles;
         let (ch, wts) = (
             ot * K::TC,
-            wts.as_ptr().wrapping_add(ot * tile_len(p.spec, K::TC)),
+            wts.as_ptr()
+                .wrapping_add(ot * const { tile_len(&K::SPEC, K::TC) }),
         );
-        let (first, end, lane) = match K::KIND {
+        let (first, end, lane) = match K::SPEC.kind() {
             KernelKind::Broadcast => {
-                let (a, b) = tile_blocks(p.spec, K::TC, ot);
+                let (a, b) = tile_blocks(&K::SPEC, K::TC, ot);
                 (a, b, 0)
             }
             KernelKind::Channelwise => (ch / CB, ch / CB + 1, ch % CB),
@@ -376,17 +390,17 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
         // Chunks of input blocks whose weights fit L1. Not in place (the
         // partial sums would overwrite the residual) nor for the narrow
         // kernel (its partial-sum columns are folded at every store).
-        let block_len = crate::pack::block_len(p.spec, K::TC);
-        let chunkable = K::KIND == KernelKind::Broadcast
-            && p.spec.reduction == crate::Reduction::Fma
+        let block_len = const { crate::pack::block_len(&K::SPEC, K::TC) };
+        let chunkable = K::SPEC.kind() == KernelKind::Broadcast
+            && K::SPEC.reduction == crate::Reduction::Fma
             && !p.in_place
             && !(K::NARROW && p.ow == 1);
-        let chunk = if chunkable {
-            (L1_WEIGHT_BYTES / (block_len * 4)).max(1)
+        let (chunk, chunks) = if chunkable {
+            let chunk = const { l1_chunk(crate::pack::block_len(&K::SPEC, K::TC)) };
+            (chunk, full_blocks.div_ceil(chunk).max(1))
         } else {
-            full_blocks.max(1)
+            (full_blocks.max(1), 1)
         };
-        let chunks = full_blocks.div_ceil(chunk).max(1);
         let mut t = Tile {
             inp,
             in_row: p.iw * CB,
@@ -472,13 +486,19 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
 /// As [`run`].
 #[inline(always)]
 unsafe fn run_channelwise<K: Kernel>(p: &Problem, part: usize, parts: usize) {
-    let (j0, j1) = (p.oh * part / parts, p.oh * (part + 1) / parts);
+    let (j0, j1) = if parts == 1 {
+        (0, p.oh)
+    } else {
+        (p.oh * part / parts, p.oh * (part + 1) / parts)
+    };
     let in_plane = p.ih * p.iw * CB;
     let out_plane = p.oh * p.ow * CB;
-    let span = (K::O_WB - 1) * K::SW + K::FW;
-    let tiles = out_padded(p.spec) / K::TC;
-    let wlen = tile_len(p.spec, K::TC);
-    let (bias, wts) = p.packed.split_at(p.packed.len().min(out_padded(p.spec)));
+    let span = (K::O_WB - 1) * K::SPEC.sw + K::SPEC.fw;
+    let tiles = const { out_padded(&K::SPEC) / K::TC };
+    let wlen = const { tile_len(&K::SPEC, K::TC) };
+    let (bias, wts) = p
+        .packed
+        .split_at(p.packed.len().min(const { out_padded(&K::SPEC) }));
     let (inp, out) = (p.inp.as_ptr(), p.out);
     let res = p.residual();
     let mut t = Tile {
@@ -537,7 +557,12 @@ unsafe fn run_channelwise<K: Kernel>(p: &Problem, part: usize, parts: usize) {
             // SAFETY: the Tile bounds computed above describe exactly the
             // in-bounds taps and columns; the caller guarantees K matches.
             unsafe {
-                if full {
+                if K::NARROW && p.ow == 1 && t.lo == 0 && t.hi > 0 {
+                    for ot in 0..tiles {
+                        K::narrow(&t);
+                        next(&mut t, ot);
+                    }
+                } else if full {
                     for ot in 0..tiles {
                         K::full(&t);
                         next(&mut t, ot);

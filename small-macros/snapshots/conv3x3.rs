@@ -250,14 +250,22 @@ mod __small_layer_Conv3x3 {
         type A = ::small_core::arch_defs::avx2::Avx2;
         pub struct K;
         unsafe impl Kernel for K {
-            const FH: usize = 3;
-            const FW: usize = 3;
-            const SH: usize = 1;
-            const SW: usize = 1;
+            const SPEC: ::small_core::LayerSpec = ::small_core::LayerSpec {
+                fh: 3,
+                fw: 3,
+                fc: 2,
+                k: 8,
+                g: 1,
+                sh: 1,
+                sw: 1,
+                padding: ::small_core::Padding::Same,
+                reduction: ::small_core::Reduction::Fma,
+                activation: ::small_core::Activation::Relu,
+                residual: false,
+            };
             const O_WB: usize = 6;
             const TC: usize = 16;
             const TAIL: usize = 2;
-            const KIND: ::small_core::KernelKind = ::small_core::KernelKind::Broadcast;
             #[inline(always)]
             unsafe fn full(t: &Tile) {
                 unsafe {
@@ -634,14 +642,22 @@ mod __small_layer_Conv3x3 {
         type A = ::small_core::arch_defs::reference::Reference;
         pub struct K;
         unsafe impl Kernel for K {
-            const FH: usize = 3;
-            const FW: usize = 3;
-            const SH: usize = 1;
-            const SW: usize = 1;
+            const SPEC: ::small_core::LayerSpec = ::small_core::LayerSpec {
+                fh: 3,
+                fw: 3,
+                fc: 2,
+                k: 8,
+                g: 1,
+                sh: 1,
+                sw: 1,
+                padding: ::small_core::Padding::Same,
+                reduction: ::small_core::Reduction::Fma,
+                activation: ::small_core::Activation::Relu,
+                residual: false,
+            };
             const O_WB: usize = 3;
             const TC: usize = 4;
             const TAIL: usize = 2;
-            const KIND: ::small_core::KernelKind = ::small_core::KernelKind::Broadcast;
             #[inline(always)]
             unsafe fn full(t: &Tile) {
                 unsafe {

@@ -234,14 +234,22 @@ mod __small_layer_MaxPool {
         type A = ::small_core::arch_defs::avx2::Avx2;
         pub struct K;
         unsafe impl Kernel for K {
-            const FH: usize = 2;
-            const FW: usize = 2;
-            const SH: usize = 2;
-            const SW: usize = 2;
+            const SPEC: ::small_core::LayerSpec = ::small_core::LayerSpec {
+                fh: 2,
+                fw: 2,
+                fc: 1,
+                k: 1,
+                g: 16,
+                sh: 2,
+                sw: 2,
+                padding: ::small_core::Padding::Valid,
+                reduction: ::small_core::Reduction::Max,
+                activation: ::small_core::Activation::None,
+                residual: false,
+            };
             const O_WB: usize = 4;
             const TC: usize = 16;
             const TAIL: usize = 0;
-            const KIND: ::small_core::KernelKind = ::small_core::KernelKind::Channelwise;
             #[inline(always)]
             unsafe fn full(t: &Tile) {
                 unsafe {
@@ -304,6 +312,46 @@ mod __small_layer_MaxPool {
             #[inline(always)]
             unsafe fn edge(t: &Tile) {
                 unsafe { edge_tile(t) }
+            }
+            const NARROW: bool = true;
+            #[inline(always)]
+            unsafe fn narrow(t: &Tile) {
+                unsafe { narrow_tile(t) }
+            }
+        }
+        /// The one-column kernel (fully connected layers), out of line.
+        #[target_feature(enable = "avx2,fma")]
+        #[inline(never)]
+        unsafe fn narrow_tile(t: &Tile) {
+            unsafe {
+                let b0 = A::splat(f32::NEG_INFINITY);
+                let b1 = A::splat(f32::NEG_INFINITY);
+                let mut c0_0 = b0;
+                let mut c0_1 = b1;
+                let mut c1_0 = b0;
+                let mut c1_1 = b1;
+                let mut c2_0 = b0;
+                let mut c2_1 = b1;
+                let mut c3_0 = b0;
+                let mut c3_1 = b1;
+                for x in t.x0..t.x1 {
+                    let row = t.inp.wrapping_add(x * t.in_row);
+                    let i = A::load(row);
+                    c0_0 = A::max(c0_0, i);
+                    let i = A::load(row.wrapping_add(8));
+                    c0_1 = A::max(c0_1, i);
+                    if 1 < t.hi {
+                        let i = A::load(row.wrapping_add(16));
+                        c1_0 = A::max(c1_0, i);
+                        let i = A::load(row.wrapping_add(24));
+                        c1_1 = A::max(c1_1, i);
+                    }
+                }
+                let out = t.out;
+                c0_0 = A::max(c0_0, c1_0);
+                c0_1 = A::max(c0_1, c1_1);
+                A::store(out, c0_0);
+                A::store(out.wrapping_add(8), c0_1);
             }
         }
         /// The edge kernel, out of line: few tiles take it, and kept
@@ -407,14 +455,22 @@ mod __small_layer_MaxPool {
         type A = ::small_core::arch_defs::reference::Reference;
         pub struct K;
         unsafe impl Kernel for K {
-            const FH: usize = 2;
-            const FW: usize = 2;
-            const SH: usize = 2;
-            const SW: usize = 2;
+            const SPEC: ::small_core::LayerSpec = ::small_core::LayerSpec {
+                fh: 2,
+                fw: 2,
+                fc: 1,
+                k: 1,
+                g: 16,
+                sh: 2,
+                sw: 2,
+                padding: ::small_core::Padding::Valid,
+                reduction: ::small_core::Reduction::Max,
+                activation: ::small_core::Activation::None,
+                residual: false,
+            };
             const O_WB: usize = 1;
             const TC: usize = 8;
             const TAIL: usize = 0;
-            const KIND: ::small_core::KernelKind = ::small_core::KernelKind::Channelwise;
             #[inline(always)]
             unsafe fn full(t: &Tile) {
                 unsafe {

@@ -66,23 +66,28 @@ pub enum Mode {
     Full,
     /// `Kernel::edge`: guarded taps and columns.
     Edge,
-    /// `Kernel::narrow`: a one-column output (a fully connected layer)
-    /// with `F_W = 1`; the `O_wb` accumulator columns hold partial sums
-    /// over the input lanes (lane `ii` into column `ii % O_wb`), added at
-    /// the end, so the FMA chains stay as many as in a wide tile.
+    /// `Kernel::narrow`: a one-column output whose window starts inside
+    /// the input. The `O_wb` accumulator columns hold partial sums, folded
+    /// at the end, so the chains stay as many as in a wide tile: over the
+    /// input lanes (lane `ii` into column `ii % O_wb`) in a fully connected
+    /// layer (`F_W = 1`), over the window columns (column `y` into
+    /// `y % O_wb`) in a channelwise one (global pooling), which would
+    /// otherwise test every column of a mostly empty `O_wb`-wide span.
     Narrow,
 }
 
 /// True if a layer gets a `narrow` kernel (see [`Mode::Narrow`]).
 pub fn has_narrow(s: &Shape) -> bool {
-    !s.channelwise && s.reduction == Reduction::Fma && s.fw == 1 && s.o_wb > 1
+    s.o_wb > 1 && (s.channelwise || (s.reduction == Reduction::Fma && s.fw == 1))
 }
 
 /// The body of `Kernel::full`, `Kernel::edge` or `Kernel::narrow`.
 pub fn body(s: &Shape, mode: Mode) -> TokenStream {
     let guarded = mode == Mode::Edge;
     let load = load_phase(s, mode);
-    let compute = if s.channelwise {
+    let compute = if s.channelwise && mode == Mode::Narrow {
+        channelwise_narrow_compute(s)
+    } else if s.channelwise {
         channelwise_compute(s, guarded)
     } else if s.columns && mode != Mode::Narrow {
         columns_compute(s, guarded)
@@ -146,7 +151,7 @@ fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
         .flat_map(|ll| {
             (0..s.nv).map(move |v| {
                 let (c, b) = (acc(ll, v), format_ident!("b{}", v));
-                if mode == Mode::Narrow && ll > 0 {
+                if mode == Mode::Narrow && ll > 0 && s.reduction == Reduction::Fma {
                     quote!(let mut #c = A::zero();)
                 } else {
                     quote!(let mut #c = #b;)
@@ -427,15 +432,8 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
             let p = at(&format_ident!("row"), col * CB + v * s.lanes);
             group.push(quote!(let i = A::load(#p);));
             for &(ll, y) in &taps {
-                let c = acc(ll, v);
-                group.push(match s.reduction {
-                    Reduction::Fma => {
-                        let w = format_ident!("w{}_{}", y, v);
-                        quote!(#c = A::fma(#c, i, #w);)
-                    }
-                    Reduction::Max => quote!(#c = A::max(#c, i);),
-                    Reduction::Avg => quote!(#c = A::add(#c, i);),
-                });
+                let w = format_ident!("w{}_{}", y, v);
+                group.push(reduce_step(s, &acc(ll, v), quote!(#w)));
             }
         }
         let group = quote!(#(#group)*);
@@ -461,6 +459,62 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
     }
 }
 
+/// `c = c (+) i` for the layer's reduction; `w` is the weight operand (FMA).
+fn reduce_step(s: &Shape, c: &Ident, w: TokenStream) -> TokenStream {
+    match s.reduction {
+        Reduction::Fma => quote!(#c = A::fma(#c, i, #w);),
+        Reduction::Max => quote!(#c = A::max(#c, i);),
+        Reduction::Avg => quote!(#c = A::add(#c, i);),
+    }
+}
+
+/// Partial-sum columns a [`Mode::Narrow`] kernel uses: `O_wb`, or the
+/// filter's columns if fewer (channelwise).
+fn narrow_columns(s: &Shape) -> usize {
+    if s.channelwise {
+        s.o_wb.min(s.fw)
+    } else {
+        s.o_wb
+    }
+}
+
+/// COMPUTE of [`Mode::Narrow`] for per-channel layers: output column 0
+/// only, window column `y` into partial-sum column `y % O_wb`. The window
+/// starts inside the input (`lo == 0`); a column past `hi` (SAME padding
+/// on the right) is skipped.
+fn channelwise_narrow_compute(s: &Shape) -> TokenStream {
+    let tc = s.tc();
+    let (row, wr) = (format_ident!("row"), format_ident!("wr"));
+    let steps = (0..s.fw).map(|y| {
+        let group = (0..s.nv).map(|v| {
+            let p = at(&row, y * CB + v * s.lanes);
+            let w = at(&wr, y * tc + v * s.lanes);
+            let step = reduce_step(s, &acc(y % s.o_wb, v), quote!(A::load(#w)));
+            quote! { let i = A::load(#p); #step }
+        });
+        let group = quote!(#(#group)*);
+        if y == 0 {
+            group
+        } else {
+            let y = lit(y);
+            quote! { if #y < t.hi { #group } }
+        }
+    });
+    let wrow = lit(s.fw * tc);
+    let wr_row = if s.reduction == Reduction::Fma {
+        quote!(let wr = t.wts.wrapping_add(x * #wrow);)
+    } else {
+        quote!()
+    };
+    quote! {
+        for x in t.x0..t.x1 {
+            let row = t.inp.wrapping_add(x * t.in_row);
+            #wr_row
+            #(#steps)*
+        }
+    }
+}
+
 /// STORE: divide averages by their count of valid taps, add the residual,
 /// apply the fused activation and write the tile back.
 fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
@@ -468,10 +522,13 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
     let mut out = Vec::new();
     if mode == Mode::Narrow {
         // Fold the partial sums into column 0, in a fixed order.
-        for ll in 1..s.o_wb {
+        for ll in 1..narrow_columns(s) {
             for v in 0..s.nv {
                 let (c0, c) = (acc(0, v), acc(ll, v));
-                out.push(quote!(#c0 = A::add(#c0, #c);));
+                out.push(match s.reduction {
+                    Reduction::Max => quote!(#c0 = A::max(#c0, #c);),
+                    Reduction::Fma | Reduction::Avg => quote!(#c0 = A::add(#c0, #c);),
+                });
             }
         }
     }
@@ -487,7 +544,8 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
     for ll in 0..columns {
         let mut col = Vec::new();
         if s.reduction == Reduction::Avg {
-            col.push(avg_scale(s, ll, guarded));
+            // A narrow tile's window may end past the input (`hi`).
+            col.push(avg_scale(s, ll, mode != Mode::Full));
         }
         for v in 0..s.nv {
             let c = acc(ll, v);

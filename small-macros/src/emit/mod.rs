@@ -305,21 +305,8 @@ fn arch_module(spec: &Spec, a: &ArchParams, b: &Blocking) -> TokenStream {
     } else {
         (quote!(), quote!())
     };
-    let kind = if b.channelwise {
-        quote!(Channelwise)
-    } else {
-        quote!(Broadcast)
-    };
-    let [fh, fw, sh, sw, o_wb, tc, tail] = [
-        spec.fh,
-        spec.fw,
-        spec.sh,
-        spec.sw,
-        b.o_wb,
-        b.tc(a),
-        shape.tail,
-    ]
-    .map(lit);
+    let layer_spec = spec_const(spec);
+    let [o_wb, tc, tail] = [b.o_wb, b.tc(a), shape.tail].map(lit);
     quote! {
         #[cfg(#cfg)]
         pub mod #module {
@@ -332,14 +319,10 @@ fn arch_module(spec: &Spec, a: &ArchParams, b: &Blocking) -> TokenStream {
             // SAFETY: the bodies only touch the taps and columns the Tile
             // declares valid (guards in `edge`), TC weights/bias/outputs.
             unsafe impl Kernel for K {
-                const FH: usize = #fh;
-                const FW: usize = #fw;
-                const SH: usize = #sh;
-                const SW: usize = #sw;
+                const SPEC: ::small_core::LayerSpec = #layer_spec;
                 const O_WB: usize = #o_wb;
                 const TC: usize = #tc;
                 const TAIL: usize = #tail;
-                const KIND: ::small_core::KernelKind = ::small_core::KernelKind::#kind;
 
                 #[inline(always)]
                 unsafe fn full(t: &Tile) {
