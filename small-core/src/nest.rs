@@ -128,6 +128,9 @@ pub struct Problem<'a> {
     res: Option<&'a [f32]>,
     /// The residual is `out` itself (see [`Problem::with_residual_in_place`]).
     in_place: bool,
+    /// An elementwise layer without weights (ReLU): every channel block's
+    /// plane, one after another, is one row of one block.
+    elementwise: bool,
 }
 
 // SAFETY: a Problem is shared by the threads of one layer call, and each
@@ -152,9 +155,18 @@ impl<'a> Problem<'a> {
         } else if self.oh == 1 {
             // A one-row problem (a flattened pointwise layer) also splits
             // its row; its column tiles are at most its columns ([`run`]).
-            out_padded(self.spec) / self.tc * self.ow
+            self.channel_tiles() * self.ow
         } else {
-            out_padded(self.spec) / self.tc * self.oh
+            self.channel_tiles() * self.oh
+        }
+    }
+
+    /// Output-channel tiles of `tc` channels: of one block if elementwise.
+    fn channel_tiles(&self) -> usize {
+        if self.elementwise {
+            CB / self.tc
+        } else {
+            out_padded(self.spec) / self.tc
         }
     }
 
@@ -167,9 +179,7 @@ impl<'a> Problem<'a> {
     /// 25x5x512 ran 28 % slower channel-innermost), and splits over its
     /// channel tiles for threads.
     fn channels_inner(&self) -> bool {
-        self.spec.kind() == KernelKind::Channelwise
-            && self.oh > 1
-            && out_padded(self.spec) > self.tc
+        self.spec.kind() == KernelKind::Channelwise && self.oh > 1 && self.channel_tiles() > 1
     }
 
     /// The residual's pointer, null without one. In place it derives from
@@ -195,18 +205,33 @@ impl<'a> Problem<'a> {
     /// The column tile at output column `l`: its first window column
     /// (may be negative), its valid window columns `lo..hi` of `span`, and
     /// its width.
+    ///
+    /// A channelwise tile narrower than `O_wb` (a row narrower than the
+    /// tile: depthwise 25x5 with 8-column tiles) also ends `hi` at its last
+    /// stored column's window, so its edge kernel skips the columns that
+    /// feed only outputs it does not store.
     #[inline(always)]
     fn columns_of<K: Kernel>(&self, l: usize, span: usize) -> (isize, usize, usize, usize) {
         let c0 = (l * K::SPEC.sw) as isize - self.pad_left as isize;
         let lo = (-c0).clamp(0, span as isize) as usize;
         let hi = (self.iw as isize - c0).clamp(0, span as isize) as usize;
-        (c0, lo, hi, K::O_WB.min(self.ow - l))
+        let w = K::O_WB.min(self.ow - l);
+        let hi = match K::SPEC.kind() {
+            KernelKind::Channelwise => hi.min((w - 1) * K::SPEC.sw + K::SPEC.fw),
+            KernelKind::Broadcast => hi,
+        };
+        (c0, lo, hi, w)
     }
 
     /// Multiply-accumulates of the call.
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     fn macs(&self) -> usize {
-        self.oh * self.ow * self.spec.out_channels() * self.spec.fh * self.spec.fw * self.spec.fc
+        let channels = if self.elementwise {
+            CB
+        } else {
+            self.spec.out_channels()
+        };
+        self.oh * self.ow * channels * self.spec.fh * self.spec.fw * self.spec.fc
     }
 
     /// Checks `x`, `y` and the packed weights against the layer and `tc`.
@@ -244,8 +269,15 @@ impl<'a> Problem<'a> {
         // A 1x1 stride-1 layer maps each pixel to itself, and a channel
         // block's plane is contiguous: one row of H*W pixels is the same
         // problem with full tiles instead of a partial one per row.
+        // Without weights (ReLU) every block is alike, and the blocks'
+        // planes are contiguous too: one row of one block holds them all.
         let pointwise = spec.fh == 1 && spec.fw == 1 && spec.sh == 1 && spec.sw == 1;
-        let (ih, iw, oh, ow) = if pointwise {
+        let elementwise =
+            pointwise && spec.kind() == KernelKind::Channelwise && !spec.has_weights();
+        let (ih, iw, oh, ow) = if elementwise {
+            let n = x.c().div_ceil(CB) * x.h() * x.w();
+            (1, n, 1, n)
+        } else if pointwise {
             (1, x.h() * x.w(), 1, dh.out * dw.out)
         } else {
             (x.h(), x.w(), dh.out, dw.out)
@@ -265,6 +297,7 @@ impl<'a> Problem<'a> {
             packed,
             res: skip.map(|s| s.as_slice()),
             in_place: false,
+            elementwise,
         })
     }
 
@@ -342,7 +375,11 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
     // Units: (output-channel tile, row), or for a one-row problem
     // (output-channel tile, column tile), so a flattened pointwise layer
     // with one channel tile still splits over threads.
-    let tiles = const { out_padded(&K::SPEC) / K::TC };
+    let tiles = if p.elementwise {
+        const { CB / K::TC }
+    } else {
+        const { out_padded(&K::SPEC) / K::TC }
+    };
     let row_tiles = p.ow.div_ceil(K::O_WB).max(1);
     let per_tile = if p.oh == 1 { row_tiles } else { p.oh.max(1) };
     let units = tiles * per_tile;
@@ -459,10 +496,10 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
                     // SAFETY: the Tile bounds computed above describe exactly the
                     // in-bounds taps and columns; the caller guarantees K matches.
                     unsafe {
-                        if K::NARROW && p.ow == 1 && t.lo == 0 && t.hi > 0 {
-                            K::narrow(&t)
-                        } else if t.lo == 0 && t.hi == span && t.w == K::O_WB {
+                        if t.lo == 0 && t.hi == span && t.w == K::O_WB {
                             K::full(&t)
+                        } else if K::NARROW && p.ow == 1 && t.lo == 0 && t.hi > 0 {
+                            K::narrow(&t)
                         } else {
                             K::edge(&t)
                         }
@@ -557,14 +594,14 @@ unsafe fn run_channelwise<K: Kernel>(p: &Problem, part: usize, parts: usize) {
             // SAFETY: the Tile bounds computed above describe exactly the
             // in-bounds taps and columns; the caller guarantees K matches.
             unsafe {
-                if K::NARROW && p.ow == 1 && t.lo == 0 && t.hi > 0 {
-                    for ot in 0..tiles {
-                        K::narrow(&t);
-                        next(&mut t, ot);
-                    }
-                } else if full {
+                if full {
                     for ot in 0..tiles {
                         K::full(&t);
+                        next(&mut t, ot);
+                    }
+                } else if K::NARROW && p.ow == 1 && t.lo == 0 && t.hi > 0 {
+                    for ot in 0..tiles {
+                        K::narrow(&t);
                         next(&mut t, ot);
                     }
                 } else {
