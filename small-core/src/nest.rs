@@ -223,6 +223,13 @@ impl<'a> Problem<'a> {
         (c0, lo, hi, w)
     }
 
+    /// True if `t` takes [`Kernel::narrow`]: a one-column output whose
+    /// window starts inside the input.
+    #[inline(always)]
+    fn narrow_tile<K: Kernel>(&self, t: &Tile) -> bool {
+        K::NARROW && self.ow == 1 && t.lo == 0 && t.hi > 0
+    }
+
     /// Multiply-accumulates of the call.
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     fn macs(&self) -> usize {
@@ -328,6 +335,13 @@ impl<'a> Problem<'a> {
 pub const L1_WEIGHT_BYTES: usize = 24 * 1024;
 // ANCHOR_END: l1_weights
 
+/// True if `t` takes [`Kernel::full`]: `O_WB` columns whose windows (of
+/// `span` columns in all) lie inside the input.
+#[inline(always)]
+fn full_tile<K: Kernel>(t: &Tile, span: usize) -> bool {
+    t.lo == 0 && t.hi == span && t.w == K::O_WB
+}
+
 /// Input blocks per chunk of a reduction whose blocks hold `block_len`
 /// weights each: as many as fit [`L1_WEIGHT_BYTES`], at least one.
 const fn l1_chunk(block_len: usize) -> usize {
@@ -375,6 +389,7 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
     // Units: (output-channel tile, row), or for a one-row problem
     // (output-channel tile, column tile), so a flattened pointwise layer
     // with one channel tile still splits over threads.
+    // `Problem::channel_tiles`, with `K`'s constants.
     let tiles = if p.elementwise {
         const { CB / K::TC }
     } else {
@@ -437,7 +452,7 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
             && !p.in_place
             && !(K::NARROW && p.ow == 1);
         let (chunk, chunks) = if chunkable {
-            let chunk = const { l1_chunk(crate::pack::block_len(&K::SPEC, K::TC)) };
+            let chunk = l1_chunk(block_len);
             (chunk, full_blocks.div_ceil(chunk).max(1))
         } else {
             (full_blocks.max(1), 1)
@@ -500,9 +515,9 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
                     // SAFETY: the Tile bounds computed above describe exactly the
                     // in-bounds taps and columns; the caller guarantees K matches.
                     unsafe {
-                        if t.lo == 0 && t.hi == span && t.w == K::O_WB {
+                        if full_tile::<K>(&t, span) {
                             K::full(&t)
-                        } else if K::NARROW && p.ow == 1 && t.lo == 0 && t.hi > 0 {
+                        } else if p.narrow_tile::<K>(&t) {
                             K::narrow(&t)
                         } else {
                             K::edge(&t)
@@ -573,7 +588,7 @@ unsafe fn run_channelwise<K: Kernel>(p: &Problem, part: usize, parts: usize) {
             }
             let c0;
             (c0, t.lo, t.hi, t.w) = p.columns_of::<K>(l, span);
-            let full = t.lo == 0 && t.hi == span && t.w == K::O_WB;
+            let full = full_tile::<K>(&t, span);
             let in_at = r0 * t.in_row as isize + c0 * CB as isize;
             let out_at = (j * p.ow + l) * CB;
             t.inp = inp.wrapping_offset(in_at);
@@ -603,7 +618,7 @@ unsafe fn run_channelwise<K: Kernel>(p: &Problem, part: usize, parts: usize) {
                         K::full(&t);
                         next(&mut t, ot);
                     }
-                } else if K::NARROW && p.ow == 1 && t.lo == 0 && t.hi > 0 {
+                } else if p.narrow_tile::<K>(&t) {
                     for ot in 0..tiles {
                         K::narrow(&t);
                         next(&mut t, ot);
