@@ -455,7 +455,13 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
             group
         });
     }
-    let wrow = lit(s.fw * tc);
+    channelwise_rows(s, quote!(#(#weights)* #(#steps)*))
+}
+
+/// The loop over the valid filter rows of a per-channel kernel, with the
+/// row's input (`row`) and, for FMA, its weights (`wr`) in scope of `body`.
+fn channelwise_rows(s: &Shape, body: TokenStream) -> TokenStream {
+    let wrow = lit(s.fw * s.tc());
     let wr = if s.reduction == Reduction::Fma {
         quote!(let wr = t.wts.wrapping_add(x * #wrow);)
     } else {
@@ -465,8 +471,7 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
         for x in t.x0..t.x1 {
             let row = t.inp.wrapping_add(x * t.in_row);
             #wr
-            #(#weights)*
-            #(#steps)*
+            #body
         }
     }
 }
@@ -512,19 +517,7 @@ fn channelwise_narrow_compute(s: &Shape) -> TokenStream {
             quote! { if #y < t.hi { #group } }
         }
     });
-    let wrow = lit(s.fw * tc);
-    let wr_row = if s.reduction == Reduction::Fma {
-        quote!(let wr = t.wts.wrapping_add(x * #wrow);)
-    } else {
-        quote!()
-    };
-    quote! {
-        for x in t.x0..t.x1 {
-            let row = t.inp.wrapping_add(x * t.in_row);
-            #wr_row
-            #(#steps)*
-        }
-    }
+    channelwise_rows(s, quote!(#(#steps)*))
 }
 
 /// STORE: divide averages by their count of valid taps, add the residual,
