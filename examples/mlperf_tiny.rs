@@ -4,6 +4,7 @@
 //! cargo run --release --example mlperf_tiny                 # built-in weights, checked against the reference layers
 //! cargo run --release --example mlperf_tiny -- --models ../shared/models   # real weights, checked against LiteRT's golden data
 //! cargo run --release --example mlperf_tiny -- --per-layer  # time of every layer
+//! cargo run --release --example mlperf_tiny -- --latency    # p50/p99/max per call, idle and loaded
 //! ```
 //!
 //! `SMALL_MODELS=DIR` works like `--models DIR`; `SMALL_ARCH` picks the arch.
@@ -16,24 +17,47 @@ use small_examples::golden::read_f32;
 use small_examples::models::{Head, Network, ad, dscnn, resnet8, vww};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: mlperf_tiny [--models DIR] [--per-layer] [--threads N]
+const USAGE: &str = "usage: mlperf_tiny [--models DIR] [--per-layer] [--threads N] [--latency] [--load N]
   --models DIR   load the trained .tflite files from DIR (MLPerf Tiny, see ../shared/models/README.md)
                  and check every golden input; also SMALL_MODELS=DIR
   --per-layer    print the time of every layer of every network
-  --threads N    threads per layer (default: SMALL_THREADS, else every core)";
+  --threads N    threads per layer (default: SMALL_THREADS, else every core available)
+  --latency      per-call latency percentiles (p50, p99, max over at least 1000 calls) of
+                 every network with 1 thread and the default count, on the machine as it
+                 is and with --load busy threads beside it
+  --load N       busy threads --latency starts for its loaded runs (default: one per core)
+  -h, --help     this text
+environment: SMALL_ARCH picks the arch (avx512, avx2, neon, cortex_m4, reference),
+             SMALL_THREADS the default thread count, SMALL_MODELS the models directory";
 
 struct Options {
     models: Option<PathBuf>,
     per_layer: bool,
+    /// `--latency`: the busy threads of its loaded runs.
+    latency: Option<usize>,
+    /// The thread count of the "default" runs.
+    threads: usize,
 }
 
-fn options() -> Result<Options, String> {
+/// What the command line asks for: options, or `--help`.
+enum Command {
+    Run(Options),
+    Help,
+}
+
+fn options() -> Result<Command, String> {
     let mut o = Options {
         models: std::env::var_os("SMALL_MODELS").map(PathBuf::from),
         per_layer: false,
+        latency: None,
+        threads: small_core::threads::default_threads(),
     };
+    let mut latency = false;
+    let mut load = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -46,13 +70,30 @@ fn options() -> Result<Options, String> {
                     .ok()
                     .filter(|&n| n >= 1)
                     .ok_or(format!("--threads {v}: expected a count >= 1"))?;
-                small_core::threads::set_threads(n);
+                o.threads = small_core::threads::set_threads(n);
             }
-            "-h" | "--help" => return Err(USAGE.into()),
+            "--latency" => latency = true,
+            "--load" => {
+                let v = args.next().ok_or("--load needs a count")?;
+                load = Some(
+                    v.parse::<usize>()
+                        .ok()
+                        .filter(|&n| n <= 1024)
+                        .ok_or(format!(
+                            "--load {v}: expected a count of busy threads, 0 to 1024"
+                        ))?,
+                );
+            }
+            "-h" | "--help" => return Ok(Command::Help),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
     }
-    Ok(o)
+    if latency {
+        o.latency = Some(load.unwrap_or_else(small_core::threads::available));
+    } else if load.is_some() {
+        return Err("--load applies to --latency runs: add --latency".into());
+    }
+    Ok(Command::Run(o))
 }
 
 /// One row of the table.
@@ -68,6 +109,100 @@ struct Row {
     ok: bool,
     /// The real sample's result (KWS class, AD score) and whether it passed.
     sample: Option<(String, bool)>,
+    /// `--latency`: idle and loaded, 1 thread and the default.
+    latency: Vec<Latency>,
+}
+
+/// Per-call latency of one configuration of `--latency`.
+struct Latency {
+    /// Busy threads running beside the calls.
+    load: usize,
+    threads: usize,
+    calls: usize,
+    p50: Duration,
+    p99: Duration,
+    max: Duration,
+}
+
+/// Threads that spin until dropped: the other work of `--latency`'s
+/// loaded runs, like `while :; do :; done` in a shell.
+struct Load {
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Load {
+    fn start(n: usize) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = (0..n)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        x = std::hint::black_box(x.wrapping_add(1));
+                    }
+                })
+            })
+            .collect();
+        Load { stop, threads }
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Latency percentiles of `f` over at least 1000 calls and 0.5 s, after a
+/// warm-up.
+fn percentiles(f: &mut dyn FnMut(), load: usize, threads: usize) -> Latency {
+    let warm = Instant::now();
+    while warm.elapsed() < Duration::from_millis(50) {
+        f();
+    }
+    let mut runs = Vec::new();
+    let start = Instant::now();
+    while runs.len() < 1000 || start.elapsed() < Duration::from_millis(500) {
+        let t = Instant::now();
+        f();
+        runs.push(t.elapsed());
+    }
+    runs.sort();
+    let n = runs.len();
+    Latency {
+        load,
+        threads,
+        calls: n,
+        p50: runs[n / 2],
+        p99: runs[(n * 99).div_ceil(100) - 1],
+        max: runs[n - 1],
+    }
+}
+
+/// `f`'s latency idle and beside `load` busy threads, with one thread and
+/// with `threads`; leaves the pool at `threads`.
+fn latencies(f: &mut dyn FnMut(), load: usize, threads: usize) -> Vec<Latency> {
+    let mut out = Vec::new();
+    for busy in [0, load] {
+        let _load = Load::start(busy);
+        for t in [1, threads] {
+            if t == 1 && threads == 1 && out.last().is_some_and(|l: &Latency| l.load == busy) {
+                continue;
+            }
+            small_core::threads::set_threads(t);
+            out.push(percentiles(f, busy, t));
+        }
+        if load == 0 {
+            break;
+        }
+    }
+    small_core::threads::set_threads(threads);
+    out
 }
 
 /// Median time of `f` after a warm-up, over at least `min_runs` runs and
@@ -126,7 +261,7 @@ fn random_input(dims: Dims, seed: u32) -> Vec<f32> {
 }
 
 /// Built-in weights: the network against the reference layers.
-fn builtin<N: Network>(arch: Arch, seed: u32, per_layer: bool) -> Result<Row, String> {
+fn builtin<N: Network>(arch: Arch, seed: u32, o: &Options) -> Result<Row, String> {
     let source = Generated { seed };
     let net = N::load(&source, arch).map_err(|e| e.to_string())?;
     let mut arena = vec![f32::NAN; N::ARENA];
@@ -143,7 +278,7 @@ fn builtin<N: Network>(arch: Arch, seed: u32, per_layer: bool) -> Result<Row, St
         None => format!("ok: every layer, and output diff {diff:.1e} <= bound {tol:.1e}"),
         Some(m) => format!("FAILED vs reference: {m}"),
     };
-    finish(&net, &mut arena, &input, check, bad.is_none(), per_layer)
+    finish(&net, &mut arena, &input, check, bad.is_none(), o)
 }
 
 fn finish<N: Network>(
@@ -152,7 +287,7 @@ fn finish<N: Network>(
     input: &[f32],
     check: String,
     ok: bool,
-    per_layer: bool,
+    o: &Options,
 ) -> Result<Row, String> {
     let mut out = vec![0.0; N::DIMS[N::OUTPUT].c];
     let median = time(
@@ -160,9 +295,20 @@ fn finish<N: Network>(
         Duration::from_millis(300),
         20,
     );
-    if per_layer {
+    if o.per_layer {
         print_layers(net, arena, input)?;
     }
+    let latency = match o.latency {
+        Some(load) => {
+            eprintln!(
+                "  {}: latency, idle and beside {load} busy threads ...",
+                N::NAME
+            );
+            let mut call = || net.infer(arena, input, &mut out).expect("checked above");
+            latencies(&mut call, load, o.threads)
+        }
+        None => Vec::new(),
+    };
     let kb = |f32s: usize| f32s as f64 * 4.0 / 1024.0;
     Ok(Row {
         name: N::NAME,
@@ -175,6 +321,7 @@ fn finish<N: Network>(
         check,
         ok,
         sample: None,
+        latency,
     })
 }
 
@@ -231,7 +378,7 @@ fn print_layers<N: Network>(net: &N, arena: &mut [f32], input: &[f32]) -> Result
 }
 
 /// Real weights from `dir`: every golden input, plus the real samples.
-fn trained<N: Sample>(arch: Arch, dir: &Path, per_layer: bool) -> Result<Row, String> {
+fn trained<N: Sample>(arch: Arch, dir: &Path, o: &Options) -> Result<Row, String> {
     let file = N::FILE.ok_or("no trained file")?;
     let path = dir.join(file);
     let model = tflite::Model::from_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -283,7 +430,7 @@ fn trained<N: Sample>(arch: Arch, dir: &Path, per_layer: bool) -> Result<Row, St
         Some(m) => format!("FAILED vs LiteRT golden: {m}"),
     };
     let input = first_input.unwrap_or_default();
-    let mut row = finish(&net, &mut arena, &input, check, bad.is_none(), per_layer)?;
+    let mut row = finish(&net, &mut arena, &input, check, bad.is_none(), o)?;
     row.sample = net.sample(dir)?;
     Ok(row)
 }
@@ -380,8 +527,42 @@ fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
     }
 }
 
+fn print_latency(rows: &[Row]) {
+    println!("\nlatency per call, µs (busy = threads spinning beside the calls):");
+    println!(
+        "{:<9} {:>5} {:>8} {:>6} {:>9} {:>9} {:>9}  p50 / 1-thread p50",
+        "model", "busy", "threads", "calls", "p50", "p99", "max"
+    );
+    for r in rows {
+        for l in &r.latency {
+            let one = r
+                .latency
+                .iter()
+                .find(|b| b.load == l.load && b.threads == 1)
+                .map_or(f64::NAN, |b| b.p50.as_secs_f64());
+            println!(
+                "{:<9} {:>5} {:>8} {:>6} {:>9.1} {:>9.1} {:>9.1}  {:.2}x",
+                r.name,
+                l.load,
+                l.threads,
+                l.calls,
+                l.p50.as_secs_f64() * 1e6,
+                l.p99.as_secs_f64() * 1e6,
+                l.max.as_secs_f64() * 1e6,
+                l.p50.as_secs_f64() / one
+            );
+        }
+    }
+}
+
 fn run() -> Result<bool, String> {
-    let o = options()?;
+    let o = match options()? {
+        Command::Run(o) => o,
+        Command::Help => {
+            println!("{USAGE}");
+            return Ok(true);
+        }
+    };
     if let Some(dir) = &o.models
         && !dir.is_dir()
     {
@@ -417,29 +598,26 @@ fn run() -> Result<bool, String> {
             println!(
                 "weights: built-in (generated, seed 1); check: against the small-core reference layers"
             );
-            step("resnet8", &|| {
-                builtin::<resnet8::Resnet8>(arch, 1, o.per_layer)
-            })?;
-            step("vww_0.25", &|| builtin::<vww::Vww>(arch, 1, o.per_layer))?;
-            step("ds-cnn", &|| builtin::<dscnn::DsCnn>(arch, 1, o.per_layer))?;
-            step("ad", &|| builtin::<ad::Autoencoder>(arch, 1, o.per_layer))?;
+            step("resnet8", &|| builtin::<resnet8::Resnet8>(arch, 1, &o))?;
+            step("vww_0.25", &|| builtin::<vww::Vww>(arch, 1, &o))?;
+            step("ds-cnn", &|| builtin::<dscnn::DsCnn>(arch, 1, &o))?;
+            step("ad", &|| builtin::<ad::Autoencoder>(arch, 1, &o))?;
         }
         Some(dir) => {
             println!(
                 "weights: trained, from {}; check: against LiteRT's golden outputs",
                 dir.display()
             );
-            step("resnet8", &|| {
-                trained::<resnet8::Resnet8>(arch, dir, o.per_layer)
-            })?;
-            step("vww_0.25", &|| trained::<vww::Vww>(arch, dir, o.per_layer))?;
-            step("ds-cnn", &|| {
-                trained::<dscnn::DsCnn>(arch, dir, o.per_layer)
-            })?;
-            step("ad", &|| trained::<ad::Autoencoder>(arch, dir, o.per_layer))?;
+            step("resnet8", &|| trained::<resnet8::Resnet8>(arch, dir, &o))?;
+            step("vww_0.25", &|| trained::<vww::Vww>(arch, dir, &o))?;
+            step("ds-cnn", &|| trained::<dscnn::DsCnn>(arch, dir, &o))?;
+            step("ad", &|| trained::<ad::Autoencoder>(arch, dir, &o))?;
         }
     }
     print_table(arch, peak, &rows);
+    if o.latency.is_some() {
+        print_latency(&rows);
+    }
     let mut ok = rows.iter().all(|r| r.ok);
     let samples: Vec<&(String, bool)> = rows.iter().filter_map(|r| r.sample.as_ref()).collect();
     if !samples.is_empty() {

@@ -19,7 +19,8 @@
 //! `lo..hi` and each output column past `w`; every other tile takes the
 //! unguarded [`Kernel::full`].
 
-use crate::pack::{out_padded, packed_len, tile_blocks, tile_len};
+use crate::layout::tensor_len;
+use crate::pack::{checked_packed_len, out_padded, tile_blocks, tile_len};
 use crate::{Blocked, CB, Error, KernelKind, LayerSpec, check_dim, check_len};
 
 /// The operands of one kernel call.
@@ -230,7 +231,8 @@ impl<'a> Problem<'a> {
         K::NARROW && self.ow == 1 && t.lo == 0 && t.hi > 0
     }
 
-    /// Multiply-accumulates of the call.
+    /// Multiply-accumulates of the call (saturating: only compared with
+    /// [`MIN_PART_MACS`] to choose the thread count).
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     fn macs(&self) -> usize {
         let channels = if self.elementwise {
@@ -238,7 +240,9 @@ impl<'a> Problem<'a> {
         } else {
             self.spec.out_channels()
         };
-        self.oh * self.ow * channels * self.spec.fh * self.spec.fw * self.spec.fc
+        [self.ow, channels, self.spec.fh, self.spec.fw, self.spec.fc]
+            .iter()
+            .fold(self.oh, |m, &f| m.saturating_mul(f))
     }
 
     /// Checks `x`, `y` and the packed weights against the layer and `tc`.
@@ -262,16 +266,36 @@ impl<'a> Problem<'a> {
         y: &'a mut Blocked<Y>,
         packed: &'a [f32],
     ) -> Result<Self, Error> {
+        if tc == 0 {
+            return Err(Error::Unsupported {
+                what: "channel tile",
+                detail: "must hold at least 1 channel",
+            });
+        }
         check_dim("input channels", spec.in_channels(), x.c())?;
         check_dim("output channels", spec.out_channels(), y.c())?;
         let (dh, dw) = spec.output_dims(x.h(), x.w())?;
         check_dim("output height", dh.out, y.h())?;
         check_dim("output width", dw.out, y.w())?;
-        check_len("packed weights", packed_len(spec, tc), packed.len())?;
+        check_len(
+            "packed weights",
+            checked_packed_len(spec, tc)?,
+            packed.len(),
+        )?;
         if let Some(s) = skip {
             check_dim("residual channels", y.c(), s.c())?;
             check_dim("residual height", y.h(), s.h())?;
             check_dim("residual width", y.w(), s.w())?;
+        }
+        // Every `Blocked` constructor checked its shape's size and its
+        // buffer's length, but a buffer type's `AsRef` may hand out another
+        // slice later: the kernels index by the shape, so check the very
+        // slices they will read and write.
+        let (inp, res) = (x.as_slice(), skip.map(|s| s.as_slice()));
+        check_len("input tensor", tensor_len(x.c(), x.h(), x.w())?, inp.len())?;
+        let y_len = tensor_len(y.c(), y.h(), y.w())?;
+        if let Some(r) = res {
+            check_len("residual tensor", y_len, r.len())?;
         }
         // A 1x1 stride-1 layer maps each pixel to itself, and a channel
         // block's plane is contiguous: one row of H*W pixels is the same
@@ -289,20 +313,22 @@ impl<'a> Problem<'a> {
         } else {
             (x.h(), x.w(), dh.out, dw.out)
         };
+        let out = y.as_mut_slice();
+        check_len("output tensor", y_len, out.len())?;
         Ok(Problem {
             tc,
             spec,
-            inp: x.as_slice(),
+            inp,
             ih,
             iw,
             oh,
             ow,
-            out: y.as_mut_slice().as_mut_ptr(),
+            out: out.as_mut_ptr(),
             out_life: core::marker::PhantomData,
             pad_top: dh.before,
             pad_left: dw.before,
             packed,
-            res: skip.map(|s| s.as_slice()),
+            res,
             in_place: false,
             elementwise,
         })
@@ -361,7 +387,11 @@ pub fn execute(p: &Problem, f: &(dyn Fn(usize, usize) + Sync)) {
             return f(0, 1);
         }
         let pool = crate::threads::pool();
-        let parts = pool.threads().min(p.units()).min(most).max(1);
+        // `width` is 1 while the pool runs solo after a late join.
+        let parts = pool.width().min(p.units()).min(most);
+        if parts < 2 {
+            return f(0, 1);
+        }
         pool.run(parts, &|k| f(k, parts));
     }
     #[cfg(not(feature = "std"))]

@@ -4,21 +4,40 @@
 //!
 //! Purpose-built rather than `rayon`: a layer of an MLPerf Tiny network
 //! takes a few microseconds, so the fork and join must cost well under
-//! one. Here a fork is one atomic increment that spinning workers see,
-//! and a join one counter the caller spins on (measured by the bench's
-//! `fork-join` line; about 0.3 µs on the 2-core Zen 5 VM of 2026-11-23).
-//! Workers spin for [`SPIN`] polls (about 2 ms) after a job, so consecutive
-//! layers find them awake, then sleep on a condition variable until the
-//! next fork.
+//! one. A fork publishes the job in one atomic word that spinning workers
+//! see; parts are *claimed* from that word, the caller first, so a part
+//! no worker has started is run by the caller and a worker that is not
+//! on a core delays nothing. Workers spin for [`SPIN`] polls (about 2 ms)
+//! after a job, so consecutive layers find them awake, then sleep on a
+//! condition variable until the next fork.
 //!
-//! The thread count is `SMALL_THREADS`, else the number of available
-//! cores, or [`set_threads`]. Every part of a job writes its own outputs,
-//! so results do not depend on the thread count.
+//! **Under load.** A worker that the OS preempts in the middle of its part
+//! still holds the join: the caller waits for it, typically a scheduler
+//! time slice (3 ms on Linux, 100x a small layer). The caller times its
+//! wait: one that is far longer than its own share of the job
+//! ([`Pool::run`]) makes the pool run *solo* (every part on the calling
+//! thread, workers asleep) for a while, 2 ms after the first late join and
+//! twice as long after each further one up to about 1 s; [`CLEAN_CALLS`]
+//! joins in time take one doubling back. So on a busy machine the default
+//! thread count costs at most one slow call per solo period, and on an
+//! idle one it keeps the speed-up of every core. Several threads calling
+//! layers at once do not queue for the pool either: a caller that finds
+//! it busy runs its parts itself.
+//!
+//! The thread count is `SMALL_THREADS`, else the cores available to the
+//! process ([`available`]: its CPU affinity mask and cgroup quota), or
+//! [`set_threads`]; a count above the available cores is capped, and an
+//! invalid `SMALL_THREADS` is ignored, each with a one-line warning on
+//! stderr (a thread count changes speed, never results, so the default is
+//! safe). Every part of a job writes its own outputs, so results do not
+//! depend on the thread count.
 
+use std::eprintln;
 use std::format;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 use std::vec::Vec;
 
 /// Polls of a worker waiting for work before it sleeps: about 1.8 ms at
@@ -29,24 +48,49 @@ use std::vec::Vec;
 /// --threads 2`, 2026-11-23), 1.18x with this value.
 pub const SPIN: usize = 1 << 16;
 
-/// A job: `parts` calls of `f`, part 0 by the caller, part `k` by worker
-/// `k - 1`; `done` counts the workers that have finished with it.
+/// Most threads a [`Pool`] starts (parts are counted in 16 bits).
+pub const MAX_THREADS: usize = 256;
+
+/// A join is late when the caller waited longer than this and than twice
+/// its own share of the job: a worker's part started with the caller's,
+/// so a longer wait means the worker lost its core. Above the wake-up
+/// latency of a sleeping worker on a VM (tens of µs).
+pub const LATE_WAIT: Duration = Duration::from_micros(50);
+
+/// The first solo period after a late join; each further late join
+/// doubles it, up to `SOLO_BASE << MAX_PENALTY` (about 1 s).
+pub const SOLO_BASE: Duration = Duration::from_millis(1);
+const MAX_PENALTY: u32 = 10;
+
+/// Joins in time that undo one doubling of the solo period.
+pub const CLEAN_CALLS: u32 = 256;
+
+/// A job: the function whose parts are claimed through `Shared::state`.
 struct Job<'a> {
     f: &'a (dyn Fn(usize) + Sync),
-    parts: usize,
-    done: AtomicUsize,
+}
+
+/// The current job's word: `generation << 32 | parts << 16 | next part`.
+fn pack(generation: u64, parts: usize, next: usize) -> u64 {
+    (generation << 32) | ((parts as u64) << 16) | next as u64
 }
 
 struct Shared {
-    /// Bumped once per job; workers run each generation exactly once.
-    generation: AtomicUsize,
-    /// The current job, valid until every worker has counted itself done.
+    /// The current job's generation, part count and next unclaimed part
+    /// (see [`pack`]); a part is claimed by one compare-and-swap.
+    state: AtomicU64,
+    /// The current job, valid while any of its parts is unfinished.
     job: AtomicPtr<Job<'static>>,
+    /// Parts of the current job that have finished.
+    done: AtomicUsize,
     shutdown: AtomicBool,
-    /// Polls before sleeping (or yielding): [`SPIN`], or a few when there
-    /// are more threads than cores and a spinning thread would only take
-    /// the core from one with work.
+    /// Polls before sleeping: [`SPIN`], or a few when there are more
+    /// threads than cores and a spinning thread would only take the core
+    /// from one with work.
     spin: usize,
+    /// Set while the pool runs solo: workers sleep at once instead of
+    /// spinning, and leave the cores to the caller and the other load.
+    quiet: AtomicBool,
     /// Workers asleep (or about to be) on `wake`; a fork with none skips
     /// the mutex and the notification.
     sleepers: AtomicUsize,
@@ -54,44 +98,98 @@ struct Shared {
     wake: Condvar,
 }
 
+impl Shared {
+    /// Claims the next part of job `generation`, if it has one left.
+    fn claim(&self, generation: u64) -> Option<usize> {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            let (parts, next) = ((s >> 16) & 0xffff, s & 0xffff);
+            if s >> 32 != generation || next >= parts {
+                return None;
+            }
+            match self
+                .state
+                .compare_exchange_weak(s, s + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some(next as usize),
+                Err(now) => s = now,
+            }
+        }
+    }
+}
+
+/// The pool's memory of late joins (see the module docs).
+struct Adapt {
+    epoch: Instant,
+    /// Nanoseconds after `epoch` until which calls run solo.
+    solo_until: AtomicU64,
+    /// Doublings of the next solo period.
+    penalty: AtomicU32,
+    /// Joins in time since the last change of `penalty`.
+    clean: AtomicU32,
+}
+
+impl Adapt {
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
 /// A fixed set of worker threads (see the module docs).
 pub struct Pool {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
-    /// One job at a time: concurrent callers take turns.
+    /// One job at a time: a caller that finds the pool busy runs solo.
     turn: Mutex<()>,
+    adapt: Adapt,
 }
 
 impl Pool {
     /// A pool running jobs on `threads` threads (the caller and
-    /// `threads - 1` workers).
+    /// `threads - 1` workers), at most [`MAX_THREADS`]. Unlike
+    /// [`set_threads`] it does not cap `threads` at the cores available,
+    /// so tests can oversubscribe. If the OS refuses a thread, the pool
+    /// keeps those it got (with a warning on stderr).
     pub fn new(threads: usize) -> Pool {
+        let threads = threads.clamp(1, MAX_THREADS);
         let shared = Arc::new(Shared {
-            generation: AtomicUsize::new(0),
+            state: AtomicU64::new(0),
             job: AtomicPtr::new(core::ptr::null_mut()),
+            done: AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
-            spin: if threads <= std::thread::available_parallelism().map_or(1, |n| n.get()) {
-                SPIN
-            } else {
-                64
-            },
+            spin: if threads <= available() { SPIN } else { 64 },
+            quiet: AtomicBool::new(false),
             sleepers: AtomicUsize::new(0),
             sleep: Mutex::new(()),
             wake: Condvar::new(),
         });
-        let workers = (1..threads.max(1))
-            .map(|k| {
-                let s = shared.clone();
-                std::thread::Builder::new()
-                    .name(format!("small-rs-{k}"))
-                    .spawn(move || worker(&s, k))
-                    .expect("spawning a small-rs worker thread")
-            })
-            .collect();
+        let mut workers = Vec::with_capacity(threads - 1);
+        for k in 1..threads {
+            let s = shared.clone();
+            match std::thread::Builder::new()
+                .name(format!("small-rs-{k}"))
+                .spawn(move || worker(&s))
+            {
+                Ok(h) => workers.push(h),
+                Err(e) => {
+                    eprintln!(
+                        "small-rs: could not start worker thread {k} of {}: {e}; running with {k} threads",
+                        threads - 1
+                    );
+                    break;
+                }
+            }
+        }
         Pool {
             shared,
             workers,
             turn: Mutex::new(()),
+            adapt: Adapt {
+                epoch: Instant::now(),
+                solo_until: AtomicU64::new(0),
+                penalty: AtomicU32::new(0),
+                clean: AtomicU32::new(0),
+            },
         }
     }
 
@@ -100,69 +198,132 @@ impl Pool {
         self.workers.len() + 1
     }
 
-    /// Runs `f(0..parts)`, part 0 on the calling thread, and returns when
-    /// all have run. `parts` is capped at [`Pool::threads`].
+    /// Threads the next job should be split for: [`Pool::threads`], or 1
+    /// while the pool runs solo after a late join.
+    pub fn width(&self) -> usize {
+        if self.workers.is_empty() || self.solo() {
+            1
+        } else {
+            self.threads()
+        }
+    }
+
+    /// Whether calls run solo now.
+    pub fn solo(&self) -> bool {
+        let until = self.adapt.solo_until.load(Ordering::Relaxed);
+        until != 0 && self.adapt.now() < until
+    }
+
+    /// Runs `f(0..parts)` and returns when all have run: part 0 on the
+    /// calling thread, the others on whichever thread claims them first
+    /// (the caller takes every part no worker has started). `parts` is
+    /// capped at [`Pool::threads`]. While the pool runs solo, or another
+    /// call holds it, every part runs on the calling thread.
     pub fn run(&self, parts: usize, f: &(dyn Fn(usize) + Sync)) {
         let parts = parts.min(self.threads());
         if parts <= 1 {
-            f(0);
-            return;
+            return f(0);
         }
-        let _turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
-        let job = Job {
-            f,
-            parts,
-            done: AtomicUsize::new(0),
+        let turn = match self.turn.try_lock() {
+            Ok(t) => Some(t),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
         };
-        // SAFETY of the lifetime erasure: `job` outlives every use, since
-        // this function waits below until all workers are done with it.
-        let ptr = &job as *const Job<'_> as *mut Job<'static>;
-        self.shared.job.store(ptr, Ordering::Release);
-        // SeqCst pairs with the worker's `sleepers` increment and check: a
-        // worker either sees this generation or is counted here.
-        self.shared.generation.fetch_add(1, Ordering::SeqCst);
-        if self.shared.sleepers.load(Ordering::SeqCst) > 0 {
-            let _g = self.shared.sleep.lock().unwrap_or_else(|e| e.into_inner());
-            self.shared.wake.notify_all();
+        if turn.is_none() || self.solo() {
+            return (0..parts).for_each(f);
         }
-        // The workers use `job` until they are done, so even a panic here
-        // must wait for them before unwinding.
-        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(0)));
+        let s = &*self.shared;
+        s.quiet.store(false, Ordering::Relaxed);
+        let job = Job { f };
+        s.done.store(0, Ordering::Relaxed);
+        // SAFETY of the lifetime erasure: `job` outlives every use, since
+        // this function returns only when all its parts are done, and a
+        // worker reads the pointer only after claiming one of them.
+        s.job.store(
+            &job as *const Job<'_> as *mut Job<'static>,
+            Ordering::Release,
+        );
+        let generation = ((s.state.load(Ordering::Relaxed) >> 32) + 1) & 0xffff_ffff;
+        // Part 0 is claimed by the caller in the same store. SeqCst pairs
+        // with the worker's `sleepers` increment and check: a worker
+        // either sees this generation or is counted here.
+        s.state.store(pack(generation, parts, 1), Ordering::SeqCst);
+        if s.sleepers.load(Ordering::SeqCst) > 0 {
+            let _g = s.sleep.lock().unwrap_or_else(|e| e.into_inner());
+            s.wake.notify_all();
+        }
+        let start = Instant::now();
+        // The workers use `job` until its parts are done, so even a panic
+        // must wait for them before unwinding; later parts are skipped.
+        let mut panic = None;
+        let mut part = Some(0);
+        while let Some(k) = part {
+            if panic.is_none() {
+                panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(k))).err();
+            }
+            s.done.fetch_add(1, Ordering::Release);
+            part = s.claim(generation);
+        }
+        let mine = start.elapsed();
+        let patience = (mine * 2).max(LATE_WAIT);
         let mut polls = 0usize;
-        while job.done.load(Ordering::Acquire) < self.workers.len() {
+        while s.done.load(Ordering::Acquire) < parts {
             polls += 1;
-            if polls < self.shared.spin {
+            // Check the clock only now and then; past its patience the
+            // caller yields its core (the worker it waits for may need it).
+            if polls < s.spin && (!polls.is_multiple_of(64) || start.elapsed() < mine + patience) {
                 core::hint::spin_loop();
             } else {
                 std::thread::yield_now();
             }
         }
-        self.shared
-            .job
-            .store(core::ptr::null_mut(), Ordering::Release);
-        if let Err(panic) = mine {
+        let waited = start.elapsed().saturating_sub(mine);
+        s.job.store(core::ptr::null_mut(), Ordering::Release);
+        drop(turn);
+        self.judge(waited > patience);
+        if let Some(panic) = panic {
             std::panic::resume_unwind(panic);
+        }
+    }
+
+    /// Records a join: a late one makes the pool run solo for a while.
+    fn judge(&self, late: bool) {
+        let a = &self.adapt;
+        if late {
+            let p = (a.penalty.load(Ordering::Relaxed) + 1).min(MAX_PENALTY);
+            a.penalty.store(p, Ordering::Relaxed);
+            a.clean.store(0, Ordering::Relaxed);
+            let solo = u64::try_from((SOLO_BASE * (1 << p)).as_nanos()).unwrap_or(u64::MAX);
+            a.solo_until
+                .store(a.now().saturating_add(solo), Ordering::Relaxed);
+            self.shared.quiet.store(true, Ordering::Relaxed);
+        } else if a.penalty.load(Ordering::Relaxed) > 0
+            && a.clean.fetch_add(1, Ordering::Relaxed) + 1 >= CLEAN_CALLS
+        {
+            a.clean.store(0, Ordering::Relaxed);
+            a.penalty.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
 
-fn worker(s: &Shared, k: usize) {
-    let mut seen = 0usize;
+fn worker(s: &Shared) {
+    let mut seen = 0u64;
     loop {
         // Wait for the next generation: spin, then sleep.
         let mut polls = 0usize;
-        let g = loop {
-            let g = s.generation.load(Ordering::Acquire);
+        let generation = loop {
+            let g = s.state.load(Ordering::Acquire) >> 32;
             if g != seen || s.shutdown.load(Ordering::Acquire) {
                 break g;
             }
             polls += 1;
-            if polls < s.spin {
+            if polls < s.spin && !s.quiet.load(Ordering::Relaxed) {
                 core::hint::spin_loop();
             } else {
                 let guard = s.sleep.lock().unwrap_or_else(|e| e.into_inner());
                 s.sleepers.fetch_add(1, Ordering::SeqCst);
-                if s.generation.load(Ordering::SeqCst) == seen && !s.shutdown.load(Ordering::SeqCst)
+                if s.state.load(Ordering::SeqCst) >> 32 == seen
+                    && !s.shutdown.load(Ordering::SeqCst)
                 {
                     drop(s.wake.wait(guard));
                 } else {
@@ -175,17 +336,17 @@ fn worker(s: &Shared, k: usize) {
         if s.shutdown.load(Ordering::Acquire) {
             return;
         }
-        seen = g;
-        // SAFETY: the caller published the job before bumping the
-        // generation and keeps it alive until this worker counts itself
-        // done; no new job is published before that.
-        let job = unsafe { &*s.job.load(Ordering::Acquire) };
-        if k < job.parts {
+        seen = generation;
+        while let Some(k) = s.claim(generation) {
+            // SAFETY: the caller published the job before the generation,
+            // and keeps it alive until every claimed part counts itself
+            // done; no new job is published before that.
+            let job = unsafe { &*s.job.load(Ordering::Acquire) };
             // A panicking part must still count itself done (the caller
             // waits for it); the kernels themselves never panic.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (job.f)(k)));
+            s.done.fetch_add(1, Ordering::Release);
         }
-        job.done.fetch_add(1, Ordering::AcqRel);
     }
 }
 
@@ -204,12 +365,55 @@ impl Drop for Pool {
 
 static POOL: OnceLock<RwLock<Arc<Pool>>> = OnceLock::new();
 
-fn default_threads() -> usize {
-    std::env::var("SMALL_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| n >= 1)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+/// Cores this process may run on: its CPU affinity mask and cgroup CPU
+/// quota, as `std::thread::available_parallelism` reads them; 1 if
+/// unknown.
+pub fn available() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// `n` capped at [`available`], with a warning naming `source` when it is
+/// above (once per process).
+fn capped(n: usize, source: &str) -> usize {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    let cores = available();
+    if n > cores {
+        if !WARNED.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "small-rs: {source} asks for {n} threads but this process has {cores} cores; using {cores}"
+            );
+        }
+        cores
+    } else {
+        n
+    }
+}
+
+/// The thread count `SMALL_THREADS` asks for, or `Err` with the warning
+/// to print when it is not a count from 1 up; `None` when unset.
+fn parse_setting(value: Option<&str>) -> Option<Result<usize, std::string::String>> {
+    let v = value?;
+    Some(match v.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "small-rs: SMALL_THREADS={v:?} is not a thread count (an integer from 1 up); using the default, {} (the cores available)",
+            available()
+        )),
+    })
+}
+
+/// The thread count of the process-wide pool when it starts.
+pub fn default_threads() -> usize {
+    let value = std::env::var_os("SMALL_THREADS");
+    let value = value.as_ref().map(|v| v.to_str().unwrap_or("<not UTF-8>"));
+    match parse_setting(value) {
+        None => available(),
+        Some(Ok(n)) => capped(n, "SMALL_THREADS"),
+        Some(Err(warning)) => {
+            eprintln!("{warning}");
+            available()
+        }
+    }
 }
 
 /// The process-wide pool, started on first use.
@@ -218,16 +422,37 @@ pub fn pool() -> Arc<Pool> {
     lock.read().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
-/// Sets the number of threads layers may use (1 = single-threaded). The
-/// old pool's threads end once no call uses them.
-pub fn set_threads(threads: usize) {
-    let new = Arc::new(Pool::new(threads.max(1)));
+/// Makes `pool` the process-wide pool (e.g. a [`Pool::new`] with more
+/// threads than cores, for a test). The old pool's threads end once no
+/// call uses them.
+pub fn set_pool(pool: Pool) {
+    let new = Arc::new(pool);
     match POOL.get() {
         Some(lock) => *lock.write().unwrap_or_else(|e| e.into_inner()) = new,
         None => {
-            let _ = POOL.set(RwLock::new(new));
+            if let Err(new) = POOL.set(RwLock::new(new)) {
+                // Another thread started the default pool meanwhile.
+                let new = new.into_inner().unwrap_or_else(|e| e.into_inner());
+                if let Some(lock) = POOL.get() {
+                    *lock.write().unwrap_or_else(|e| e.into_inner()) = new;
+                }
+            }
         }
     }
+}
+
+/// Sets the number of threads layers may use (1 = single-threaded), capped
+/// at the cores available (with a warning); returns the count in use.
+///
+/// ```
+/// let n = small_core::threads::set_threads(1);
+/// assert_eq!((n, small_core::threads::threads()), (1, 1));
+/// ```
+pub fn set_threads(threads: usize) -> usize {
+    let pool = Pool::new(capped(threads.max(1), "set_threads"));
+    let n = pool.threads();
+    set_pool(pool);
+    n
 }
 
 /// Threads layers may use now.
@@ -279,6 +504,27 @@ mod tests {
     }
 
     #[test]
+    fn concurrent_callers_each_run_every_part_once() {
+        let pool = Pool::new(2);
+        std::thread::scope(|scope| {
+            for _ in 0..3 {
+                scope.spawn(|| {
+                    for round in 0..2000 {
+                        let hits = [AtomicUsize::new(0), AtomicUsize::new(0)];
+                        pool.run(2, &|k| {
+                            hits[k].fetch_add(1, Ordering::Relaxed);
+                        });
+                        assert!(
+                            hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
+                            "{round}"
+                        );
+                    }
+                });
+            }
+        });
+    }
+
+    #[test]
     fn sleeping_workers_wake_for_the_next_job() {
         let pool = Pool::new(2);
         let sum = AtomicUsize::new(0);
@@ -303,5 +549,98 @@ mod tests {
         }
         assert_eq!(sum.load(Ordering::Relaxed), 60_000);
         drop(pool); // joins its workers; a hang here fails the test run
+    }
+
+    #[test]
+    fn a_late_join_runs_the_next_calls_solo_then_probes_again() {
+        let pool = Pool::new(2);
+        assert_eq!(pool.width(), 2);
+        // The worker's part outlasts the caller's by far more than the
+        // patience: as if the worker had lost its core. (The caller may
+        // take both parts when the worker is slow to see the job.)
+        let me = std::thread::current().id();
+        let worker_ran = AtomicBool::new(false);
+        for _ in 0..100 {
+            pool.run(2, &|_| {
+                if std::thread::current().id() != me {
+                    worker_ran.store(true, Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_millis(5));
+                } else {
+                    // Give the worker time to claim the other part.
+                    let t = Instant::now();
+                    while t.elapsed() < Duration::from_micros(20) {
+                        core::hint::spin_loop();
+                    }
+                }
+            });
+            if worker_ran.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+        assert!(worker_ran.load(Ordering::Relaxed));
+        // Solo now (unless 2 ms already passed on a very slow machine):
+        // every part runs on the caller.
+        if pool.solo() {
+            let all_here = AtomicBool::new(true);
+            pool.run(2, &|_| {
+                if std::thread::current().id() != me {
+                    all_here.store(false, Ordering::Relaxed);
+                }
+            });
+            assert!(all_here.load(Ordering::Relaxed));
+            assert_eq!(pool.width(), 1);
+        }
+        std::thread::sleep(SOLO_BASE * 4);
+        assert!(!pool.solo());
+        assert_eq!(pool.width(), 2);
+    }
+
+    #[test]
+    fn a_part_the_worker_never_starts_runs_on_the_caller() {
+        // A one-worker pool whose worker is busy in another job's part:
+        // a second caller finds the pool busy and runs both parts itself.
+        let pool = Pool::new(2);
+        let release = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                pool.run(2, &|_| {
+                    while !release.load(Ordering::Acquire) {
+                        std::thread::yield_now();
+                    }
+                })
+            });
+            // Wait until the first job holds the pool.
+            while pool.turn.try_lock().is_ok() {
+                std::thread::yield_now();
+            }
+            let hits = [AtomicUsize::new(0), AtomicUsize::new(0)];
+            pool.run(2, &|k| {
+                hits[k].fetch_add(1, Ordering::Relaxed);
+            });
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+            release.store(true, Ordering::Release);
+        });
+    }
+
+    #[test]
+    fn settings_are_counts_from_one_up() {
+        assert_eq!(parse_setting(None), None);
+        assert_eq!(parse_setting(Some("3")), Some(Ok(3)));
+        assert_eq!(parse_setting(Some(" 2 ")), Some(Ok(2)));
+        for bad in ["0", "abc", "-1", "", "1.5"] {
+            let warning = parse_setting(Some(bad)).unwrap().unwrap_err();
+            assert!(
+                warning.contains(&format!("SMALL_THREADS={bad:?}")),
+                "{warning}"
+            );
+        }
+        assert_eq!(capped(usize::MAX, "test"), available());
+        assert_eq!(capped(1, "test"), 1);
+    }
+
+    #[test]
+    fn absurd_thread_counts_are_capped() {
+        assert_eq!(Pool::new(0).threads(), 1);
+        assert_eq!(Pool::new(usize::MAX).threads(), MAX_THREADS);
     }
 }
