@@ -564,12 +564,15 @@ mod tests {
             pool.run(2, &|_| {
                 if std::thread::current().id() != me {
                     worker_ran.store(true, Ordering::Relaxed);
-                    std::thread::sleep(Duration::from_millis(5));
+                    std::thread::sleep(Duration::from_millis(50));
                 } else {
-                    // Give the worker time to claim the other part.
+                    // Give the worker up to 10 ms to claim the other part,
+                    // so the caller's share is at most a fifth of its wait.
                     let t = Instant::now();
-                    while t.elapsed() < Duration::from_micros(20) {
-                        core::hint::spin_loop();
+                    while !worker_ran.load(Ordering::Relaxed)
+                        && t.elapsed() < Duration::from_millis(10)
+                    {
+                        std::thread::yield_now();
                     }
                 }
             });
@@ -636,6 +639,47 @@ mod tests {
         }
         assert_eq!(capped(usize::MAX, "test"), available());
         assert_eq!(capped(1, "test"), 1);
+    }
+
+    /// Run by [`a_failed_spawn_keeps_the_threads_it_got`] in a child
+    /// process whose address space is too small for every worker's stack.
+    #[test]
+    #[ignore = "the child process of a_failed_spawn_keeps_the_threads_it_got"]
+    fn spawn_under_a_memory_limit() {
+        let pool = Pool::new(MAX_THREADS);
+        let sum = AtomicUsize::new(0);
+        pool.run(MAX_THREADS, &|k| {
+            sum.fetch_add(k + 1, Ordering::Relaxed);
+        });
+        let n = pool.threads();
+        assert_eq!(sum.load(Ordering::Relaxed), n * (n + 1) / 2);
+        std::println!("threads started: {n}");
+    }
+
+    // The child is this test binary: x86_64 Linux only (the aarch64 one
+    // runs under qemu-user, which `sh` would not start).
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
+    #[test]
+    fn a_failed_spawn_keeps_the_threads_it_got() {
+        let exe = std::env::current_exe().unwrap();
+        // 256 MiB of address space: the test binary fits, 255 worker
+        // stacks of 2 MiB do not.
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 262144 && exec \"$0\" --exact threads::tests::spawn_under_a_memory_limit --ignored --nocapture --test-threads 1")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        let stdout = std::string::String::from_utf8_lossy(&out.stdout);
+        let stderr = std::string::String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        let n: usize = stdout
+            .lines()
+            .find_map(|l| l.split("threads started: ").nth(1))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no thread count in {stdout}"));
+        assert!((1..MAX_THREADS).contains(&n), "{n} threads");
+        assert!(stderr.contains("could not start worker thread"), "{stderr}");
     }
 
     #[test]
