@@ -5,6 +5,8 @@
     python3 benches/peers/peers.py                      # peers only
     python3 benches/peers/peers.py --run-small          # + runs small-bench first
     python3 benches/peers/peers.py --small-json FILE    # + small-bench JSON lines
+    python3 benches/peers/peers.py --latency --run-small-latency
+        # per-call p50/p99/max idle and under load: small-rs, then LiteRT
 
 Creates (once) and re-executes itself in the venv target/peers-venv
 (packages pinned in requirements.txt beside this file). Not part of CI.
@@ -709,6 +711,228 @@ def run_ort(model, x, shape_out, threads, warmup, min_time):
 
 
 # ----------------------------------------------------------------------------
+# latency under load (--latency): mirrors small-rs's `mlperf_tiny --latency`
+# ----------------------------------------------------------------------------
+
+LATENCY_MODELS = ("resnet8", "vww_0.25", "ds-cnn", "ad")
+LATENCY_MIN_CALLS = 1000
+
+# One busy process: spins in pure Python (like `while :; do :; done`), and
+# checks every few ms that its parent is still there, so it does not outlive
+# the script even when the script is killed with SIGKILL. It writes one byte
+# once it runs, and the script waits for that byte before measuring.
+SPIN = """import os, sys
+parent = int(sys.argv[1])
+sys.stdout.write("1")
+sys.stdout.flush()
+sys.stdout.close()
+while os.getppid() == parent:
+    for _ in range(100000):
+        pass
+"""
+
+
+class BusyLoad:
+    """`with BusyLoad(n):` runs n busy processes (one spinning Python process
+    each) for the duration of the block; they are killed on leaving it,
+    also on an exception or KeyboardInterrupt."""
+
+    def __init__(self, n):
+        self.n = n
+        self.procs = []
+
+    def __enter__(self):
+        try:
+            for _ in range(self.n):
+                self.procs.append(subprocess.Popen(
+                    [sys.executable, "-c", SPIN, str(os.getpid())],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE))
+            for p in self.procs:  # wait until every one spins
+                if p.stdout.read(1) != b"1":
+                    raise RuntimeError(f"busy process {p.pid} did not start (exit {p.poll()})")
+                p.stdout.close()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+        for p in self.procs:
+            p.wait()
+            if p.stdout and not p.stdout.closed:
+                p.stdout.close()
+        self.procs = []
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+def percentiles(f, warmup, min_time, min_calls=LATENCY_MIN_CALLS):
+    """(calls, p50, p99, max) in microseconds of f() over >= min_calls
+    individually timed calls and >= min_time s, after >= warmup s; the
+    percentiles are taken as small-rs's `mlperf_tiny --latency` takes them
+    (p50 = sorted[n / 2], p99 = sorted[ceil(0.99 n) - 1]). Python's garbage
+    collector is off during the timed calls."""
+    import gc
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < warmup:
+        f()
+    runs = []
+    clock = time.perf_counter_ns
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        while len(runs) < min_calls or time.perf_counter() - t0 < min_time:
+            a = clock()
+            f()
+            runs.append(clock() - a)
+    finally:
+        if enabled:
+            gc.enable()
+    runs.sort()
+    n = len(runs)
+    return n, runs[n // 2] / 1e3, runs[-(-n * 99 // 100) - 1] / 1e3, runs[-1] / 1e3
+
+
+def litert_interpreter(model, x, threads):
+    """A LiteRT interpreter (XNNPACK) with x set as its input and invoked
+    once; returns (interpreter, output of that call)."""
+    from ai_edge_litert.interpreter import Interpreter
+    it = Interpreter(model_content=model, num_threads=threads)
+    it.allocate_tensors()
+    if not any(d["op_name"] == "DELEGATE" for d in it._get_ops_details()):
+        raise RuntimeError("XNNPACK did not take any op")
+    (inp,), (out,) = it.get_input_details(), it.get_output_details()
+    it.set_tensor(inp["index"], x)
+    it.invoke()
+    return it, it.get_tensor(out["index"]).copy()
+
+
+def litert_latency(c, load, threads, warmup, min_time):
+    """Latency rows of case c as small-rs's `latencies` makes them: idle,
+    then beside `load` busy processes; 1 thread and `threads` each.
+    Returns (rows, check text, ok)."""
+    counts = [1] if threads == 1 else [1, threads]
+    its, ok, check = {}, True, []
+    for t in counts:
+        it, y = litert_interpreter(c.tflite, c.x, t)
+        its[t] = it
+        d = float(np.abs(y.astype(np.float64) - c.golden).max())
+        ok &= d <= c.gtol
+        check.append(f"{t} thread{'s' if t > 1 else ''}: |LiteRT-golden| max {d:.3g} (tol {c.gtol:.3g})")
+    rows = []
+    for busy in ([0, load] if load else [0]):
+        print(f"# {c.name}: LiteRT latency, {busy} busy processes ...", file=sys.stderr, flush=True)
+        with BusyLoad(busy):
+            for t in counts:
+                n, p50, p99, mx = percentiles(its[t].invoke, warmup, min_time)
+                rows.append(dict(model=c.name, busy=busy, threads=t, calls=n, p50=p50, p99=p99, max=mx))
+    return rows, "; ".join(check), ok
+
+
+def print_latency(rows, what):
+    print(f"\nlatency per call, µs ({what}):")
+    print(f"{'model':<9} {'busy':>5} {'threads':>8} {'calls':>6} {'p50':>9} {'p99':>9} {'max':>9}  "
+          f"p50 / 1-thread p50")
+    for r in rows:
+        one = next((b["p50"] for b in rows if b["model"] == r["model"] and b["busy"] == r["busy"]
+                    and b["threads"] == 1), float("nan"))
+        print(f"{r['model']:<9} {r['busy']:>5} {r['threads']:>8} {r['calls']:>6} {r['p50']:>9.1f} "
+              f"{r['p99']:>9.1f} {r['max']:>9.1f}  {r['p50'] / one:.2f}x")
+
+
+def run_small_latency(load, models, threads):
+    """Runs small-rs's `mlperf_tiny --latency` with the same load; prints its
+    header and latency table and returns its latency rows (dicts as
+    litert_latency's)."""
+    cmd = ["cargo", "run", "--release", "-q", "--example", "mlperf_tiny", "--",
+           "--latency", "--load", str(load), "--models", models]
+    if threads is not None:
+        cmd += ["--threads", str(threads)]
+    print(f"# running {' '.join(cmd)} ...", flush=True)
+    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    lines = p.stdout.splitlines()
+    rows, table = [], False
+    for line in lines:
+        if line.startswith("latency per call"):
+            table = True
+        elif table and not line.strip():
+            break
+        elif table and not line.startswith("model"):
+            f = line.split()
+            try:
+                rows.append(dict(model=f[0], busy=int(f[1]), threads=int(f[2]), calls=int(f[3]),
+                                 p50=float(f[4]), p99=float(f[5]), max=float(f[6])))
+            except (IndexError, ValueError):
+                pass
+    if lines:
+        print(lines[0])  # small-rs MLPerf Tiny, arch ..., N threads
+    if p.returncode != 0 or not rows:
+        print(f"# small-rs mlperf_tiny: exit {p.returncode}{'' if rows else ', no latency table'}; its output:")
+        for line in lines[1:]:
+            print("#   " + line)
+    if rows:
+        print_latency(rows, "small-rs; busy = threads spinning beside the calls, in its process")
+    return rows
+
+
+def latency_main(args):
+    import signal
+    # a SIGTERM unwinds like Ctrl-C, so the busy processes are killed on the way out
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    threads = args.threads if args.threads is not None else 2
+    load = args.load if args.load is not None else (os.cpu_count() or 1)
+    warmup = args.warmup if args.warmup is not None else 0.05
+    min_time = args.min_time if args.min_time is not None else 0.5
+    print(f"# latency under load: {load} busy (small-rs: threads in its process; LiteRT: processes "
+          f"started by this script); LiteRT XNNPACK with 1 and {threads} threads; warm-up {warmup} s, "
+          f">= {LATENCY_MIN_CALLS} calls and >= {min_time} s per row; p50 / p99 / max of the single calls")
+    small = []
+    if args.run_small_latency:
+        small = run_small_latency(load, os.path.abspath(args.models), args.threads)
+    cases = [c for c in model_cases(os.path.abspath(args.models)) if c.name in LATENCY_MODELS]
+    if args.cases:
+        words = [w.strip() for w in args.cases.split(",")]
+        cases = [c for c in cases if any(w in c.name for w in words)]
+    rows, checks, failed = [], [], 0
+    for c in cases:
+        if c.graph is None or c.golden is None:
+            checks.append((c.name, "n/a", c.note))
+            continue
+        try:
+            r, text, ok = litert_latency(c, load, threads, warmup, min_time)
+        except Exception as e:  # noqa: BLE001
+            checks.append((c.name, "n/a", f"LiteRT n/a: {type(e).__name__}: {e}"))
+            continue
+        rows += r
+        checks.append((c.name, "ok" if ok else "MISMATCH", text))
+        failed += not ok
+    if args.json:
+        with open(args.json, "w") as f:
+            for peer, rs in (("small-rs", small), ("litert-xnnpack", rows)):
+                for r in rs:
+                    f.write(json.dumps(dict(latency=True, model=r["model"], peer=peer, busy=r["busy"],
+                                            threads=r["threads"], calls=r["calls"],
+                                            p50_us=round(r["p50"], 2), p99_us=round(r["p99"], 2),
+                                            max_us=round(r["max"], 2))) + "\n")
+    print_latency(rows, "LiteRT XNNPACK; busy = processes spinning beside the calls")
+    if not small and not args.run_small_latency:
+        print("(small-rs's table: add --run-small-latency)")
+    print()
+    print("LiteRT's output of the golden input 0, with each thread count:")
+    for name, status, text in checks:
+        print(f"  {name:<9} {status:<8} {text}")
+    if failed:
+        print(f"{failed} model(s) MISMATCH")
+        sys.exit(1)
+
+
+# ----------------------------------------------------------------------------
 # small-rs side
 # ----------------------------------------------------------------------------
 
@@ -777,16 +1001,34 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default=os.path.join(ROOT, "..", "shared", "models"),
                     help="dir of the MLPerf Tiny .tflite files and goldens (default ../shared/models)")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="threads of each peer (default 1; --latency: 1 and this, default 2)")
     ap.add_argument("--small-json", metavar="FILE", help="small-bench output (its JSON lines are read)")
     ap.add_argument("--run-small", action="store_true", help="run `cargo run --release -p small-bench` first")
     ap.add_argument("--small-arch", help="take small-rs's numbers of this arch (default: each case's fastest)")
     ap.add_argument("--cases", help="only cases whose name contains one of these comma-separated words")
-    ap.add_argument("--warmup", type=float, default=0.2, help="warm-up seconds (>= 0.2 by default)")
-    ap.add_argument("--min-time", type=float, default=1.0, help="timed seconds per case and peer")
+    ap.add_argument("--warmup", type=float, default=None,
+                    help="warm-up seconds (default 0.2; --latency: 0.05)")
+    ap.add_argument("--min-time", type=float, default=None,
+                    help="timed seconds per case and peer (default 1.0; --latency: 0.5 per row)")
+    ap.add_argument("--latency", action="store_true",
+                    help="LiteRT's per-call latency p50/p99/max on resnet8, vww_0.25, ds-cnn and ad, "
+                         "idle and beside --load busy processes, with 1 thread and --threads")
+    ap.add_argument("--load", type=int, default=None,
+                    help="--latency: busy processes of the loaded runs (default: os.cpu_count())")
+    ap.add_argument("--run-small-latency", action="store_true",
+                    help="--latency: first run small-rs's `mlperf_tiny --latency --load N` and print its table")
     ap.add_argument("--json", metavar="FILE", help="also write one JSON line per case and peer here")
     ap.add_argument("--save-models", metavar="DIR", help="write each case's .tflite and .onnx here")
     args = ap.parse_args()
+    if args.run_small_latency:
+        args.latency = True
+    if args.load is not None and not args.latency:
+        ap.error("--load applies to --latency")
+    if args.load is not None and args.load < 0:
+        ap.error("--load: expected a count >= 0")
+    if args.threads is not None and args.threads < 1:
+        ap.error("--threads: expected a count >= 1")
 
     cpu = cpu_info()
     print(f"# date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}")
@@ -794,6 +1036,15 @@ def main():
           f"model {cpu.get('Model', '?')}, stepping {cpu.get('Stepping', '?')}), "
           f"{os.cpu_count()} logical CPUs; {platform.platform()}")
     print(f"# Python {platform.python_version()}; {versions()}")
+    if args.latency:
+        latency_main(args)
+        return
+    if args.threads is None:
+        args.threads = 1
+    if args.warmup is None:
+        args.warmup = 0.2
+    if args.min_time is None:
+        args.min_time = 1.0
     print(f"# threads: {args.threads} (LiteRT num_threads, XNNPACK delegate; ORT intra_op {args.threads}, "
           f"inter_op 1, sequential, ORT_ENABLE_ALL); timing: warm-up {args.warmup} s, "
           f">= {args.min_time} s and >= 10 runs, median and min of the individual calls")
