@@ -63,6 +63,274 @@ pub const fn output_dims(spec: &LayerSpec, x: Dims) -> Dims {
     }
 }
 
+/// Dims of every tensor of a model: `input`, then each step's output in
+/// order. Lenient where [`output_dims`] panics (a miswired layer still gets
+/// an output), so that [`check_layer`] can name what is wrong.
+pub const fn dims<const T: usize, const S: usize>(
+    specs: &[LayerSpec; S],
+    steps: &[Step; S],
+    input: Dims,
+) -> [Dims; T] {
+    let mut d = [Dims { c: 0, h: 0, w: 0 }; T];
+    d[0] = input;
+    let mut s = 0;
+    while s < S {
+        let (spec, st) = (&specs[s], steps[s]);
+        let x = if st.x < T { d[st.x] } else { d[0] };
+        let h = match spec.padding.dim("height", x.h, spec.fh, spec.sh) {
+            Ok(d) => d.out,
+            Err(_) => 0,
+        };
+        let w = match spec.padding.dim("width", x.w, spec.fw, spec.sw) {
+            Ok(d) => d.out,
+            Err(_) => 0,
+        };
+        if st.y < T {
+            d[st.y] = Dims {
+                c: spec.out_channels(),
+                h,
+                w,
+            };
+        }
+        s += 1;
+    }
+    d
+}
+
+/// What is wrong with a layer of a `model!` (see [`miswiring`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Miswiring {
+    /// It reads a tensor no earlier line writes (`skip`: its residual).
+    ReadsUnwritten {
+        /// The residual input, not the main one.
+        skip: bool,
+    },
+    /// Its input channels differ from the tensor it reads.
+    Channels,
+    /// The tensor it reads is lower or narrower than its VALID filter (or empty).
+    TooSmall {
+        /// Height, else width.
+        height: bool,
+        /// Least size the layer takes.
+        minimum: usize,
+    },
+    /// Declared `residual` without a skip tensor, or the other way round.
+    ResidualDeclaration,
+    /// Its residual tensor's shape differs from its output's.
+    ResidualShape,
+}
+
+/// The first miswired layer of a model and what is wrong with it: every
+/// compile-time check of `model!`.
+/// `d` are the model's dims (from [`dims`]).
+pub const fn miswiring<const T: usize, const S: usize>(
+    specs: &[LayerSpec; S],
+    steps: &[Step; S],
+    d: &[Dims; T],
+) -> Option<(usize, Miswiring)> {
+    let mut s = 0;
+    while s < S {
+        let (spec, st) = (&specs[s], steps[s]);
+        // Tensor ids follow the lines that write them: the input is 0.
+        if st.x >= st.y {
+            return Some((s, Miswiring::ReadsUnwritten { skip: false }));
+        }
+        if st.skip != NONE && st.skip >= st.y {
+            return Some((s, Miswiring::ReadsUnwritten { skip: true }));
+        }
+        let x = d[st.x];
+        if spec.in_channels() != x.c {
+            return Some((s, Miswiring::Channels));
+        }
+        if let Err(Error::InputTooSmall { minimum, .. }) =
+            spec.padding.dim("height", x.h, spec.fh, spec.sh)
+        {
+            let height = true;
+            return Some((s, Miswiring::TooSmall { height, minimum }));
+        }
+        if let Err(Error::InputTooSmall { minimum, .. }) =
+            spec.padding.dim("width", x.w, spec.fw, spec.sw)
+        {
+            let height = false;
+            return Some((s, Miswiring::TooSmall { height, minimum }));
+        }
+        if spec.residual != (st.skip != NONE) {
+            return Some((s, Miswiring::ResidualDeclaration));
+        }
+        if st.skip != NONE && !d[st.skip].same(&d[st.y]) {
+            return Some((s, Miswiring::ResidualShape));
+        }
+        s += 1;
+    }
+    None
+}
+
+/// A compile-time error message: text and numbers appended in a `const`
+/// evaluation (a `const` panic cannot format).
+struct Message {
+    buf: [u8; 512],
+    len: usize,
+}
+
+impl Message {
+    const fn new() -> Message {
+        Message {
+            buf: [0; 512],
+            len: 0,
+        }
+    }
+
+    /// Appends `s`, or `...` if it does not fit (never half a character).
+    const fn s(mut self, s: &str) -> Message {
+        let b = s.as_bytes();
+        let fits = self.len + b.len() <= self.buf.len() - 3;
+        let b = if fits { b } else { b"...".as_slice() };
+        let mut i = 0;
+        while i < b.len() && self.len < self.buf.len() {
+            self.buf[self.len] = b[i];
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+
+    const fn n(self, mut v: usize) -> Message {
+        let mut digits = [0u8; 20];
+        let mut k = digits.len();
+        loop {
+            k -= 1;
+            digits[k] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        let (_, d) = digits.split_at(k);
+        match core::str::from_utf8(d) {
+            Ok(d) => self.s(d),
+            Err(_) => self,
+        }
+    }
+
+    /// `[h, w, c]`, as `model!` declares its input.
+    const fn shape(self, d: Dims) -> Message {
+        self.s("[").n(d.h).s(", ").n(d.w).s(", ").n(d.c).s("]")
+    }
+
+    /// "layer `field: Type`".
+    const fn layer(self, name: &str, ty: &str) -> Message {
+        self.s("layer `").s(name).s(": ").s(ty).s("`")
+    }
+
+    /// "tensor `x` [h, w, c]".
+    const fn tensor(self, name: &str, d: Dims) -> Message {
+        self.s("tensor `").s(name).s("` ").shape(d)
+    }
+
+    #[track_caller]
+    const fn fail(&self) -> ! {
+        let (b, _) = self.buf.split_at(self.len);
+        match core::str::from_utf8(b) {
+            Ok(m) => panic!("{}", m),
+            Err(_) => panic!("a layer of this model! is miswired"),
+        }
+    }
+}
+
+/// Fails compilation with a message naming layer `k`, the tensors it reads
+/// and their shapes, if `k` is the first miswired layer ([`miswiring`]).
+/// `model!` calls it once per layer, from a `const` named after the layer.
+#[track_caller]
+pub const fn check_layer<const T: usize, const S: usize>(
+    k: usize,
+    names: &[&str; S],
+    types: &[&str; S],
+    tensors: &[&str; T],
+    specs: &[LayerSpec; S],
+    steps: &[Step; S],
+    d: &[Dims; T],
+) {
+    let Some((bad, what)) = miswiring(specs, steps, d) else {
+        return;
+    };
+    if bad != k {
+        return;
+    }
+    let (spec, st) = (&specs[k], steps[k]);
+    let m = Message::new().layer(names[k], types[k]);
+    let m = match what {
+        Miswiring::ReadsUnwritten { skip } => {
+            let t = if skip { st.skip } else { st.x };
+            let m = m.s(if skip {
+                " adds tensor `"
+            } else {
+                " reads tensor `"
+            });
+            let m = m.s(tensors[t]).s("`, ");
+            if t == st.y {
+                m.s("its own output")
+            } else {
+                m.s("which a later line writes; a line reads the input or tensors written above it")
+            }
+        }
+        Miswiring::Channels => m
+            .s(" reads ")
+            .tensor(tensors[st.x], d[st.x])
+            .s(" of ")
+            .n(d[st.x].c)
+            .s(" channels, but `")
+            .s(types[k])
+            .s("` takes ")
+            .n(spec.in_channels())
+            .s(" (g * fc)"),
+        Miswiring::TooSmall { height, minimum } => {
+            let (what, x, f) = if height {
+                ("height", d[st.x].h, spec.fh)
+            } else {
+                ("width", d[st.x].w, spec.fw)
+            };
+            let m = m
+                .s(" reads ")
+                .tensor(tensors[st.x], d[st.x])
+                .s(" of ")
+                .s(what)
+                .s(" ")
+                .n(x)
+                .s(", but it needs at least ")
+                .n(minimum);
+            match spec.padding {
+                crate::Padding::Valid if x > 0 => m
+                    .s(" (VALID padding, a filter ")
+                    .n(f)
+                    .s(if height { " high)" } else { " wide)" }),
+                _ => m,
+            }
+        }
+        Miswiring::ResidualDeclaration => {
+            if spec.residual {
+                m.s(" is declared `residual` but its line adds no tensor: write `(")
+                    .s(tensors[st.x])
+                    .s(", + skip)`")
+            } else {
+                m.s(" adds tensor `")
+                    .s(tensors[st.skip])
+                    .s("`, but `")
+                    .s(types[k])
+                    .s("` is not declared `residual`")
+            }
+        }
+        Miswiring::ResidualShape => m
+            .s(" adds ")
+            .tensor(tensors[st.skip], d[st.skip])
+            .s(" to its output `")
+            .s(tensors[st.y])
+            .s("` ")
+            .shape(d[st.y])
+            .s("; a residual needs the output's shape"),
+    };
+    m.fail()
+}
+
 /// Multiply-accumulates of `spec` producing `y` (comparisons for max pool).
 pub const fn macs(spec: &LayerSpec, y: Dims) -> usize {
     y.h * y.w * spec.out_channels() * spec.fh * spec.fw * spec.fc
@@ -300,21 +568,45 @@ macro_rules! model {
             const T: usize = Id::__Count as usize;
             const S: usize = [$( stringify!($field) ),+].len();
 
+            // What the compile-time checks name (associated with `Id`, so
+            // that no layer or tensor name can shadow them).
+            impl Id {
+                const __LAYERS: [&'static str; S] = [$( stringify!($field) ),+];
+                const __TYPES: [&'static str; S] = [$( stringify!($ty) ),+];
+                const __TENSORS: [&'static str; T] = [stringify!($input), $( stringify!($y) ),+];
+                const __SPECS: [$crate::LayerSpec; S] = [$( $ty::SPEC ),+];
+                const __STEPS: [$crate::model::Step; S] = [$(
+                    $crate::model::Step {
+                        x: Id::$x as usize,
+                        skip: $crate::model!(@or $(Id::$skip as usize)? ; $crate::model::NONE),
+                        y: Id::$y as usize,
+                    }
+                ),+];
+            }
+
+            // One check per layer, named after it: a miswired model fails
+            // to compile with the layer, its tensors and their shapes.
+            const _: () = { $(
+                #[allow(non_upper_case_globals, dead_code)]
+                const $field: () = $crate::model::check_layer(
+                    Id::$y as usize - 1,
+                    &Id::__LAYERS,
+                    &Id::__TYPES,
+                    &Id::__TENSORS,
+                    &Id::__SPECS,
+                    &Id::__STEPS,
+                    &$name::DIMS,
+                );
+            )+ };
+
             #[allow(clippy::modulo_one)]
             impl $name {
                 /// Dims of every tensor: the input, then each layer's output.
-                pub const DIMS: [$crate::model::Dims; T] = {
-                    let mut d = [$crate::model::Dims { c: 0, h: 0, w: 0 }; T];
-                    d[Id::$input as usize] = $crate::model::Dims { c: $ic, h: $ih, w: $iw };
-                    $(
-                        d[Id::$y as usize] = $crate::model::output_dims(&$ty::SPEC, d[Id::$x as usize]);
-                        $( assert!(
-                            d[Id::$skip as usize].same(&d[Id::$y as usize]),
-                            "a residual tensor differs in shape from the layer output"
-                        ); )?
-                    )+
-                    d
-                };
+                pub const DIMS: [$crate::model::Dims; T] = $crate::model::dims(
+                    &Id::__SPECS,
+                    &Id::__STEPS,
+                    $crate::model::Dims { c: $ic, h: $ih, w: $iw },
+                );
                 /// Every layer, in execution order.
                 pub const LAYERS: [$crate::model::LayerInfo; S] = [$(
                     $crate::model::LayerInfo {
@@ -322,23 +614,11 @@ macro_rules! model {
                         spec: $ty::SPEC,
                         op: $op,
                         out_op: $crate::model!(@or $($out_op)? ; $op),
-                        step: $crate::model::Step {
-                            x: Id::$x as usize,
-                            skip: $crate::model!(@or $(Id::$skip as usize)? ; $crate::model::NONE),
-                            y: Id::$y as usize,
-                        },
+                        step: Id::__STEPS[Id::$y as usize - 1],
                         macs: $crate::model::macs(&$ty::SPEC, Self::DIMS[Id::$y as usize]),
                     }
                 ),+];
-                const STEPS: [$crate::model::Step; S] = {
-                    let mut s = [$crate::model::Step { x: 0, skip: 0, y: 0 }; S];
-                    let mut i = 0;
-                    while i < S {
-                        s[i] = Self::LAYERS[i].step;
-                        i += 1;
-                    }
-                    s
-                };
+                const STEPS: [$crate::model::Step; S] = Id::__STEPS;
                 /// Steps whose output overwrites their residual input.
                 pub const IN_PLACE: [bool; S] = $crate::model::in_place(&Self::DIMS, &Self::STEPS);
                 /// Where each tensor lives in the arena.

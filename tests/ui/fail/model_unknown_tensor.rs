@@ -1,0 +1,13 @@
+use small_core::{layer, model};
+
+#[layer(fh = 1, fw = 1, fc = 8, k = 8)]
+struct Pointwise;
+
+model! {
+    struct Net {
+        input x: [4, 4, 8];
+        pw: Pointwise @ 0 (y) -> a;
+    }
+}
+
+fn main() {}
