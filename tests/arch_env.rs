@@ -14,6 +14,9 @@ struct Pool;
 fn child_print_selected() {
     println!("selected: {:?}", small_core::arch::selected());
     println!("layer: {:?}", Pool::new().map(|p| p.arch()));
+    if let Err(e) = Pool::new() {
+        println!("message: {e}");
+    }
 }
 
 fn child(value: &str) -> String {
@@ -41,13 +44,32 @@ fn small_arch_forces_the_arch_or_fails() {
     let out = child("reference");
     assert!(out.contains("selected: Ok(Reference)"), "{out}");
     assert!(out.contains("layer: Ok(Reference)"), "{out}");
-    let out = child("avx9");
-    assert!(out.contains("selected: Err(UnknownArch)"), "{out}");
-    assert!(out.contains("layer: Err(UnknownArch)"), "{out}");
+    // Unknown: an error (the arch decides packing and results) that names
+    // the variable, its value and every valid name.
+    let out = child(" bogus ");
+    let want = r#"Err(ArchVar { var: "SMALL_ARCH", value: "bogus", unavailable: false })"#;
+    assert!(out.contains(&format!("selected: {want}")), "{out}");
+    assert!(out.contains(&format!("layer: {want}")), "{out}");
+    let names: Vec<&str> = Arch::ALL.iter().map(|a| a.name()).collect();
+    let message = format!(
+        "message: SMALL_ARCH=bogus: unknown arch; valid: {}\n",
+        names.join(" ")
+    );
+    assert!(out.contains(&message), "{out}");
     if let Some(missing) = Arch::ALL.iter().find(|a| !a.available()) {
         let out = child(missing.name());
-        let want = format!("Err(ArchUnavailable {{ name: \"{}\" }})", missing.name());
+        let want = format!(
+            "Err(ArchVar {{ var: \"SMALL_ARCH\", value: \"{}\", unavailable: true }})",
+            missing.name()
+        );
         assert!(out.contains(&format!("layer: {want}")), "{out}");
+        let here: Vec<&str> = small_core::arch::available().map(|a| a.name()).collect();
+        let message = format!(
+            "message: SMALL_ARCH={}: arch not available on this target or CPU; available here: {}\n",
+            missing.name(),
+            here.join(" ")
+        );
+        assert!(out.contains(&message), "{out}");
     }
     for arch in small_core::arch::available() {
         let out = child(arch.name());

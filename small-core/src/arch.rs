@@ -31,6 +31,27 @@ pub fn available() -> impl Iterator<Item = Arch> {
     Arch::ALL.iter().copied().filter(|a| a.available())
 }
 
+/// The environment variable that forces an arch (std only).
+pub const VAR: &str = "SMALL_ARCH";
+
+/// The arch `value` of the environment variable `var` names, if it can run
+/// here; else [`Error::ArchVar`] naming both (the value is leaked: call it
+/// once per process, as [`selected`] does).
+#[cfg(feature = "std")]
+fn from_var(var: &'static str, value: &str) -> Result<Arch, Error> {
+    let value = value.trim();
+    let fail = |unavailable| Error::ArchVar {
+        var,
+        value: std::boxed::Box::leak(value.into()),
+        unavailable,
+    };
+    match Arch::from_name(value) {
+        None => Err(fail(false)),
+        Some(a) if !a.available() => Err(fail(true)),
+        Some(a) => Ok(a),
+    }
+}
+
 /// The arch new layers use by default: `SMALL_ARCH` if set (std only),
 /// else the best one the CPU supports. Computed once.
 pub fn selected() -> Result<Arch, Error> {
@@ -38,9 +59,14 @@ pub fn selected() -> Result<Arch, Error> {
     {
         static CHOICE: std::sync::OnceLock<Result<Arch, Error>> = std::sync::OnceLock::new();
         CHOICE
-            .get_or_init(|| match std::env::var("SMALL_ARCH") {
-                Ok(name) if !name.trim().is_empty() => parse(&name),
-                _ => Ok(Arch::best_available()),
+            .get_or_init(|| {
+                let value = std::env::var_os(VAR).unwrap_or_default();
+                let value = value.to_string_lossy();
+                if value.trim().is_empty() {
+                    Ok(Arch::best_available())
+                } else {
+                    from_var(VAR, &value)
+                }
             })
             .clone()
     }
@@ -52,6 +78,39 @@ pub fn selected() -> Result<Arch, Error> {
 mod tests {
     use super::*;
     use alloc::string::ToString;
+
+    #[cfg(feature = "std")]
+    #[test]
+    fn a_bad_small_arch_names_the_variable_its_value_and_the_valid_ones() {
+        let e = from_var(VAR, " bogus ").unwrap_err();
+        assert_eq!(
+            e,
+            Error::ArchVar {
+                var: "SMALL_ARCH",
+                value: "bogus",
+                unavailable: false
+            }
+        );
+        let mut want = std::string::String::from("SMALL_ARCH=bogus: unknown arch; valid:");
+        for a in Arch::ALL {
+            want += " ";
+            want += a.name();
+        }
+        assert_eq!(e.to_string(), want);
+        assert!(want.contains(" reference") && want.contains(" avx2"));
+        assert_eq!(from_var(VAR, "reference"), Ok(Arch::Reference));
+        if let Some(missing) = Arch::ALL.iter().find(|a| !a.available()) {
+            let e = from_var(VAR, missing.name()).unwrap_err().to_string();
+            let head = std::format!(
+                "SMALL_ARCH={}: arch not available on this target or CPU; available here:",
+                missing.name()
+            );
+            assert!(e.starts_with(&head), "{e}");
+            // Listed once: in the head, not among the available ones.
+            assert_eq!(e.matches(missing.name()).count(), 1, "{e}");
+            assert!(e.ends_with(" reference"), "{e}");
+        }
+    }
 
     #[test]
     fn names_parse_and_unknown_names_fail() {

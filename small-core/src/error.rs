@@ -54,6 +54,17 @@ pub enum Error {
         /// Its name.
         name: &'static str,
     },
+    /// An environment variable (`SMALL_ARCH`) names an arch that is not
+    /// registered, or one this target or CPU cannot run.
+    ArchVar {
+        /// The variable, `"SMALL_ARCH"`.
+        var: &'static str,
+        /// Its value, trimmed (leaked once: the choice is made once per
+        /// process).
+        value: &'static str,
+        /// The value names a registered arch that cannot run here.
+        unavailable: bool,
+    },
 }
 
 impl fmt::Display for Error {
@@ -97,6 +108,28 @@ impl fmt::Display for Error {
             }
             Error::ArchUnavailable { name } => {
                 write!(f, "arch `{name}` is not available on this target or CPU")
+            }
+            Error::ArchVar {
+                var,
+                value,
+                unavailable,
+            } => {
+                let (problem, list, arches) = if *unavailable {
+                    (
+                        "arch not available on this target or CPU",
+                        "available here",
+                        true,
+                    )
+                } else {
+                    ("unknown arch", "valid", false)
+                };
+                write!(f, "{var}={value}: {problem}; {list}:")?;
+                for a in arch_defs::ArchId::ALL {
+                    if !arches || a.available() {
+                        write!(f, " {}", a.name())?;
+                    }
+                }
+                Ok(())
             }
         }
     }
