@@ -72,7 +72,7 @@ pub fn case<N: Network>(repo: &Path) -> Result<Case, String> {
         });
     };
     let path = dir.join(file);
-    let model = tflite::Model::from_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let model = tflite::Model::from_file(&path).map_err(|e| e.to_string())?; // names the path
     let n = golden_input::<N>();
     let golden = dir.join(format!("{}.golden", file.trim_end_matches(".tflite")));
     let (input, output) = (

@@ -381,7 +381,7 @@ fn print_layers<N: Network>(net: &N, arena: &mut [f32], input: &[f32]) -> Result
 fn trained<N: Sample>(arch: Arch, dir: &Path, o: &Options) -> Result<Row, String> {
     let file = N::FILE.ok_or("no trained file")?;
     let path = dir.join(file);
-    let model = tflite::Model::from_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let model = tflite::Model::from_file(&path).map_err(|e| e.to_string())?; // names the path
     let net = N::load(&model, arch).map_err(|e| format!("{}: {e}", path.display()))?;
     let golden = dir.join(format!("{}.golden", file.trim_end_matches(".tflite")));
     let mut arena = vec![f32::NAN; N::ARENA];

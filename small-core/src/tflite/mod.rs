@@ -323,12 +323,43 @@ impl Operator {
     }
 }
 
-/// A planus read error as [`LoadError::Malformed`].
+/// [`LoadError::Malformed`]: `what` was being read, `detail` is wrong.
 fn malformed(what: impl Into<String>, detail: impl fmt::Display) -> LoadError {
     LoadError::Malformed {
         what: what.into(),
         detail: detail.to_string(),
     }
+}
+
+/// What [`LoadError::Malformed`] names when the file as a whole is not a
+/// model ([`Model::from_file`] puts the path there instead).
+const MODEL: &str = "TFLite model";
+
+/// Why a file fails to be a flatbuffer, in the user's terms.
+const NOT_A_FLATBUFFER: &str = "file is truncated or not a TFLite flatbuffer";
+
+/// A planus read error in the user's terms: the file, not a part of it, is
+/// what is wrong (a truncated file or another format), and the parser's
+/// own message (`In <Model@1c>::description(): Invalid offset`) only says
+/// where it stopped.
+fn unreadable(what: &str, e: &planus::Error) -> LoadError {
+    use planus::errors::ErrorKind as K;
+    let why = match e.error_kind {
+        K::InvalidOffset | K::InvalidLength | K::InvalidVtableLength { .. } => {
+            "an offset or length points past the end of the file"
+        }
+        K::MissingNullTerminator => "a string runs past the end of the file",
+        K::InvalidUtf8 { .. } => "a string is not UTF-8",
+        K::MissingRequired => "a required field is missing",
+        K::UnknownEnumTag { .. } | K::UnknownUnionTag { .. } => {
+            "a value is unknown to the TFLite schema"
+        }
+        _ => "the flatbuffer is inconsistent",
+    };
+    malformed(
+        MODEL,
+        format!("{NOT_A_FLATBUFFER} (reading the {what}: {why})"),
+    )
 }
 
 /// Adds what was being read to a planus error.
@@ -338,7 +369,7 @@ trait Context<T> {
 
 impl<T> Context<T> for planus::Result<T> {
     fn ctx(self, what: impl FnOnce() -> String) -> Result<T, LoadError> {
-        self.map_err(|e| malformed(what(), e))
+        self.map_err(|e| unreadable(&what(), &e))
     }
 }
 
@@ -379,23 +410,29 @@ impl Model {
     /// model has exactly one subgraph, and that every tensor, buffer and
     /// operator-code index in it is in range.
     pub fn parse(bytes: &[u8]) -> Result<Model, LoadError> {
-        const WHAT: &str = "tflite model";
+        const WHAT: &str = MODEL;
+        if bytes.is_empty() {
+            return Err(malformed(WHAT, "file is empty, not a TFLite flatbuffer"));
+        }
         if bytes.len() < 8 {
             return Err(malformed(
                 WHAT,
-                format!("{} bytes, shorter than a flatbuffer header", bytes.len()),
+                format!(
+                    "{NOT_A_FLATBUFFER}: {} bytes, shorter than a flatbuffer header",
+                    bytes.len()
+                ),
             ));
         }
         if &bytes[4..8] != b"TFL3" {
             return Err(malformed(
                 WHAT,
                 format!(
-                    "file identifier {:?}, expected \"TFL3\"",
-                    bytes[4..8].escape_ascii().to_string()
+                    "not a TFLite flatbuffer: file identifier \"{}\" (bytes 4..8), expected \"TFL3\"",
+                    bytes[4..8].escape_ascii()
                 ),
             ));
         }
-        let root = fb::ModelRef::read_as_root(bytes).ctx(|| WHAT.into())?;
+        let root = fb::ModelRef::read_as_root(bytes).ctx(|| "model root".into())?;
         let version = root.version().ctx(|| "model version".into())?;
         let description = root
             .description()
@@ -511,7 +548,10 @@ impl Model {
         })
     }
 
-    /// Reads and parses a `.tflite` file.
+    /// Reads and parses a `.tflite` file. An error names the path once
+    /// (print it alone): `malformed <path>: file is truncated or not a
+    /// TFLite flatbuffer (...)`, `malformed tensor 3 'x' in <path>: ...`,
+    /// `cannot read <path>: ...`.
     #[cfg(feature = "std")]
     pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Model, LoadError> {
         let path = path.as_ref();
@@ -521,7 +561,11 @@ impl Model {
         })?;
         Model::parse(&bytes).map_err(|e| match e {
             LoadError::Malformed { what, detail } => LoadError::Malformed {
-                what: format!("{what} in {}", path.display()),
+                what: if what == MODEL {
+                    path.display().to_string()
+                } else {
+                    format!("{what} in {}", path.display())
+                },
                 detail,
             },
             e => e,
@@ -903,7 +947,12 @@ impl Model {
                     format!("quantized_dimension {axis} for shape {:?}", t.shape),
                 )
             })?;
-            (channels, t.shape[axis + 1..].iter().product::<usize>())
+            // At most the element count, which did not overflow.
+            let inner = t.shape[axis + 1..]
+                .iter()
+                .try_fold(1usize, |a, &d| a.checked_mul(d))
+                .ok_or_else(|| malformed(label, format!("shape {:?} overflows", t.shape)))?;
+            (channels, inner)
         };
         // Zero points: none (all 0), one for all channels, or one each.
         let zero_points_fit =
@@ -939,7 +988,8 @@ impl Model {
                 } else {
                     i64::from(b)
                 };
-                (v - zero(c)) as f32 * q.scales[c]
+                // In f64: a zero point from the file may be any i64.
+                (v as f64 - zero(c) as f64) as f32 * q.scales[c]
             })
             .collect())
     }

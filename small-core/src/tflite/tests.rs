@@ -886,6 +886,96 @@ fn other_custom_and_extended_operator_codes() {
     assert_eq!((ops[4].kind.name(), ops[4].version), ("CUSTOM(MyOp)", 2));
 }
 
+#[test]
+fn huge_shapes_are_errors_not_overflows() {
+    let huge = vec![i32::MAX; 4];
+    let mut toy = Toy::new();
+    toy.tensor(1).shape = Some(huge.clone()); // conv filter
+    toy.tensor(9).shape = Some(vec![i32::MAX, 1]); // fc weights
+    toy.tensor(8).shape = Some(huge.clone()); // fc input
+    let m = toy.parse();
+    let e = m.tensor_f32(1).unwrap_err();
+    assert!(e.to_string().contains("overflows"), "{e}");
+    assert!(m.tensor_f32(9).is_err());
+    let e = m.layer(CONV, &conv_spec()).unwrap_err();
+    assert!(matches!(e, LoadError::Shape { .. }), "{e}");
+    let fc = LayerSpec {
+        fh: 1,
+        fw: 1,
+        fc: 8,
+        k: 3,
+        g: 1,
+        sh: 1,
+        sw: 1,
+        padding: Padding::Same,
+        reduction: Reduction::Fma,
+        activation: Activation::None,
+        residual: false,
+    };
+    let e = m.layer(LayerRef { name: "fc", op: 3 }, &fc).unwrap_err();
+    assert!(matches!(e, LoadError::Shape { .. }), "{e}");
+    // Per-channel int8 data whose inner dimensions overflow.
+    let mut toy = Toy::new();
+    toy.tensor(1).type_ = fb::TensorType::Int8;
+    toy.tensor(1).shape = Some(vec![2, i32::MAX, i32::MAX, i32::MAX]);
+    toy.tensor(1).quantization = Some(Box::new(fb::QuantizationParameters {
+        scale: Some(vec![1.0, 2.0]),
+        zero_point: Some(vec![i64::MIN, i64::MAX]),
+        ..Default::default()
+    }));
+    assert!(toy.parse().tensor_f32(1).is_err());
+    // Extreme zero points are data, not an overflow.
+    let mut toy = Toy::new();
+    toy.tensor(9).type_ = fb::TensorType::Int8;
+    toy.tensor(9).shape = Some(vec![2, 2]);
+    *toy.buffer(5) = fb::Buffer {
+        data: Some(vec![1, 2, 3, 4]),
+        ..Default::default()
+    };
+    toy.tensor(9).quantization = Some(Box::new(fb::QuantizationParameters {
+        scale: Some(vec![1.0, 1.0]),
+        zero_point: Some(vec![i64::MIN, i64::MAX]),
+        ..Default::default()
+    }));
+    let v = toy.parse().tensor_f32(9).unwrap();
+    assert!(v.iter().all(|x| x.is_finite() && x.abs() > 1e18), "{v:?}");
+}
+
+/// The file's fault in the user's terms, never the parser's internals.
+#[test]
+fn unreadable_files_say_truncated_or_not_tflite() {
+    let bytes = Toy::new().bytes();
+    for n in [bytes.len() / 2, bytes.len() - 1, 12] {
+        let e = Model::parse(&bytes[..n]).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "malformed TFLite model: file is truncated or not a TFLite flatbuffer (reading the "
+            ),
+            "{n} bytes: {e}"
+        );
+        assert!(!e.contains("Invalid offset") && !e.contains("In <"), "{e}");
+    }
+    let e = Model::parse(&[]).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "malformed TFLite model: file is empty, not a TFLite flatbuffer"
+    );
+    let e = Model::parse(b"TFL3").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "malformed TFLite model: file is truncated or not a TFLite flatbuffer: \
+         4 bytes, shorter than a flatbuffer header"
+    );
+    let e = Model::parse(b"\x89PNG\r\n\x1a\n....")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "malformed TFLite model: not a TFLite flatbuffer: file identifier \"\\r\\n\\x1a\\n\" \
+         (bytes 4..8), expected \"TFL3\""
+    );
+}
+
 // ---- the real models ---------------------------------------------------------
 
 #[cfg(feature = "std")]
@@ -1333,6 +1423,53 @@ mod real {
                 );
             }
         }
+    }
+
+    /// A file that is not a whole model: the path once, and what is wrong
+    /// in the user's terms.
+    #[test]
+    fn truncated_garbage_and_empty_files_name_the_path_once() {
+        let Some(dir) = models_dir() else { return };
+        let bytes = fs::read(dir.join("pretrainedResnet.tflite")).unwrap();
+        let tmp = env::temp_dir().join(format!("small-tflite-{}", std::process::id()));
+        fs::create_dir_all(&tmp).unwrap();
+        let garbage: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let cases: [(&str, &[u8], &str); 4] = [
+            (
+                "truncated.tflite",
+                &bytes[..bytes.len() / 3],
+                ": file is truncated or not a TFLite flatbuffer (reading the ",
+            ),
+            (
+                "head.tflite",
+                &bytes[..4096],
+                ": file is truncated or not a TFLite flatbuffer (reading the ",
+            ),
+            (
+                "garbage.tflite",
+                &garbage,
+                ": not a TFLite flatbuffer: file identifier ",
+            ),
+            (
+                "empty.tflite",
+                &[],
+                ": file is empty, not a TFLite flatbuffer",
+            ),
+        ];
+        for (name, data, want) in cases {
+            let path = tmp.join(name);
+            fs::write(&path, data).unwrap();
+            let e = Model::from_file(&path).unwrap_err().to_string();
+            let p = path.display().to_string();
+            assert!(e.starts_with(&format!("malformed {p}{want}")), "{e}");
+            assert_eq!(e.matches(&p).count(), 1, "{e}");
+            assert!(!e.contains("Invalid offset") && !e.contains("In <"), "{e}");
+        }
+        let e = Model::from_file(tmp.join("missing.tflite")).unwrap_err();
+        assert!(matches!(e, LoadError::Io { .. }), "{e}");
+        fs::remove_dir_all(&tmp).unwrap();
     }
 
     #[test]
