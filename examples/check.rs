@@ -267,11 +267,105 @@ pub fn check_layers<N: crate::models::Network>(
         let got = N::tensor(arena, l.step.y).map_err(err)?.to_nhwc();
         let tol = layer_bounds(l, N::DIMS, source, values).map_err(|e| e.to_string())?;
         if let Some((j, g, w, t)) = first_mismatch(&got, &values[l.step.y], &tol) {
-            return Ok(Some(format!(
-                "layer {i} `{}` (op {}) element {j}: got {g}, expected {w} within {t:.2e}",
-                l.name, l.op
-            )));
+            let what = if [g, w, t].iter().any(|v| v.is_nan()) {
+                let cause = nan_cause(l, source, values).map_err(|e| e.to_string())?;
+                describe_nan(j, g, w, t, &cause)
+            } else {
+                format!("element {j}: got {g}, expected {w} within {t:.2e}")
+            };
+            return Ok(Some(format!("layer {i} `{}` (op {}) {what}", l.name, l.op)));
         }
     }
     Ok(None)
+}
+
+/// Element `j` of a layer's output outside its bound, where the output,
+/// the expected value or the bound is NaN: says so, and why (`cause`, from
+/// [`nan_cause`]), instead of `got 0, expected 0 within NaN`.
+pub fn describe_nan(j: usize, got: f32, want: f32, bound: f32, cause: &str) -> String {
+    let what = if bound.is_nan() {
+        format!("element {j}: bound is NaN (got {got}, expected {want})")
+    } else if want.is_nan() {
+        format!("element {j}: the expected value is NaN (got {got})")
+    } else {
+        format!("element {j} is NaN, expected {want} within {bound:.2e}")
+    };
+    format!("{what}: {cause}")
+}
+
+/// The first NaN among layer `l`'s weights, bias and inputs in `values`,
+/// named, else that none of them is NaN.
+pub fn nan_cause(
+    l: &LayerInfo,
+    source: &dyn WeightSource,
+    values: &[Vec<f32>],
+) -> Result<String, LoadError> {
+    let first = |v: &[f32]| v.iter().position(|x| x.is_nan());
+    if let Some(w) = signed(source, l)? {
+        if let Some(k) = first(&w.weights) {
+            return Ok(format!("weight {k} of {} is NaN", w.weights.len()));
+        }
+        if let Some(k) = w.bias.as_deref().and_then(first) {
+            return Ok(format!("bias {k} is NaN"));
+        }
+    }
+    let mut inputs = vec![("input", l.step.x)];
+    if l.step.skip != NONE {
+        inputs.push(("residual input", l.step.skip));
+    }
+    for (role, t) in inputs {
+        if let Some(k) = first(&values[t]) {
+            return Ok(format!("{role} (tensor {t}) element {k} is NaN"));
+        }
+    }
+    Ok("the weights, bias and inputs hold no NaN: the layer made it".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::Network;
+    use crate::models::sweep::SweepConv;
+    use small_core::load::{Generated, LayerWeights};
+
+    /// Generated weights with weight 3 of operator `op` NaN.
+    struct Poisoned {
+        op: usize,
+    }
+
+    impl WeightSource for Poisoned {
+        fn layer(
+            &self,
+            r: LayerRef,
+            spec: &small_core::LayerSpec,
+        ) -> Result<LayerWeights, LoadError> {
+            let mut w = Generated { seed: 7 }.layer(r, spec)?;
+            if r.op == self.op {
+                w.weights[3] = f32::NAN;
+            }
+            Ok(w)
+        }
+    }
+
+    /// A NaN weight is named, not reported as `got 0, expected 0 within NaN`.
+    #[test]
+    fn a_nan_weight_is_named() {
+        let source = Poisoned { op: 1 };
+        let arch = small_core::Arch::Reference;
+        let net = SweepConv::load(&source, arch).unwrap();
+        let d = SweepConv::DIMS[0];
+        let input: Vec<f32> = (0..d.elements()).map(|i| (i % 7) as f32 / 7.0).collect();
+        let values = SweepConv::reference(&source, &input).unwrap();
+        let mut arena = vec![0.0; SweepConv::ARENA];
+        let m = check_layers(&net, &source, &values, &mut arena)
+            .unwrap()
+            .expect("a NaN weight must fail the check");
+        let n = SweepConv::LAYERS[1].spec.weights_len();
+        assert!(
+            m.starts_with("layer 1 `b` (op 1) element 0: ")
+                && m.contains("NaN (")
+                && m.ends_with(&format!(": weight 3 of {n} is NaN")),
+            "{m}"
+        );
+    }
 }
