@@ -324,7 +324,6 @@ pub fn nan_cause(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::Network;
     use crate::models::sweep::SweepConv;
     use small_core::load::{Generated, LayerWeights};
 
