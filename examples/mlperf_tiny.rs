@@ -250,8 +250,15 @@ fn check_one<N: Network>(
     net.infer(arena, input, &mut got)
         .map_err(|x| x.to_string())?;
     let want = want.unwrap_or(&reference);
-    let bad = first_mismatch(&got, want, &tol)
-        .map(|(i, g, w, t)| format!("output {i}: got {g}, expected {w} within {t:.2e}"));
+    let bad = first_mismatch(&got, want, &tol).map(|(i, g, w, t)| {
+        if [g, w, t].iter().any(|v| v.is_nan()) {
+            format!(
+                "output {i} is NaN (got {g}, expected {w}, bound {t}): NaN in the weights or input"
+            )
+        } else {
+            format!("output {i}: got {g}, expected {w} within {t:.2e}")
+        }
+    });
     let max_tol = tol.iter().copied().fold(0.0, f32::max);
     Ok((got.clone(), max_diff(&got, want), max_tol, bad))
 }
