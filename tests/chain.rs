@@ -112,7 +112,7 @@ fn chain_matches_the_reference_layer_by_layer() -> Result<(), Error> {
         );
 
         // Standalone add: exact (one rounding each side, same operands).
-        let mut f = Blocked::zeros(24, e.h(), e.w());
+        let mut f = Blocked::zeros(24, e.h(), e.w())?;
         ops::add(&e, &d, &mut f, Activation::None)?;
         let mut want = vec![0.0; f.c() * f.h() * f.w()];
         reference::add(&e.to_nhwc(), &d.to_nhwc(), &mut want)?;

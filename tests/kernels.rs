@@ -347,7 +347,7 @@ fma_case!(depthwise_2x7_stride_1x7_same_19_relu, Depthwise2x7, 40);
 #[test]
 fn shape_errors_name_expected_and_actual() {
     let conv = Conv3x3::with_arch(Arch::Reference, &vec![0.0; Conv3x3::WEIGHTS_LEN], None).unwrap();
-    let x = Blocked::zeros(15, 4, 4);
+    let x = Blocked::zeros(15, 4, 4).unwrap();
     assert_eq!(
         conv.alloc_output(&x).unwrap_err(),
         Error::ShapeMismatch {
@@ -356,8 +356,8 @@ fn shape_errors_name_expected_and_actual() {
             actual: 15
         }
     );
-    let x = Blocked::zeros(16, 4, 4);
-    let mut y = Blocked::zeros(32, 4, 3);
+    let x = Blocked::zeros(16, 4, 4).unwrap();
+    let mut y = Blocked::zeros(32, 4, 3).unwrap();
     assert_eq!(
         conv.forward(&x, &mut y).unwrap_err(),
         Error::ShapeMismatch {
@@ -366,7 +366,7 @@ fn shape_errors_name_expected_and_actual() {
             actual: 3
         }
     );
-    let mut y = Blocked::zeros(31, 4, 4);
+    let mut y = Blocked::zeros(31, 4, 4).unwrap();
     assert_eq!(
         conv.forward(&x, &mut y).unwrap_err(),
         Error::ShapeMismatch {
@@ -398,9 +398,12 @@ fn shape_errors_name_expected_and_actual() {
     );
     let add = ConvAddRelu::with_arch(Arch::Reference, &vec![0.0; ConvAddRelu::WEIGHTS_LEN], None)
         .unwrap();
-    let (x, mut y) = (Blocked::zeros(16, 4, 4), Blocked::zeros(16, 4, 4));
+    let (x, mut y) = (
+        Blocked::zeros(16, 4, 4).unwrap(),
+        Blocked::zeros(16, 4, 4).unwrap(),
+    );
     assert_eq!(
-        add.forward_add(&x, &Blocked::zeros(16, 3, 4), &mut y)
+        add.forward_add(&x, &Blocked::zeros(16, 3, 4).unwrap(), &mut y)
             .unwrap_err(),
         Error::ShapeMismatch {
             what: "residual height",
@@ -410,7 +413,8 @@ fn shape_errors_name_expected_and_actual() {
     );
     let pool = MaxPool2::with_arch(Arch::Reference).unwrap();
     assert_eq!(
-        pool.alloc_output(&Blocked::zeros(32, 1, 5)).unwrap_err(),
+        pool.alloc_output(&Blocked::zeros(32, 1, 5).unwrap())
+            .unwrap_err(),
         Error::InputTooSmall {
             what: "height",
             minimum: 2,
@@ -481,7 +485,7 @@ fn fused_epilogues_equal_the_unfused_sequence() {
             fused.forward(&x, &mut y).unwrap();
             assert_eq!(y.as_slice(), unfused.as_slice(), "relu6 on {arch:?}");
             // conv -> add -> ReLU vs conv with the residual and ReLU fused.
-            let mut unfused = Blocked::zeros(16, h, wd);
+            let mut unfused = Blocked::zeros(16, h, wd).unwrap();
             small_core::ops::add(&conv, &skip, &mut unfused, small_core::Activation::Relu).unwrap();
             let fused = ConvAddRelu::with_arch(arch, &w, Some(&b)).unwrap();
             fused.forward_add(&x, &skip, &mut y).unwrap();

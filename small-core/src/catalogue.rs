@@ -111,7 +111,7 @@
 //! let mut z = add.alloc_output(&x)?;
 //! add.forward_add(&x, &y, &mut z)?; // relu(-x + y)
 //! assert_eq!(z.to_nhwc(), [0.0, 0.0]);
-//! let mut up = Blocked::zeros(1, 2, 4);
+//! let mut up = Blocked::zeros(1, 2, 4)?;
 //! ops::upsample_nearest(&x, 2, 2, &mut up)?;
 //! assert_eq!(up.to_nhwc(), [1.0, 1.0, 3.0, 3.0, 1.0, 1.0, 3.0, 3.0]);
 //! let mut p = [0.0; 2];

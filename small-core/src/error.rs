@@ -65,6 +65,20 @@ pub enum Error {
         /// The value names a registered arch that cannot run here.
         unavailable: bool,
     },
+    /// A size computed from run-time dimensions overflows `usize` or
+    /// exceeds `isize::MAX` bytes, the most one Rust buffer can hold
+    /// ([`MAX_ELEMENTS`](crate::MAX_ELEMENTS) `f32`s), or the allocator
+    /// could not provide it.
+    TooLarge {
+        /// What was being sized, naming its three dimensions (e.g.
+        /// `"blocked tensor (channels x height x width)"`).
+        what: &'static str,
+        /// The dimensions, in the order `what` names them.
+        dims: [usize; 3],
+        /// `Some(bytes)` if the size was valid but allocating that many
+        /// bytes failed; `None` if it exceeds the address space.
+        refused: Option<usize>,
+    },
 }
 
 impl fmt::Display for Error {
@@ -131,6 +145,17 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::TooLarge {
+                what,
+                dims: [a, b, c],
+                refused,
+            } => {
+                write!(f, "{what} of {a} x {b} x {c} ")?;
+                match refused {
+                    None => f.write_str("exceeds the address space (isize::MAX bytes)"),
+                    Some(bytes) => write!(f, "needs {bytes} bytes, which could not be allocated"),
+                }
+            }
         }
     }
 }
@@ -149,6 +174,28 @@ pub fn check_len(what: &'static str, expected: usize, actual: usize) -> Result<(
             actual,
         })
     }
+}
+
+/// `Ok(n)` if `a * b * c` is at most [`MAX_ELEMENTS`](crate::MAX_ELEMENTS)
+/// (an `f32` buffer of `n` elements can exist), else [`Error::TooLarge`]
+/// naming `what` and the three factors.
+pub const fn checked_elements(
+    what: &'static str,
+    a: usize,
+    b: usize,
+    c: usize,
+) -> Result<usize, Error> {
+    if let Some(ab) = a.checked_mul(b)
+        && let Some(n) = ab.checked_mul(c)
+        && n <= crate::MAX_ELEMENTS
+    {
+        return Ok(n);
+    }
+    Err(Error::TooLarge {
+        what,
+        dims: [a, b, c],
+        refused: None,
+    })
 }
 
 /// `Ok(())` if `actual == expected`, else [`Error::ShapeMismatch`].

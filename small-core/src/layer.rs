@@ -47,7 +47,7 @@ pub fn from_packed(
     let b = blocking_for(list, arch)?;
     crate::check_len(
         "packed weights",
-        crate::pack::packed_len(spec, b.tc),
+        crate::pack::checked_packed_len(spec, b.tc)?,
         packed.len(),
     )?;
     Ok(if packed.is_empty() {
@@ -65,7 +65,18 @@ pub fn pack_owned(
     weights: &[f32],
     bias: Option<&[f32]>,
 ) -> Result<Weights, Error> {
-    let mut buf = alloc::vec![0.0; crate::pack::packed_len(spec, b.tc)];
+    // The weights' length before the allocation: a bad one is an error
+    // whatever the packed size, and the packed size is checked too.
+    crate::check_len("weights", spec.checked_weights_len()?, weights.len())?;
+    let n = crate::pack::checked_packed_len(spec, b.tc)?;
+    let mut buf = alloc::vec::Vec::new();
+    buf.try_reserve_exact(n).map_err(|_| Error::TooLarge {
+        what: "packed weights (elements x 1 x 1)",
+        dims: [n, 1, 1],
+        // At most isize::MAX: n <= MAX_ELEMENTS.
+        refused: Some(n * core::mem::size_of::<f32>()),
+    })?;
+    buf.resize(n, 0.0);
     pack(spec, b.tc, weights, bias, &mut buf)?;
     Ok(Weights::Owned(buf))
 }

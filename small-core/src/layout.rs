@@ -17,9 +17,58 @@ use crate::{CB, Error};
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-/// Number of `f32`s a blocked tensor of `c x h x w` occupies.
+/// The most `f32`s one buffer can hold: a Rust allocation or slice is at
+/// most `isize::MAX` bytes.
+pub const MAX_ELEMENTS: usize = isize::MAX as usize / core::mem::size_of::<f32>();
+
+/// Number of `f32`s a blocked tensor of `c x h x w` occupies, or `None` if
+/// it, or one channel block of it (`h x w x CB`, which kernels index even
+/// when `c` is 0), would exceed [`MAX_ELEMENTS`]. Every [`Blocked`]
+/// constructor checks this, so a tensor's size never wraps around.
+///
+/// ```
+/// use small_core::{checked_blocked_len, MAX_ELEMENTS};
+/// assert_eq!(checked_blocked_len(17, 2, 3), Some(2 * 2 * 3 * 16));
+/// assert_eq!(checked_blocked_len(16, (1 << 60) + 1, 1), None);
+/// assert_eq!(checked_blocked_len(0, MAX_ELEMENTS, 1), None);
+/// ```
+pub const fn checked_blocked_len(c: usize, h: usize, w: usize) -> Option<usize> {
+    let Some(plane) = h.checked_mul(w) else {
+        return None;
+    };
+    let Some(plane) = plane.checked_mul(CB) else {
+        return None;
+    };
+    match c.div_ceil(CB).checked_mul(plane) {
+        Some(n) if n <= MAX_ELEMENTS && plane <= MAX_ELEMENTS => Some(n),
+        _ => None,
+    }
+}
+
+/// Number of `f32`s a blocked tensor of `c x h x w` occupies, for constant
+/// shapes (a model's tensors, sized at compile time).
+///
+/// # Panics
+/// If [`checked_blocked_len`] is `None`: in a `const`, a compile error.
+/// Run-time shapes go through [`checked_blocked_len`] or a [`Blocked`]
+/// constructor, which return an error instead.
 pub const fn blocked_len(c: usize, h: usize, w: usize) -> usize {
-    c.div_ceil(CB) * h * w * CB
+    match checked_blocked_len(c, h, w) {
+        Some(n) => n,
+        None => panic!("a blocked tensor exceeds the address space (isize::MAX bytes)"),
+    }
+}
+
+/// [`checked_blocked_len`], or [`Error::TooLarge`] naming the shape.
+pub(crate) const fn tensor_len(c: usize, h: usize, w: usize) -> Result<usize, Error> {
+    match checked_blocked_len(c, h, w) {
+        Some(n) => Ok(n),
+        None => Err(Error::TooLarge {
+            what: "blocked tensor (channels x height x width)",
+            dims: [c, h, w],
+            refused: None,
+        }),
+    }
 }
 
 /// An activation tensor in the blocked layout, owning (`Vec<f32>`) or
@@ -47,7 +96,7 @@ impl<B: AsRef<[f32]>> Blocked<B> {
     /// Wraps a buffer already in the blocked layout. Fails if its length is
     /// not [`blocked_len`] or a padding lane is not zero.
     pub fn from_buffer(c: usize, h: usize, w: usize, data: B) -> Result<Self, Error> {
-        crate::check_len("blocked tensor", blocked_len(c, h, w), data.as_ref().len())?;
+        crate::check_len("blocked tensor", tensor_len(c, h, w)?, data.as_ref().len())?;
         let t = Blocked { c, h, w, data };
         if let Some(index) = t.padding_indices().find(|&i| t.data.as_ref()[i] != 0.0) {
             return Err(Error::NonZeroPadding { index });
@@ -60,7 +109,7 @@ impl<B: AsRef<[f32]>> Blocked<B> {
     /// padding lanes at every step would cost more than small layers do.
     #[doc(hidden)]
     pub fn assume_padded(c: usize, h: usize, w: usize, data: B) -> Result<Self, Error> {
-        crate::check_len("blocked tensor", blocked_len(c, h, w), data.as_ref().len())?;
+        crate::check_len("blocked tensor", tensor_len(c, h, w)?, data.as_ref().len())?;
         Ok(Blocked { c, h, w, data })
     }
 
@@ -113,7 +162,7 @@ impl<B: AsRef<[f32]>> Blocked<B> {
     /// Writes the tensor in NHWC order (`[H][W][C]`, TFLite's) into `dst`.
     pub fn write_nhwc(&self, dst: &mut [f32]) -> Result<(), Error> {
         crate::check_len("NHWC output", self.c * self.h * self.w, dst.len())?;
-        for (p, px) in dst.chunks_exact_mut(self.c).enumerate() {
+        for (p, px) in dst.chunks_exact_mut(self.c.max(1)).enumerate() {
             for (c, v) in px.iter_mut().enumerate() {
                 *v = self.as_slice()[self.index(c, p / self.w, p % self.w)];
             }
@@ -125,7 +174,7 @@ impl<B: AsRef<[f32]>> Blocked<B> {
     pub fn write_nchw(&self, dst: &mut [f32]) -> Result<(), Error> {
         let plane = self.h * self.w;
         crate::check_len("NCHW output", self.c * plane, dst.len())?;
-        for (c, ch) in dst.chunks_exact_mut(plane).enumerate() {
+        for (c, ch) in dst.chunks_exact_mut(plane.max(1)).enumerate() {
             for (p, v) in ch.iter_mut().enumerate() {
                 *v = self.as_slice()[self.index(c, p / self.w, p % self.w)];
             }
@@ -154,7 +203,7 @@ impl<B: AsRef<[f32]> + AsMut<[f32]>> Blocked<B> {
     /// Takes a buffer of [`blocked_len`] elements and zeroes it: a tensor
     /// ready to be written by a layer, with no allocation.
     pub fn zeroed_in(c: usize, h: usize, w: usize, mut data: B) -> Result<Self, Error> {
-        crate::check_len("blocked tensor", blocked_len(c, h, w), data.as_ref().len())?;
+        crate::check_len("blocked tensor", tensor_len(c, h, w)?, data.as_ref().len())?;
         data.as_mut().fill(0.0);
         Ok(Blocked { c, h, w, data })
     }
@@ -207,28 +256,43 @@ impl<B: AsRef<[f32]> + AsMut<[f32]>> Blocked<B> {
 
 #[cfg(feature = "alloc")]
 impl Blocked<Vec<f32>> {
-    /// A zero tensor of `c x h x w`.
-    pub fn zeros(c: usize, h: usize, w: usize) -> Self {
-        Blocked {
-            c,
-            h,
-            w,
-            data: alloc::vec![0.0; blocked_len(c, h, w)],
-        }
+    /// A zero tensor of `c x h x w`. [`Error::TooLarge`] if its size
+    /// exceeds the address space or cannot be allocated.
+    pub fn zeros(c: usize, h: usize, w: usize) -> Result<Self, Error> {
+        let n = tensor_len(c, h, w)?;
+        let mut data = Vec::new();
+        data.try_reserve_exact(n).map_err(|_| Error::TooLarge {
+            what: "blocked tensor (channels x height x width)",
+            dims: [c, h, w],
+            // At most isize::MAX: n <= MAX_ELEMENTS.
+            refused: Some(n * core::mem::size_of::<f32>()),
+        })?;
+        data.resize(n, 0.0);
+        Ok(Blocked { c, h, w, data })
     }
 
-    /// Converts NHWC data (`[H][W][C]`, TFLite's order) of one image.
+    /// Converts NHWC data (`[H][W][C]`, TFLite's order) of one image. The
+    /// length of `src` is checked before anything is allocated.
     pub fn from_nhwc(h: usize, w: usize, c: usize, src: &[f32]) -> Result<Self, Error> {
-        let mut t = Self::zeros(c, h, w);
+        crate::check_len("NHWC input", Self::logical_len(c, h, w)?, src.len())?;
+        let mut t = Self::zeros(c, h, w)?;
         t.fill_from_nhwc(src)?;
         Ok(t)
     }
 
-    /// Converts NCHW data (`[C][H][W]`) of one image.
+    /// Converts NCHW data (`[C][H][W]`) of one image. The length of `src`
+    /// is checked before anything is allocated.
     pub fn from_nchw(c: usize, h: usize, w: usize, src: &[f32]) -> Result<Self, Error> {
-        let mut t = Self::zeros(c, h, w);
+        crate::check_len("NCHW input", Self::logical_len(c, h, w)?, src.len())?;
+        let mut t = Self::zeros(c, h, w)?;
         t.fill_from_nchw(src)?;
         Ok(t)
+    }
+
+    /// `c * h * w`, checked like the blocked size (which is never smaller).
+    fn logical_len(c: usize, h: usize, w: usize) -> Result<usize, Error> {
+        tensor_len(c, h, w)?;
+        Ok(c * h * w)
     }
 }
 
@@ -287,8 +351,14 @@ mod tests {
         assert_eq!(t.padding_indices().count(), h * w * 15);
         assert!(t.padding_indices().all(|i| t.as_slice()[i] == 0.0));
         // c = 3: 13 padding lanes per pixel; c = 32: none.
-        assert_eq!(Blocked::zeros(3, 1, 1).padding_indices().count(), 13);
-        assert_eq!(Blocked::zeros(32, 2, 2).padding_indices().count(), 0);
+        assert_eq!(
+            Blocked::zeros(3, 1, 1).unwrap().padding_indices().count(),
+            13
+        );
+        assert_eq!(
+            Blocked::zeros(32, 2, 2).unwrap().padding_indices().count(),
+            0
+        );
     }
 
     #[test]
@@ -320,7 +390,7 @@ mod tests {
                 actual: 31
             }
         );
-        let t = Blocked::zeros(3, 1, 2);
+        let t = Blocked::zeros(3, 1, 2).unwrap();
         let mut out = [0.0; 5];
         assert_eq!(
             t.write_nhwc(&mut out),

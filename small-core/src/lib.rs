@@ -50,8 +50,8 @@ mod weights;
 
 pub use arch::Arch;
 pub use arch_defs::{self, CB};
-pub use error::{Error, check_dim, check_len};
-pub use layout::{Blocked, blocked_len};
+pub use error::{Error, check_dim, check_len, checked_elements};
+pub use layout::{Blocked, MAX_ELEMENTS, blocked_len, checked_blocked_len};
 pub use padding::{Dim, Padding};
 pub use small_macros::layer;
 pub use spec::{Activation, Blocking, KernelKind, LayerSpec, Reduction};

@@ -148,16 +148,40 @@ pub struct Generated {
 
 impl Generated {
     /// `n` values in `[-scale, scale)` from `seed` (xorshift32).
+    ///
+    /// # Panics
+    /// As `Vec`, if `n` values cannot be allocated; [`Self::try_values`]
+    /// returns an error instead.
     pub fn values(seed: u32, n: usize, scale: f32) -> Vec<f32> {
+        Self::stream(seed, scale).take(n).collect()
+    }
+
+    /// [`Self::values`], or [`crate::Error::TooLarge`] if `n` values exceed
+    /// the address space or cannot be allocated.
+    pub fn try_values(seed: u32, n: usize, scale: f32) -> Result<Vec<f32>, crate::Error> {
+        let too_large = |refused| crate::Error::TooLarge {
+            what: "generated values (elements x 1 x 1)",
+            dims: [n, 1, 1],
+            refused,
+        };
+        if n > crate::MAX_ELEMENTS {
+            return Err(too_large(None));
+        }
+        let mut v = Vec::new();
+        v.try_reserve_exact(n)
+            .map_err(|_| too_large(Some(n * core::mem::size_of::<f32>())))?;
+        v.extend(Self::stream(seed, scale).take(n));
+        Ok(v)
+    }
+
+    fn stream(seed: u32, scale: f32) -> impl Iterator<Item = f32> {
         let mut s = seed.wrapping_mul(2_654_435_761) | 1;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 17;
-                s ^= s << 5;
-                ((s >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0) * scale
-            })
-            .collect()
+        core::iter::repeat_with(move || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            ((s >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0) * scale
+        })
     }
 }
 
@@ -167,13 +191,20 @@ impl WeightSource for Generated {
             .seed
             .wrapping_mul(31)
             .wrapping_add(layer.op as u32 * 2 + 1);
-        let fan_in = (spec.fh * spec.fw * spec.fc) as f32;
+        // A scale only: saturating is exact enough.
+        let fan_in = spec.fh.saturating_mul(spec.fw).saturating_mul(spec.fc) as f32;
         let scale = 2.0 / fan_in;
+        // Sizes checked (`weights_len` bounds the output channels) and
+        // allocated fallibly before any value is generated.
+        let n = spec.checked_weights_len()?;
+        let bias = if spec.has_weights() {
+            Some(Self::try_values(seed ^ 0x5bd1_e995, spec.g * spec.k, 0.1)?)
+        } else {
+            None
+        };
         Ok(LayerWeights {
-            weights: Self::values(seed, spec.weights_len(), scale),
-            bias: spec
-                .has_weights()
-                .then(|| Self::values(seed ^ 0x5bd1_e995, spec.out_channels(), 0.1)),
+            weights: Self::try_values(seed, n, scale)?,
+            bias,
         })
     }
 }

@@ -27,6 +27,11 @@ impl Dims {
     pub const fn len(&self) -> usize {
         blocked_len(self.c, self.h, self.w)
     }
+    /// [`Self::len`], or [`Error::TooLarge`] if it exceeds the address
+    /// space: for dims that were not checked at compile time.
+    pub const fn checked_len(&self) -> Result<usize, Error> {
+        crate::layout::tensor_len(self.c, self.h, self.w)
+    }
     /// True if it holds no element.
     pub const fn is_empty(&self) -> bool {
         self.len() == 0
@@ -449,7 +454,7 @@ pub const fn plan<const T: usize, const S: usize>(dims: &[Dims; T], steps: &[Ste
 
 /// The tensor `dims` at `offset` of `arena` (read-only), for a model's runner.
 pub fn view(arena: &[f32], offset: usize, dims: Dims) -> Result<Blocked<&[f32]>, Error> {
-    let end = offset.saturating_add(dims.len());
+    let end = offset.saturating_add(dims.checked_len()?);
     check_arena(arena.len(), end)?;
     Blocked::assume_padded(dims.c, dims.h, dims.w, &arena[offset..end])
 }
@@ -463,17 +468,18 @@ pub fn step_views<'a>(
     inputs: [(usize, Dims); 2],
     out: (usize, Dims),
 ) -> Result<([Blocked<&'a [f32]>; 2], Blocked<&'a mut [f32]>), Error> {
-    let (o, olen) = (out.0, out.1.len());
-    check_arena(arena.len(), o + olen)?;
+    // Sizes checked and sums saturated: a sum past the arena is an error.
+    let (o, olen) = (out.0, out.1.checked_len()?);
+    check_arena(arena.len(), o.saturating_add(olen))?;
     let (head, rest) = arena.split_at_mut(o);
     let (y, tail) = rest.split_at_mut(olen);
     let (head, tail): (&'a [f32], &'a [f32]) = (head, tail);
     let pick = |(off, d): (usize, Dims)| -> Result<Blocked<&'a [f32]>, Error> {
-        let len = d.len();
-        let buf = if off + len <= o {
-            &head[off..off + len]
-        } else if off >= o + olen && off + len - (o + olen) <= tail.len() {
-            &tail[off - (o + olen)..off + len - (o + olen)]
+        let end = off.saturating_add(d.checked_len()?);
+        let buf = if end <= o {
+            &head[off..end]
+        } else if off >= o + olen && end - (o + olen) <= tail.len() {
+            &tail[off - (o + olen)..end - (o + olen)]
         } else {
             return Err(Error::ShapeMismatch {
                 what: "arena plan: input overlapping the output at offset",
@@ -811,7 +817,9 @@ pub fn reference_run<W: crate::load::WeightSource + ?Sized>(
 ) -> Result<alloc::vec::Vec<alloc::vec::Vec<f32>>, crate::load::LoadError> {
     use crate::reference::Shape;
     let shape = |d: Dims| Shape::new(d.h, d.w, d.c);
-    crate::check_len("NHWC input", dims[0].elements(), input_nhwc.len())?;
+    let d0 = dims.first().copied().unwrap_or(Dims { c: 0, h: 0, w: 0 });
+    d0.checked_len()?; // c * h * w is at most the blocked length
+    crate::check_len("NHWC input", d0.elements(), input_nhwc.len())?;
     let mut t = alloc::vec![alloc::vec::Vec::new(); dims.len()];
     t[0] = input_nhwc.to_vec();
     for l in layers {

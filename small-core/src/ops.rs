@@ -22,7 +22,7 @@ fn check_same<A: AsRef<[f32]>, B: AsRef<[f32]>>(
 /// use small_core::{Activation, Blocked, ops};
 /// let a = Blocked::from_nhwc(1, 2, 1, &[1.0, -3.0])?;
 /// let b = Blocked::from_nhwc(1, 2, 1, &[2.0, 1.0])?;
-/// let mut y = Blocked::zeros(1, 1, 2);
+/// let mut y = Blocked::zeros(1, 1, 2)?;
 /// ops::add(&a, &b, &mut y, Activation::Relu)?;
 /// assert_eq!(y.to_nhwc(), [3.0, 0.0]);
 /// # Ok::<(), small_core::Error>(())
@@ -62,8 +62,22 @@ pub fn upsample_nearest<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
         });
     }
     check_dim("output channels", x.c(), out.c())?;
-    check_dim("output height", x.h() * sh, out.h())?;
-    check_dim("output width", x.w() * sw, out.w())?;
+    // The products are checked: an overflowing one cannot be `out`'s.
+    let too_large = |what, dims| Error::TooLarge {
+        what,
+        dims,
+        refused: None,
+    };
+    let oh = x.h().checked_mul(sh).ok_or(too_large(
+        "upsampled tensor (channels x input height x factor)",
+        [x.c(), x.h(), sh],
+    ))?;
+    let ow = x.w().checked_mul(sw).ok_or(too_large(
+        "upsampled tensor (channels x input width x factor)",
+        [x.c(), x.w(), sw],
+    ))?;
+    check_dim("output height", oh, out.h())?;
+    check_dim("output width", ow, out.w())?;
     let (h, w, ow) = (x.h(), x.w(), out.w());
     let (src, dst) = (x.as_slice(), out.as_mut_slice());
     for (blk, plane) in dst.chunks_exact_mut(out_plane(ow, h * sh)).enumerate() {
@@ -134,7 +148,7 @@ mod tests {
             let mut want = alloc::vec![0.0; n];
             reference::add(&a, &b, &mut want).unwrap();
             reference::activation(&mut want, Activation::Relu6);
-            let mut y = Blocked::zeros(c, h, w);
+            let mut y = Blocked::zeros(c, h, w).unwrap();
             add(&ta, &tb, &mut y, Activation::Relu6).unwrap();
             assert_eq!(y.to_nhwc(), want, "add c={c}");
             assert!(
@@ -142,7 +156,7 @@ mod tests {
                 "padding stays zero"
             );
 
-            let mut up = Blocked::zeros(c, h * 2, w * 3);
+            let mut up = Blocked::zeros(c, h * 2, w * 3).unwrap();
             upsample_nearest(&ta, 2, 3, &mut up).unwrap();
             let mut want = alloc::vec![0.0; n * 6];
             reference::upsample_nearest(&a, Shape::new(h, w, c), 2, 3, &mut want).unwrap();
@@ -164,8 +178,8 @@ mod tests {
 
     #[test]
     fn shape_errors_name_expected_and_actual() {
-        let a = Blocked::zeros(3, 2, 2);
-        let mut y = Blocked::zeros(3, 2, 3);
+        let a = Blocked::zeros(3, 2, 2).unwrap();
+        let mut y = Blocked::zeros(3, 2, 3).unwrap();
         assert_eq!(
             add(&a, &a, &mut y, Activation::None),
             Err(Error::ShapeMismatch {
@@ -175,7 +189,7 @@ mod tests {
             })
         );
         assert_eq!(
-            upsample_nearest(&a, 2, 2, &mut Blocked::zeros(3, 4, 3)),
+            upsample_nearest(&a, 2, 2, &mut Blocked::zeros(3, 4, 3).unwrap()),
             Err(Error::ShapeMismatch {
                 what: "output width",
                 expected: 4,

@@ -13,7 +13,7 @@
 //!
 //! The zeros are what keeps the padding lanes of every output zero.
 
-use crate::{CB, Error, KernelKind, LayerSpec, check_len};
+use crate::{CB, Error, KernelKind, LayerSpec, check_len, checked_elements};
 
 /// Output channels rounded up to whole channel blocks.
 pub const fn out_padded(spec: &LayerSpec) -> usize {
@@ -88,6 +88,84 @@ pub const fn packed_len(spec: &LayerSpec, tc: usize) -> usize {
     out_padded(spec) + out_padded(spec) / tc * tile_len(spec, tc)
 }
 
+/// [`packed_len`] with every size checked: [`Error::TooLarge`] if a count
+/// exceeds [`MAX_ELEMENTS`](crate::MAX_ELEMENTS), [`Error::Unsupported`]
+/// for tiles of 0 channels. The `const fn`s above assume a valid layer
+/// (they size a declared layer's constants, where an overflow is a compile
+/// error); a [`LayerSpec`] built at run time goes through this first.
+///
+/// Its work is linear in the output-channel tiles of grouped layers, which
+/// every caller has checked against a buffer that exists (the weights, or
+/// an output tensor of that many channels).
+pub const fn checked_packed_len(spec: &LayerSpec, tc: usize) -> Result<usize, Error> {
+    if !spec.has_weights() {
+        return Ok(0);
+    }
+    if tc == 0 {
+        return Err(Error::Unsupported {
+            what: "channel tile",
+            detail: "must hold at least 1 channel",
+        });
+    }
+    let what = "packed weights (output channels x filter taps x input lanes per tile)";
+    let (Some(out), Some(inp)) = (spec.g.checked_mul(spec.k), spec.g.checked_mul(spec.fc)) else {
+        return Err(Error::TooLarge {
+            what: "channels (groups x output x input channels per group)",
+            dims: [spec.g, spec.k, spec.fc],
+            refused: None,
+        });
+    };
+    let out_padded = match checked_elements(what, out.div_ceil(CB), CB, 1) {
+        Ok(n) => n,
+        Err(e) => return Err(e),
+    };
+    if tc > out_padded {
+        // No whole tile: the bias alone (`packed_len` with 0 tiles).
+        return Ok(out_padded);
+    }
+    let taps = spec.fh.saturating_mul(spec.fw);
+    // An upper bound of the weights of all tiles, `out_padded / tc` tiles
+    // of `taps x lanes x tc` per input block a tile reads: every block
+    // (one group), or those of the groups `tc` channels can touch.
+    let lanes = match spec.kind() {
+        KernelKind::Channelwise => 1,
+        KernelKind::Broadcast => {
+            let blocks = inp.div_ceil(CB);
+            let per_tile = tc
+                .div_ceil(if spec.k == 0 { 1 } else { spec.k })
+                .saturating_add(1)
+                .saturating_mul(spec.fc)
+                .div_ceil(CB)
+                .saturating_add(1);
+            let read = if spec.g == 1 || blocks < per_tile {
+                blocks
+            } else {
+                per_tile
+            };
+            read.saturating_mul(block_lanes(spec))
+        }
+    };
+    let all = match checked_elements(what, out_padded, taps, lanes) {
+        Ok(n) => n,
+        Err(e) => return Err(e),
+    };
+    if all.saturating_add(out_padded) > crate::MAX_ELEMENTS {
+        return Err(Error::TooLarge {
+            what,
+            dims: [out_padded, taps, lanes],
+            refused: None,
+        });
+    }
+    // Exact, now that no product can overflow. A tile of no weights needs
+    // no walk over the tiles.
+    let tile = match spec.kind() {
+        KernelKind::Channelwise => taps * tc,
+        KernelKind::Broadcast if all == 0 => 0,
+        KernelKind::Broadcast => tile_len(spec, tc),
+    };
+    Ok(out_padded + out_padded / tc * tile)
+}
+
 /// Packs TFLite-order `weights` (see [`LayerSpec::weights_len`]) and an
 /// optional bias into `out`, which must hold [`packed_len`] elements.
 pub fn pack(
@@ -97,8 +175,8 @@ pub fn pack(
     bias: Option<&[f32]>,
     out: &mut [f32],
 ) -> Result<(), Error> {
-    check_len("weights", spec.weights_len(), weights.len())?;
-    check_len("packed weights", packed_len(spec, tc), out.len())?;
+    check_len("weights", spec.checked_weights_len()?, weights.len())?;
+    check_len("packed weights", checked_packed_len(spec, tc)?, out.len())?;
     if let Some(b) = bias {
         let expected = if spec.has_weights() {
             spec.out_channels()
@@ -117,11 +195,8 @@ pub fn pack(
     }
     let (fh, fw, fc, oc) = (spec.fh, spec.fw, spec.fc, spec.out_channels());
     let tiles = out_padded(spec) / tc;
-    for (ot, tile) in w_out
-        .chunks_exact_mut(tile_len(spec, tc))
-        .enumerate()
-        .take(tiles)
-    {
+    let tile_len = (w_out.len() / tiles.max(1)).max(1);
+    for (ot, tile) in w_out.chunks_exact_mut(tile_len).enumerate().take(tiles) {
         match spec.kind() {
             KernelKind::Channelwise => {
                 // TFLite depthwise [1][F_H][F_W][C] -> [F_H][F_W][TC].

@@ -45,6 +45,12 @@ impl Padding {
         f: usize,
         s: usize,
     ) -> Result<Dim, Error> {
+        if s == 0 || f == 0 {
+            return Err(Error::Unsupported {
+                what: "filter size or stride",
+                detail: "must be at least 1",
+            });
+        }
         if input == 0 {
             return Err(Error::InputTooSmall {
                 what,
@@ -55,8 +61,9 @@ impl Padding {
         match self {
             Padding::Same => {
                 let out = input.div_ceil(s);
-                let need = (out - 1) * s + f;
-                let total = need.saturating_sub(input);
+                // `(out - 1) * s + f - input`, without the overflow of
+                // `+ f` near `usize::MAX`: `(out - 1) * s < input`.
+                let total = f.saturating_sub(input - (out - 1) * s);
                 Ok(Dim {
                     out,
                     before: total / 2,
@@ -120,6 +127,20 @@ mod tests {
                 actual: 2
             })
         );
+        // Near usize::MAX: no overflow (`(out - 1) * s + f` wrapped).
+        let max = usize::MAX;
+        assert_eq!(same(max, 3, 1), (max, 1, 1));
+        assert_eq!(same(max, 5, 2), (max / 2 + 1, 2, 2));
+        assert_eq!(Padding::Valid.dim("w", max, 1, 1).unwrap().out, max);
+        for (f, s) in [(0, 1), (3, 0)] {
+            assert_eq!(
+                Padding::Same.dim("w", 4, f, s),
+                Err(Error::Unsupported {
+                    what: "filter size or stride",
+                    detail: "must be at least 1"
+                })
+            );
+        }
         assert_eq!(
             Padding::Same.dim("height", 0, 3, 1),
             Err(Error::InputTooSmall {

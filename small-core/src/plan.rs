@@ -12,6 +12,8 @@
 //! arena can never be smaller than the largest sum of tensors live at one
 //! step, which [`Plan::lower_bound`] reports so a plan can be judged.
 
+use crate::Error;
+
 /// One tensor to place: `size` elements, live from step `first` to `last`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tensor {
@@ -39,7 +41,11 @@ const fn overlaps(a: &Tensor, b: &Tensor) -> bool {
     a.first <= b.last && b.first <= a.last
 }
 
-/// Plans `tensors` (see the module docs).
+/// Plans `tensors` (see the module docs), for constant tensors (a
+/// model's, planned at compile time).
+///
+/// # Panics
+/// If [`try_plan`] fails: in a `const`, a compile error.
 ///
 /// ```
 /// use small_core::plan::{plan, Tensor};
@@ -56,6 +62,38 @@ const fn overlaps(a: &Tensor, b: &Tensor) -> bool {
 /// # let _ = &ARENA;
 /// ```
 pub const fn plan<const N: usize>(tensors: [Tensor; N]) -> Plan<N> {
+    match try_plan(tensors) {
+        Ok(p) => p,
+        Err(_) => panic!("the planned tensors exceed the address space (isize::MAX bytes)"),
+    }
+}
+
+/// [`plan`], or [`Error::TooLarge`] if the tensors' sizes sum past
+/// [`MAX_ELEMENTS`](crate::MAX_ELEMENTS). No offset, end or sum the plan
+/// computes exceeds that sum (each tensor goes at 0 or at the end of one
+/// placed before it), so checking it makes every other sum safe.
+///
+/// ```
+/// use small_core::plan::{try_plan, Tensor};
+/// let huge = Tensor { size: usize::MAX / 2, first: 0, last: 1 };
+/// assert!(try_plan([huge, huge]).is_err());
+/// ```
+pub const fn try_plan<const N: usize>(tensors: [Tensor; N]) -> Result<Plan<N>, Error> {
+    let mut total: usize = 0;
+    let mut i = 0;
+    while i < N {
+        total = match total.checked_add(tensors[i].size) {
+            Some(t) if t <= crate::MAX_ELEMENTS => t,
+            _ => {
+                return Err(Error::TooLarge {
+                    what: "arena plan (tensors x elements before tensor i x its elements)",
+                    dims: [N, total, tensors[i].size],
+                    refused: None,
+                });
+            }
+        };
+        i += 1;
+    }
     let mut offsets = [0usize; N];
     let mut placed = [false; N];
     let mut arena = 0;
@@ -95,11 +133,11 @@ pub const fn plan<const N: usize>(tensors: [Tensor; N]) -> Plan<N> {
         }
         round += 1;
     }
-    Plan {
+    Ok(Plan {
         offsets,
         arena,
         lower_bound: lower_bound(&tensors),
-    }
+    })
 }
 
 const fn fits<const N: usize>(

@@ -177,7 +177,10 @@ impl WeightSource for SafetensorsSource {
                 bias: None,
             });
         }
-        let (fh, fw, fc, g, out) = (spec.fh, spec.fw, spec.fc, spec.g, spec.out_channels());
+        // The declaration's own sizes are checked (a `LayerSpec` may be
+        // built at run time); the file's tensors were checked by the crate.
+        spec.checked_weights_len()?;
+        let (fh, fw, fc, g, out) = (spec.fh, spec.fw, spec.fc, spec.g, spec.g * spec.k);
         let ohwi = [out, fh, fw, fc];
         let fc_2d = [spec.k, fc];
         let dw = [fh, fw, g];

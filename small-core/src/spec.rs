@@ -137,12 +137,38 @@ impl LayerSpec {
     /// Number of weights in TFLite order: OHWI `[G*K][F_H][F_W][F_C]` for
     /// channel-mixing layers, `[F_H][F_W][G]` (TFLite depthwise, multiplier
     /// 1) for channelwise ones; 0 without weights.
+    ///
+    /// # Panics
+    /// If the count overflows (a compile error for a declared layer's
+    /// constant); [`Self::checked_weights_len`] returns an error instead.
     pub const fn weights_len(&self) -> usize {
-        if !self.has_weights() {
-            0
-        } else {
-            self.out_channels() * self.fh * self.fw * self.fc
+        match self.checked_weights_len() {
+            Ok(n) => n,
+            Err(_) => panic!("a layer's weights exceed the address space (isize::MAX bytes)"),
         }
+    }
+    /// [`Self::weights_len`] with every product checked:
+    /// [`Error::TooLarge`](crate::Error::TooLarge) if it exceeds
+    /// [`MAX_ELEMENTS`](crate::MAX_ELEMENTS).
+    pub const fn checked_weights_len(&self) -> Result<usize, crate::Error> {
+        if !self.has_weights() {
+            return Ok(0);
+        }
+        let Some(out) = self.g.checked_mul(self.k) else {
+            return Err(crate::Error::TooLarge {
+                what: "output channels (groups x channels per group x 1)",
+                dims: [self.g, self.k, 1],
+                refused: None,
+            });
+        };
+        // Saturated taps overflow the product unless another factor is 0,
+        // when the count is 0 anyway.
+        crate::checked_elements(
+            "weights (output channels x filter taps x input channels per group)",
+            out,
+            self.fh.saturating_mul(self.fw),
+            self.fc,
+        )
     }
     /// Output height and width for an input of `h x w`.
     pub fn output_dims(

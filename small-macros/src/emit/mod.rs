@@ -159,7 +159,7 @@ pub fn layer(spec: &Spec, item: &ItemStruct) -> TokenStream {
                 ) -> Result<::small_core::Blocked<::small_core::__private::Vec<f32>>, ::small_core::Error> {
                     ::small_core::check_dim("input channels", Self::IN_CHANNELS, x.c())?;
                     let (h, w) = Self::output_shape(x.h(), x.w())?;
-                    Ok(::small_core::Blocked::zeros(Self::OUT_CHANNELS, h, w))
+                    ::small_core::Blocked::zeros(Self::OUT_CHANNELS, h, w)
                 }
             }
 
