@@ -1,0 +1,329 @@
+//! Generated layers on small shapes, against the reference layers: the
+//! test file of the `miri` stage of `scripts/test`, which runs it under
+//! Miri so that an out-of-bounds pointer in the loop nest, the packing or
+//! an edge tile is an error rather than a wrong (or lucky) number. It also
+//! runs natively with the host tests, where it takes milliseconds.
+//!
+//! Every layer is declared with `archs(reference)`: Miri cannot run
+//! AVX/NEON intrinsics, and the portable scalar arch goes through the same
+//! nest, packing and emitter code paths (only its primitives differ).
+//! Shapes are small, and widths are chosen to leave partial tiles at the
+//! row ends (`explain()` of each layer gives its tile; the scalar arch's
+//! output tiles are a few columns wide: 3 for these convolutions). Under Miri the thread pool
+//! starts with one thread (Miri reports one CPU), except in
+//! [`two_threads_split_rows_without_a_race`], which checks that the
+//! parts of a split layer touch disjoint memory (Miri's race detector).
+
+use small_core::load::Generated;
+use small_core::reference::{self, Shape};
+use small_core::{Arch, Blocked, Error, LayerSpec, layer, model};
+
+const ARCH: Arch = Arch::Reference;
+
+#[layer(fh = 3, fw = 3, fc = 5, k = 20, stride = 2, padding = same, activation = relu, archs(reference))]
+struct ConvS2;
+#[layer(fh = 3, fw = 3, fc = 3, k = 8, padding = same, activation = relu6, archs(reference))]
+struct ConvSame;
+#[layer(fh = 2, fw = 3, fc = 4, k = 6, padding = valid, archs(reference))]
+struct ConvValid;
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 20, padding = same, activation = relu, archs(reference))]
+struct Depthwise;
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 20, stride = 2, padding = same, archs(reference))]
+struct DepthwiseS2;
+#[layer(fh = 1, fw = 1, fc = 20, k = 24, archs(reference))]
+struct Pointwise;
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 20, stride = 2, padding = same, reduction = max, archs(reference))]
+struct MaxPool;
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 20, padding = same, reduction = avg, archs(reference))]
+struct AvgPool;
+#[layer(fh = 3, fw = 5, fc = 1, k = 1, g = 20, padding = valid, reduction = avg, archs(reference))]
+struct GlobalAvg;
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 20, reduction = max, activation = relu, archs(reference))]
+struct Relu;
+#[layer(fh = 3, fw = 3, fc = 20, k = 10, padding = valid, archs(reference))]
+struct Fc;
+#[layer(fh = 1, fw = 1, fc = 20, k = 20, residual, activation = relu, archs(reference))]
+struct Residual;
+#[layer(fh = 3, fw = 3, fc = 18, k = 18, padding = same, residual, archs(reference))]
+struct Residual3x3;
+/// More weights per output tile than `nest::L1_WEIGHT_BYTES` (the scalar
+/// tile is 3 columns x 4 channels, so 10 input blocks of 9 x 16 x 4
+/// weights fit; this has 11 and a partial 12th): the reduction runs in two
+/// chunks of input blocks, the partial sums kept in the output.
+#[layer(fh = 3, fw = 3, fc = 181, k = 4, padding = same, archs(reference))]
+struct Chunked;
+
+/// Small seeded generator (as `small_tests::Rng`, which this crate cannot use).
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    fn unit(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) as f32 / (1u64 << 31) as f32 - 1.0
+    }
+    fn vec(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| self.unit()).collect()
+    }
+}
+
+/// Checks `got` (NHWC) against the reference of `spec` within its bound.
+#[allow(clippy::too_many_arguments)]
+fn check(
+    name: &str,
+    spec: &LayerSpec,
+    x: &[f32],
+    shape: Shape,
+    w: &[f32],
+    b: Option<&[f32]>,
+    skip: Option<&[f32]>,
+    got: &[f32],
+) {
+    let (want, _) = reference::layer(spec, x, shape, w, b, skip).unwrap();
+    let tol = reference::tolerances(spec, x, shape, w, b, skip);
+    assert_eq!(got.len(), want.len(), "{name} {shape:?}: output length");
+    for (i, ((g, r), t)) in got.iter().zip(&want).zip(&tol).enumerate() {
+        // NaN on either side fails.
+        assert!(
+            (g - r).abs() <= *t,
+            "{name} {shape:?}: element {i} is {g}, reference {r}, tolerance {t}"
+        );
+    }
+}
+
+/// Runs a weighted layer type on each `(h, w)` and checks it.
+macro_rules! check_weighted {
+    ($ty:ty, $shapes:expr) => {{
+        let mut rng = Rng::new(line!() as u64);
+        let spec = <$ty>::SPEC;
+        let c = spec.in_channels();
+        let wts = rng.vec(<$ty>::WEIGHTS_LEN);
+        let bias = rng.vec(spec.out_channels());
+        let l = <$ty>::with_arch(ARCH, &wts, Some(&bias))?;
+        for (h, w) in $shapes {
+            let shape = Shape::new(h, w, c);
+            let x = rng.vec(shape.len());
+            let xb = Blocked::from_nhwc(h, w, c, &x)?;
+            let mut y = l.alloc_output(&xb)?;
+            l.forward(&xb, &mut y)?;
+            check(
+                stringify!($ty),
+                &spec,
+                &x,
+                shape,
+                &wts,
+                Some(&bias),
+                None,
+                &y.to_nhwc(),
+            );
+        }
+    }};
+}
+
+/// As [`check_weighted`] for layers without weights (max and avg pools).
+macro_rules! check_unweighted {
+    ($ty:ty, $shapes:expr) => {{
+        let mut rng = Rng::new(line!() as u64);
+        let spec = <$ty>::SPEC;
+        let c = spec.in_channels();
+        let l = <$ty>::with_arch(ARCH)?;
+        for (h, w) in $shapes {
+            let shape = Shape::new(h, w, c);
+            let x = rng.vec(shape.len());
+            let xb = Blocked::from_nhwc(h, w, c, &x)?;
+            let mut y = l.alloc_output(&xb)?;
+            l.forward(&xb, &mut y)?;
+            check(
+                stringify!($ty),
+                &spec,
+                &x,
+                shape,
+                &[],
+                None,
+                None,
+                &y.to_nhwc(),
+            );
+        }
+    }};
+}
+
+#[test]
+fn conv_3x3_same_stride_2_at_odd_widths() -> Result<(), Error> {
+    // Output widths 1..=6: below, at and past the tile width.
+    check_weighted!(ConvS2, [(1, 1), (2, 3), (3, 5), (4, 7), (2, 9), (1, 12)]);
+    Ok(())
+}
+
+#[test]
+fn conv_3x3_same_and_valid_at_odd_widths() -> Result<(), Error> {
+    check_weighted!(ConvSame, [(1, 1), (2, 2), (3, 5), (2, 7), (1, 10)]);
+    check_weighted!(ConvValid, [(2, 3), (3, 4), (2, 7), (4, 9)]);
+    Ok(())
+}
+
+#[test]
+fn depthwise_at_odd_widths() -> Result<(), Error> {
+    check_weighted!(Depthwise, [(1, 1), (2, 3), (3, 6), (2, 9)]);
+    check_weighted!(DepthwiseS2, [(1, 2), (3, 5), (4, 8)]);
+    Ok(())
+}
+
+#[test]
+fn pointwise_as_one_row() -> Result<(), Error> {
+    check_weighted!(Pointwise, [(1, 1), (1, 5), (3, 3), (2, 7)]);
+    Ok(())
+}
+
+#[test]
+fn pools_and_relu() -> Result<(), Error> {
+    check_unweighted!(MaxPool, [(1, 1), (2, 3), (3, 6), (5, 7)]);
+    check_unweighted!(AvgPool, [(1, 1), (2, 5), (3, 4)]);
+    check_unweighted!(GlobalAvg, [(3, 5)]);
+    check_unweighted!(Relu, [(1, 1), (2, 5), (3, 3)]);
+    Ok(())
+}
+
+#[test]
+fn fully_connected() -> Result<(), Error> {
+    check_weighted!(Fc, [(3, 3)]);
+    Ok(())
+}
+
+#[test]
+fn reduction_in_chunks() -> Result<(), Error> {
+    check_weighted!(Chunked, [(1, 1), (1, 4)]);
+    Ok(())
+}
+
+#[test]
+fn residual_with_a_skip_tensor_and_in_place() -> Result<(), Error> {
+    let mut rng = Rng::new(7);
+    let (w1, b1) = (rng.vec(Residual::WEIGHTS_LEN), rng.vec(20));
+    let (w3, b3) = (rng.vec(Residual3x3::WEIGHTS_LEN), rng.vec(18));
+    let r1 = Residual::with_arch(ARCH, &w1, Some(&b1))?;
+    let r3 = Residual3x3::with_arch(ARCH, &w3, Some(&b3))?;
+    let spec1 = Residual::SPEC;
+    for (h, w) in [(1, 1), (2, 5), (3, 7)] {
+        let shape = Shape::new(h, w, 20);
+        let x = rng.vec(shape.len());
+        let skip = rng.vec(shape.len());
+        let xb = Blocked::from_nhwc(h, w, 20, &x)?;
+        let sb = Blocked::from_nhwc(h, w, 20, &skip)?;
+        // A separate skip tensor.
+        let mut y = r1.alloc_output(&xb)?;
+        r1.forward_add(&xb, &sb, &mut y)?;
+        let got = y.to_nhwc();
+        check(
+            "Residual",
+            &spec1,
+            &x,
+            shape,
+            &w1,
+            Some(&b1),
+            Some(&skip),
+            &got,
+        );
+        // The skip already in the output.
+        let mut y = Blocked::from_nhwc(h, w, 20, &skip)?;
+        r1.forward_add_in_place(&xb, &mut y)?;
+        let got = y.to_nhwc();
+        check(
+            "in place",
+            &spec1,
+            &x,
+            shape,
+            &w1,
+            Some(&b1),
+            Some(&skip),
+            &got,
+        );
+    }
+    // 3x3, two channel blocks, the second partial, in place.
+    let shape = Shape::new(2, 5, 18);
+    let x = rng.vec(shape.len());
+    let skip = rng.vec(shape.len());
+    let xb = Blocked::from_nhwc(2, 5, 18, &x)?;
+    let mut y = Blocked::from_nhwc(2, 5, 18, &skip)?;
+    r3.forward_add_in_place(&xb, &mut y)?;
+    let (spec3, got) = (Residual3x3::SPEC, y.to_nhwc());
+    check(
+        "3x3 in place",
+        &spec3,
+        &x,
+        shape,
+        &w3,
+        Some(&b3),
+        Some(&skip),
+        &got,
+    );
+    Ok(())
+}
+
+#[layer(fh = 3, fw = 3, fc = 3, k = 8, stride = 2, padding = same, activation = relu, archs(reference))]
+struct NetConv;
+#[layer(fh = 3, fw = 3, fc = 8, k = 8, padding = same, activation = relu, residual, archs(reference))]
+struct NetRes;
+
+model! {
+    /// conv (stride 2), then conv + skip, in place: the arena plan and
+    /// the model's wiring under Miri.
+    struct Tiny {
+        input x: [7, 9, 3];
+        conv: NetConv @ 0 (x) -> a;
+        res: NetRes @ 1 => 2 (a, + a) -> b;
+    }
+}
+
+#[test]
+fn two_layer_model() -> Result<(), Box<dyn std::error::Error>> {
+    let source = Generated { seed: 5 };
+    let net = Tiny::load(&source, ARCH)?;
+    let mut arena = vec![0.0; Tiny::ARENA];
+    let input = Rng::new(3).vec(7 * 9 * 3);
+    Tiny::input(&mut arena)?.fill_from_nhwc(&input)?;
+    net.forward(&mut arena)?;
+    let want = Tiny::reference(&source, &input)?;
+    let got = Tiny::output(&arena)?.to_nhwc();
+    let last = &want[want.len() - 1];
+    assert_eq!(got.len(), last.len());
+    for (i, (g, w)) in got.iter().zip(last).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-4 * (1.0 + w.abs()),
+            "element {i}: {g} vs {w}"
+        );
+    }
+    Ok(())
+}
+
+/// A layer just large enough to be split in two parts (`MACs / 40 k`,
+/// here 35 x 2304 = 80.6 k MACs) on two threads: under Miri, a part that
+/// wrote outside its rows would race with the other (the data-race
+/// detector). The pool is set back to one thread afterwards. Compared with
+/// the reference without `tolerances` (which would run it twice more).
+#[test]
+fn two_threads_split_rows_without_a_race() -> Result<(), Error> {
+    let mut rng = Rng::new(11);
+    let (wts, bias) = (rng.vec(Split::WEIGHTS_LEN), rng.vec(16));
+    let l = Split::with_arch(ARCH, &wts, Some(&bias))?;
+    let shape = Shape::new(5, 7, 16);
+    let x = rng.vec(shape.len());
+    let xb = Blocked::from_nhwc(5, 7, 16, &x)?;
+    let mut y = l.alloc_output(&xb)?;
+    small_core::threads::set_threads(2);
+    let r = l.forward(&xb, &mut y);
+    small_core::threads::set_threads(1);
+    r?;
+    let (want, _) = reference::layer(&Split::SPEC, &x, shape, &wts, Some(&bias), None)?;
+    for (i, (g, w)) in y.to_nhwc().iter().zip(&want).enumerate() {
+        assert!((g - w).abs() <= 1e-3, "element {i}: {g} vs {w}");
+    }
+    Ok(())
+}
+
+#[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same, archs(reference))]
+struct Split;
