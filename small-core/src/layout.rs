@@ -149,19 +149,25 @@ impl<B: AsRef<[f32]>> Blocked<B> {
 
     /// Indices of every padding lane (empty when `C % CB == 0`).
     fn padding_indices(&self) -> impl Iterator<Item = usize> + '_ {
-        let last = self.blocks().saturating_sub(1) * self.h * self.w * CB;
+        // The plane first: `blocks * h * w * CB` fits (checked by every
+        // constructor), but `(blocks - 1) * h` alone need not when the
+        // plane is empty.
+        let pixels = self.h * self.w;
+        let last = self.blocks().saturating_sub(1) * (pixels * CB);
         let used = self.c - self.blocks().saturating_sub(1) * CB;
-        let lanes = if self.c.is_multiple_of(CB) {
-            CB..CB
+        // No padding lane, no pixel to visit: a tensor of 0 channels may
+        // have 2^40 of them.
+        let (lanes, pixels) = if self.c.is_multiple_of(CB) {
+            (CB..CB, 0)
         } else {
-            used..CB
+            (used..CB, pixels)
         };
-        (0..self.h * self.w).flat_map(move |p| lanes.clone().map(move |l| last + p * CB + l))
+        (0..pixels).flat_map(move |p| lanes.clone().map(move |l| last + p * CB + l))
     }
 
     /// Writes the tensor in NHWC order (`[H][W][C]`, TFLite's) into `dst`.
     pub fn write_nhwc(&self, dst: &mut [f32]) -> Result<(), Error> {
-        crate::check_len("NHWC output", self.c * self.h * self.w, dst.len())?;
+        crate::check_len("NHWC output", self.c * (self.h * self.w), dst.len())?;
         for (p, px) in dst.chunks_exact_mut(self.c.max(1)).enumerate() {
             for (c, v) in px.iter_mut().enumerate() {
                 *v = self.as_slice()[self.index(c, p / self.w, p % self.w)];
@@ -185,7 +191,7 @@ impl<B: AsRef<[f32]>> Blocked<B> {
     /// The tensor in NHWC order.
     #[cfg(feature = "alloc")]
     pub fn to_nhwc(&self) -> Vec<f32> {
-        let mut v = alloc::vec![0.0; self.c * self.h * self.w];
+        let mut v = alloc::vec![0.0; self.c * (self.h * self.w)];
         self.write_nhwc(&mut v).expect("length computed above");
         v
     }
@@ -193,7 +199,7 @@ impl<B: AsRef<[f32]>> Blocked<B> {
     /// The tensor in NCHW order.
     #[cfg(feature = "alloc")]
     pub fn to_nchw(&self) -> Vec<f32> {
-        let mut v = alloc::vec![0.0; self.c * self.h * self.w];
+        let mut v = alloc::vec![0.0; self.c * (self.h * self.w)];
         self.write_nchw(&mut v).expect("length computed above");
         v
     }
@@ -211,7 +217,7 @@ impl<B: AsRef<[f32]> + AsMut<[f32]>> Blocked<B> {
     /// Overwrites the tensor from NHWC data of the same shape, padding
     /// lanes included (zeroed), so any buffer becomes a valid tensor.
     pub fn fill_from_nhwc(&mut self, src: &[f32]) -> Result<(), Error> {
-        crate::check_len("NHWC input", self.c * self.h * self.w, src.len())?;
+        crate::check_len("NHWC input", self.c * (self.h * self.w), src.len())?;
         // Pixel-major copy: pixel p of channel block b is at (b * H * W + p) * CB.
         let plane = self.h * self.w * CB;
         let data = self.data.as_mut();
@@ -289,10 +295,11 @@ impl Blocked<Vec<f32>> {
         Ok(t)
     }
 
-    /// `c * h * w`, checked like the blocked size (which is never smaller).
+    /// `c * (h * w)`, checked like the blocked size, which is never smaller
+    /// (`c * h` alone may overflow when `w` is 0).
     fn logical_len(c: usize, h: usize, w: usize) -> Result<usize, Error> {
         tensor_len(c, h, w)?;
-        Ok(c * h * w)
+        Ok(c * (h * w))
     }
 }
 
@@ -400,6 +407,44 @@ mod tests {
                 actual: 5
             })
         );
+    }
+
+    #[test]
+    fn sizes_are_checked_before_anything_is_allocated_or_scanned() {
+        // 16 x (2^60 + 1) x 16 lanes wrapped to 16 elements.
+        let wraps = (1 << 60) + 1;
+        assert_eq!(checked_blocked_len(16, wraps, 1), None);
+        let e = Error::TooLarge {
+            what: "blocked tensor (channels x height x width)",
+            dims: [16, wraps, 1],
+            refused: None,
+        };
+        assert_eq!(Blocked::zeros(16, wraps, 1).unwrap_err(), e);
+        assert_eq!(Blocked::from_nhwc(wraps, 1, 16, &[0.0; 16]).unwrap_err(), e);
+        assert_eq!(
+            Blocked::from_buffer(16, wraps, 1, &[0.0; 16][..]).unwrap_err(),
+            e
+        );
+        // The slice's length before the 1 PiB allocation.
+        assert!(matches!(
+            Blocked::from_nhwc(1 << 22, 1 << 22, 16, &[0.0; 10]),
+            Err(Error::BufferLength { actual: 10, .. })
+        ));
+        // isize::MAX bytes: MAX_ELEMENTS fits, one block more does not.
+        assert_eq!(
+            checked_blocked_len(CB, MAX_ELEMENTS / CB, 1),
+            Some(MAX_ELEMENTS / CB * CB)
+        );
+        assert_eq!(checked_blocked_len(CB + 1, MAX_ELEMENTS / CB, 1), None);
+        // An empty tensor of huge planes: its plane is still indexed.
+        assert_eq!(checked_blocked_len(0, usize::MAX, 1), None);
+        assert_eq!(checked_blocked_len(0, 1 << 40, 1), Some(0));
+        // No padding lane to scan in 2^40 pixels of 0 channels; c * h
+        // overflowing while w = 0.
+        assert!(Blocked::from_buffer(0, 1 << 40, 1, &[][..]).is_ok());
+        let t = Blocked::zeros(usize::MAX, 1 << 40, 0).unwrap();
+        assert!(t.to_nhwc().is_empty() && t.to_nchw().is_empty());
+        assert!(Blocked::zeros(0, 3, 2).unwrap().to_nhwc().is_empty());
     }
 
     #[test]

@@ -38,7 +38,7 @@ impl Dims {
     }
     /// Logical elements, `c * h * w`.
     pub const fn elements(&self) -> usize {
-        self.c * self.h * self.w
+        self.c * (self.h * self.w)
     }
     /// True if both have the same shape.
     pub const fn same(&self, o: &Dims) -> bool {

@@ -272,8 +272,9 @@ impl<'a> Problem<'a> {
                 detail: "must hold at least 1 channel",
             });
         }
-        check_dim("input channels", spec.in_channels(), x.c())?;
-        check_dim("output channels", spec.out_channels(), y.c())?;
+        let (in_channels, out_channels) = spec.checked_channels()?;
+        check_dim("input channels", in_channels, x.c())?;
+        check_dim("output channels", out_channels, y.c())?;
         let (dh, dw) = spec.output_dims(x.h(), x.w())?;
         check_dim("output height", dh.out, y.h())?;
         check_dim("output width", dw.out, y.w())?;

@@ -108,12 +108,9 @@ pub const fn checked_packed_len(spec: &LayerSpec, tc: usize) -> Result<usize, Er
         });
     }
     let what = "packed weights (output channels x filter taps x input lanes per tile)";
-    let (Some(out), Some(inp)) = (spec.g.checked_mul(spec.k), spec.g.checked_mul(spec.fc)) else {
-        return Err(Error::TooLarge {
-            what: "channels (groups x output x input channels per group)",
-            dims: [spec.g, spec.k, spec.fc],
-            refused: None,
-        });
+    let (inp, out) = match spec.checked_channels() {
+        Ok(c) => c,
+        Err(e) => return Err(e),
     };
     let out_padded = match checked_elements(what, out.div_ceil(CB), CB, 1) {
         Ok(n) => n,
@@ -229,4 +226,73 @@ pub fn pack(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Activation, Padding, Reduction};
+
+    fn spec(fh: usize, fw: usize, fc: usize, k: usize, g: usize) -> LayerSpec {
+        LayerSpec {
+            fh,
+            fw,
+            fc,
+            k,
+            g,
+            sh: 1,
+            sw: 1,
+            padding: Padding::Same,
+            reduction: Reduction::Fma,
+            activation: Activation::None,
+            residual: false,
+        }
+    }
+
+    #[test]
+    fn checked_packed_len_is_packed_len_for_valid_layers() {
+        for g in [1, 2, 3, 9, 16, 17, 40] {
+            for (fc, k) in [(1, 1), (1, 2), (2, 3), (3, 16), (16, 8), (17, 33)] {
+                for (fh, fw) in [(1, 1), (3, 3), (10, 4)] {
+                    let s = spec(fh, fw, fc, k, g);
+                    for tc in [1, 4, 8, 16, 32, 48, 64] {
+                        assert_eq!(
+                            checked_packed_len(&s, tc),
+                            Ok(packed_len(&s, tc)),
+                            "{s:?} tc {tc}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sizes_past_the_address_space_are_errors() {
+        for s in [
+            spec(3, 3, 16, 16, usize::MAX),
+            spec(3, 3, 16, 1 << 62, 1),
+            spec(usize::MAX, 2, 16, 16, 1),
+            spec(1 << 40, 1 << 40, 16, 16, 1),
+            spec(3, 3, 1, 1, 1 << 60),
+        ] {
+            assert!(
+                matches!(checked_packed_len(&s, 16), Err(Error::TooLarge { .. })),
+                "{s:?}"
+            );
+            assert!(s.checked_weights_len().is_err(), "{s:?}");
+            assert!(pack(&s, 16, &[], None, &mut []).is_err(), "{s:?}");
+        }
+        // Tiles of 0 channels divided by 0; a filter of 0 taps walked its
+        // tiles in chunks of 0 (a panic).
+        assert!(matches!(
+            checked_packed_len(&spec(3, 3, 16, 16, 1), 0),
+            Err(Error::Unsupported { .. })
+        ));
+        let empty = spec(0, 3, 16, 16, 1);
+        assert_eq!(checked_packed_len(&empty, 16), Ok(16));
+        let mut out = [1.0; 16];
+        pack(&empty, 16, &[], Some(&[2.0; 16]), &mut out).unwrap();
+        assert_eq!(out, [2.0; 16]);
+    }
 }

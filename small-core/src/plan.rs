@@ -207,6 +207,26 @@ mod tests {
     }
 
     #[test]
+    fn sizes_summing_past_the_address_space_are_errors() {
+        let t = |size, first, last| Tensor { size, first, last };
+        // Disjoint lifetimes would fit, but the check is on the sum (the
+        // bound of every offset the plan computes).
+        assert_eq!(
+            try_plan([t(usize::MAX, 0, 1), t(1, 2, 3)]),
+            Err(Error::TooLarge {
+                what: "arena plan (tensors x elements before tensor i x its elements)",
+                dims: [2, 0, usize::MAX],
+                refused: None,
+            })
+        );
+        let half = crate::MAX_ELEMENTS / 2 + 1;
+        assert!(try_plan([t(half, 0, 1), t(half, 1, 2)]).is_err());
+        let p = try_plan([t(half, 0, 1), t(half - 1, 1, 2)]).unwrap();
+        assert_eq!(p.arena, crate::MAX_ELEMENTS);
+        assert_eq!(try_plan::<0>([]).unwrap().arena, 0);
+    }
+
+    #[test]
     fn residual_block_keeps_the_skip_alive() {
         // x(0..3) -> conv a (1..2) -> conv b (2..3, + x) -> out (3..4).
         let p = check([

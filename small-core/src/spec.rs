@@ -122,6 +122,18 @@ impl LayerSpec {
     pub const fn out_channels(&self) -> usize {
         self.g * self.k
     }
+    /// Input and output channels, or [`Error::TooLarge`](crate::Error::TooLarge)
+    /// if either overflows: for a spec built at run time.
+    pub const fn checked_channels(&self) -> Result<(usize, usize), crate::Error> {
+        match (self.g.checked_mul(self.fc), self.g.checked_mul(self.k)) {
+            (Some(i), Some(o)) => Ok((i, o)),
+            _ => Err(crate::Error::TooLarge {
+                what: "channels (groups x input x output channels per group)",
+                dims: [self.g, self.fc, self.k],
+                refused: None,
+            }),
+        }
+    }
     /// The kernel family this layer uses.
     pub const fn kind(&self) -> KernelKind {
         if self.fc == 1 && self.k == 1 {
@@ -154,12 +166,9 @@ impl LayerSpec {
         if !self.has_weights() {
             return Ok(0);
         }
-        let Some(out) = self.g.checked_mul(self.k) else {
-            return Err(crate::Error::TooLarge {
-                what: "output channels (groups x channels per group x 1)",
-                dims: [self.g, self.k, 1],
-                refused: None,
-            });
+        let out = match self.checked_channels() {
+            Ok((_, out)) => out,
+            Err(e) => return Err(e),
         };
         // Saturated taps overflow the product unless another factor is 0,
         // when the count is 0 anyway.
