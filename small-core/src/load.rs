@@ -1,7 +1,7 @@
 //! Where a model's weights come from: a [`WeightSource`] hands each layer
 //! its weights in TFLite order (see [`LayerSpec::weights_len`]) after
 //! checking them against the layer's compile-time declaration. Sources:
-//! a `.tflite` file ([`crate::tflite`], feature `tflite`), a
+//! a `.tflite` file (`small_core::tflite`, feature `tflite`), a
 //! `safetensors` file (feature `safetensors`), or [`Generated`]
 //! deterministic values (no file at all).
 

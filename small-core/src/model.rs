@@ -514,7 +514,7 @@ pub struct LayerInfo {
 /// Declares a network: a struct holding its generated layers, and in
 /// `impl` the compile-time tensor shapes (`DIMS`), the layer wiring
 /// (`LAYERS`), the arena plan (`PLAN`, `ARENA` elements), `load` (weights
-/// from any [`WeightSource`](crate::load::WeightSource)), `pack` and
+/// from any `load::WeightSource`, feature `alloc`), `pack` and
 /// `from_packed` (weights packed ahead of time for any arch, then used in
 /// place: a microcontroller's flash), `forward` (no allocation) and
 /// `reference` (the same network on the reference layers).

@@ -20,12 +20,29 @@ mod spec;
 /// pub struct Conv3x3s2;
 /// ```
 ///
-/// Arguments: `fh`, `fw`, `fc`, `k` (required), `g` (groups, default 1),
-/// `stride` (`2` or `(sh, sw)`, default 1), `padding` (`same` | `valid`,
-/// default `valid`), `reduction` (`fma` | `max`, default `fma`),
-/// `activation` (`none` | `relu` | `relu6`, default `none`), `channels`
-/// (optional check that `g * fc` equals it), `archs(...)` (restrict the
-/// arches generated; must include `reference`).
+/// Arguments (the README's table; `small_core::layer` has a tested example):
+///
+/// | argument | meaning | default |
+/// | --- | --- | --- |
+/// | `fh`, `fw` | filter height and width (`fw` ≤ 32: its taps are unrolled) | required |
+/// | `fc` | input channels per group | required |
+/// | `k` | output channels per group | required |
+/// | `g` | groups; input channels = `g * fc`, output channels = `g * k` | 1 |
+/// | `stride` | `2` or `(sh, sw)` | 1 |
+/// | `padding` | `same` or `valid`, exactly TensorFlow's semantics | `valid` |
+/// | `reduction` | `fma` (weighted sum), `max` or `avg` (within one channel; `avg` divides by the valid taps, as TensorFlow) | `fma` |
+/// | `activation` | `none`, `relu`, `relu6`, fused into the kernel's store | `none` |
+/// | `channels` | optional check that `g * fc` equals it | — |
+/// | `residual` | add a tensor of the output's shape before the activation: `forward_add(x, skip, y)` (and `forward_add_in_place(x, y)`) | off |
+/// | `archs(...)` | generate only these arches (must include `reference`) | all |
+///
+/// Every invalid declaration is a compile error at the argument, saying
+/// what would be valid. The struct gets `SPEC`, `IN_CHANNELS`,
+/// `OUT_CHANNELS`, `WEIGHTS_LEN`, `BLOCKING`, `explain()`, `new` /
+/// `with_arch` (with `alloc`), `with_arch_in` (caller-provided storage,
+/// sized by `packed_len`), `output_shape`, `alloc_output` and `forward`
+/// (`forward_add` for residual layers); layers without weights (`max`,
+/// `avg`) take none.
 #[proc_macro_attribute]
 pub fn layer(args: TokenStream, item: TokenStream) -> TokenStream {
     let attr_span = proc_macro2::Span::call_site();

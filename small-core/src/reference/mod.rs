@@ -58,6 +58,7 @@ mod tests_pool;
 pub use conv::{conv2d, depthwise_conv2d, fully_connected};
 pub use elementwise::{activation, add, batch_norm, bias_add, softmax, upsample_nearest};
 #[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub use layer::{layer, tolerances};
 pub use pool::{avg_pool, global_avg_pool, max_pool};
 
