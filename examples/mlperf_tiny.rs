@@ -50,6 +50,10 @@ enum Command {
 }
 
 fn options() -> Result<Command, String> {
+    parse(std::env::args().skip(1))
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
     let mut o = Options {
         models: std::env::var_os("SMALL_MODELS").map(PathBuf::from),
         per_layer: false,
@@ -58,7 +62,6 @@ fn options() -> Result<Command, String> {
     };
     let mut latency = false;
     let mut load = None;
-    let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--models" => o.models = Some(args.next().ok_or("--models needs a directory")?.into()),
@@ -647,6 +650,40 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("mlperf_tiny: {e}");
             ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_of(args: &[&str]) -> Result<Command, String> {
+        parse(args.iter().map(|a| a.to_string()))
+    }
+
+    #[test]
+    fn help_is_a_command_not_an_error() {
+        for a in ["--help", "-h"] {
+            assert!(matches!(parse_of(&[a]), Ok(Command::Help)));
+        }
+        assert!(USAGE.contains("--latency") && USAGE.contains("SMALL_THREADS"));
+    }
+
+    #[test]
+    fn bad_arguments_say_what_is_wrong() {
+        let err = |args: &[&str]| match parse_of(args) {
+            Err(e) => e,
+            Ok(_) => panic!("{args:?} parsed"),
+        };
+        assert!(err(&["--threads", "0"]).contains("--threads 0: expected a count >= 1"));
+        assert!(err(&["--threads", "abc"]).contains("--threads abc"));
+        assert!(err(&["--load", "-1"]).contains("--load -1"));
+        assert!(err(&["--load", "2"]).contains("add --latency"));
+        assert!(err(&["--bogus"]).contains("unknown argument `--bogus`"));
+        match parse_of(&["--latency", "--load", "3"]) {
+            Ok(Command::Run(o)) => assert_eq!(o.latency, Some(3)),
+            _ => panic!("--latency --load 3"),
         }
     }
 }
