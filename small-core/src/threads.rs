@@ -57,6 +57,16 @@ pub const MAX_THREADS: usize = 256;
 /// latency of a sleeping worker on a VM (tens of µs).
 pub const LATE_WAIT: Duration = Duration::from_micros(50);
 
+/// Polls of a waiting caller before it looks at the clock: a join
+/// within them (about 7 µs) is in time.
+const QUICK_POLLS: usize = 256;
+
+/// How long a caller whose own share of the job took `mine` waits before
+/// the join counts as late.
+fn patience(mine: Duration) -> Duration {
+    (mine * 2).max(LATE_WAIT)
+}
+
 /// The first solo period after a late join; each further late join
 /// doubles it, up to `SOLO_BASE << MAX_PENALTY` (about 1 s).
 pub const SOLO_BASE: Duration = Duration::from_millis(1);
@@ -210,8 +220,19 @@ impl Pool {
 
     /// Whether calls run solo now.
     pub fn solo(&self) -> bool {
-        let until = self.adapt.solo_until.load(Ordering::Relaxed);
-        until != 0 && self.adapt.now() < until
+        let a = &self.adapt;
+        let until = a.solo_until.load(Ordering::Relaxed);
+        // 0 = not solo, without reading the clock.
+        if until == 0 {
+            return false;
+        }
+        if a.now() < until {
+            return true;
+        }
+        let _ = a
+            .solo_until
+            .compare_exchange(until, 0, Ordering::Relaxed, Ordering::Relaxed);
+        false
     }
 
     /// Runs `f(0..parts)` and returns when all have run: part 0 on the
@@ -233,7 +254,10 @@ impl Pool {
             return (0..parts).for_each(f);
         }
         let s = &*self.shared;
-        s.quiet.store(false, Ordering::Relaxed);
+        // Workers poll `quiet`: write it only when it changes.
+        if s.quiet.load(Ordering::Relaxed) {
+            s.quiet.store(false, Ordering::Relaxed);
+        }
         let job = Job { f };
         s.done.store(0, Ordering::Relaxed);
         // SAFETY of the lifetime erasure: `job` outlives every use, since
@@ -264,23 +288,32 @@ impl Pool {
             s.done.fetch_add(1, Ordering::Release);
             part = s.claim(generation);
         }
-        let mine = start.elapsed();
-        let patience = (mine * 2).max(LATE_WAIT);
+        // A join within QUICK_POLLS (a few µs) is in time without a look
+        // at the clock; after that the caller's share (`mine`, over by at
+        // most those polls) sets its patience, and the clock is read every
+        // 64 polls; past its patience the caller yields its core (the
+        // worker it waits for may need it).
         let mut polls = 0usize;
+        let mut mine = None;
         while s.done.load(Ordering::Acquire) < parts {
             polls += 1;
-            // Check the clock only now and then; past its patience the
-            // caller yields its core (the worker it waits for may need it).
-            if polls < s.spin && (!polls.is_multiple_of(64) || start.elapsed() < mine + patience) {
+            if polls < QUICK_POLLS {
+                core::hint::spin_loop();
+                continue;
+            }
+            let mine = *mine.get_or_insert_with(|| start.elapsed());
+            if polls < s.spin
+                && (!polls.is_multiple_of(64) || start.elapsed() < mine + patience(mine))
+            {
                 core::hint::spin_loop();
             } else {
                 std::thread::yield_now();
             }
         }
-        let waited = start.elapsed().saturating_sub(mine);
+        let late = mine.is_some_and(|mine| start.elapsed() - mine > patience(mine));
         s.job.store(core::ptr::null_mut(), Ordering::Release);
         drop(turn);
-        self.judge(waited > patience);
+        self.judge(late);
         if let Some(panic) = panic {
             std::panic::resume_unwind(panic);
         }
