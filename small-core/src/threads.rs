@@ -523,7 +523,7 @@ mod tests {
         // More threads than cores: workers are often off their core, and
         // each job still runs every part exactly once.
         let pool = Pool::new(8);
-        for round in 0..2000 {
+        for round in 0..ROUNDS {
             let parts = 1 + round % 8;
             let hits: Vec<AtomicUsize> = (0..parts).map(|_| AtomicUsize::new(0)).collect();
             pool.run(parts, &|k| {
@@ -536,13 +536,44 @@ mod tests {
         }
     }
 
+    /// Rounds of the stress tests: Miri (the `miri` stage runs
+    /// `threads::tests::miri_`) checks the job's lifetime and the parts'
+    /// writes in a few.
+    const ROUNDS: usize = if cfg!(miri) { 12 } else { 2000 };
+
     #[test]
-    fn concurrent_callers_each_run_every_part_once() {
+    fn miri_parts_write_disjoint_memory_and_the_job_outlives_them() {
+        // Plain (non-atomic) writes, as the loop nest's parts do: Miri
+        // reports a race if two parts or the caller's read overlap, and a
+        // use after free if a worker touched a finished job.
+        struct Slots(*mut usize);
+        // SAFETY: each part writes only its own slot.
+        unsafe impl Sync for Slots {}
+        for threads in [2, 3] {
+            let pool = Pool::new(threads);
+            for round in 0..ROUNDS {
+                let parts = 1 + round % threads;
+                let mut out = std::vec![usize::MAX; parts];
+                let slots = Slots(out.as_mut_ptr());
+                pool.run(parts, &|k| {
+                    let slots = &slots;
+                    // SAFETY: `k < parts` = `out.len()`, and part `k` runs
+                    // once, so no two writes alias.
+                    unsafe { *slots.0.add(k) = k * round };
+                });
+                let want: Vec<usize> = (0..parts).map(|k| k * round).collect();
+                assert_eq!(out, want, "{threads} threads, round {round}");
+            }
+        }
+    }
+
+    #[test]
+    fn miri_concurrent_callers_each_run_every_part_once() {
         let pool = Pool::new(2);
         std::thread::scope(|scope| {
             for _ in 0..3 {
                 scope.spawn(|| {
-                    for round in 0..2000 {
+                    for round in 0..ROUNDS {
                         let hits = [AtomicUsize::new(0), AtomicUsize::new(0)];
                         pool.run(2, &|k| {
                             hits[k].fetch_add(1, Ordering::Relaxed);
