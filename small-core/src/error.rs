@@ -161,6 +161,7 @@ impl fmt::Display for Error {
 }
 
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl std::error::Error for Error {}
 
 /// `Ok(())` if `actual == expected`, else [`Error::BufferLength`].

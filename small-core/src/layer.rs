@@ -59,6 +59,7 @@ pub fn from_packed(
 
 /// Packs weights into a new buffer.
 #[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub fn pack_owned(
     spec: &LayerSpec,
     b: &Blocking,

@@ -190,6 +190,7 @@ impl<B: AsRef<[f32]>> Blocked<B> {
 
     /// The tensor in NHWC order.
     #[cfg(feature = "alloc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
     pub fn to_nhwc(&self) -> Vec<f32> {
         let mut v = alloc::vec![0.0; self.c * (self.h * self.w)];
         self.write_nhwc(&mut v).expect("length computed above");
@@ -198,6 +199,7 @@ impl<B: AsRef<[f32]>> Blocked<B> {
 
     /// The tensor in NCHW order.
     #[cfg(feature = "alloc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
     pub fn to_nchw(&self) -> Vec<f32> {
         let mut v = alloc::vec![0.0; self.c * (self.h * self.w)];
         self.write_nchw(&mut v).expect("length computed above");
@@ -261,6 +263,7 @@ impl<B: AsRef<[f32]> + AsMut<[f32]>> Blocked<B> {
 }
 
 #[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 impl Blocked<Vec<f32>> {
     /// A zero tensor of `c x h x w`. [`Error::TooLarge`] if its size
     /// exceeds the address space or cannot be allocated.

@@ -117,6 +117,7 @@ impl fmt::Display for LoadError {
 }
 
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl std::error::Error for LoadError {}
 
 impl From<crate::Error> for LoadError {

@@ -809,6 +809,7 @@ macro_rules! model {
 
 /// Runs `layers` on the reference layers (NHWC); see `model!`'s `reference`.
 #[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub fn reference_run<W: crate::load::WeightSource + ?Sized>(
     source: &W,
     layers: &[LayerInfo],

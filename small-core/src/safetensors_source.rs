@@ -95,6 +95,7 @@ impl SafetensorsSource {
 
     /// Reads and parses a `.safetensors` file.
     #[cfg(feature = "std")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<SafetensorsSource, LoadError> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|e| LoadError::Io {
