@@ -12,7 +12,10 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_small-bench");
 
 #[test]
-#[cfg_attr(target_arch = "aarch64", ignore = "qemu-user does not start the child binary")]
+#[cfg_attr(
+    target_arch = "aarch64",
+    ignore = "qemu-user does not start the child binary"
+)]
 fn help_exits_0_with_the_usage() {
     for flag in ["--help", "-h"] {
         let out = Command::new(BIN).arg(flag).output().unwrap();
@@ -26,7 +29,10 @@ fn help_exits_0_with_the_usage() {
 }
 
 #[test]
-#[cfg_attr(target_arch = "aarch64", ignore = "qemu-user does not start the child binary")]
+#[cfg_attr(
+    target_arch = "aarch64",
+    ignore = "qemu-user does not start the child binary"
+)]
 fn a_bad_argument_fails_and_points_to_help() {
     let out = Command::new(BIN).arg("--no-such-option").output().unwrap();
     assert!(!out.status.success());
