@@ -150,6 +150,8 @@ pub const MIN_PART_MACS: usize = 40_000;
 impl<'a> Problem<'a> {
     /// Independent units of work: output rows of each output-channel tile,
     /// or output rows when the channel tiles are the innermost loop.
+    /// (Only threads split calls into units.)
+    #[cfg(feature = "std")]
     fn units(&self) -> usize {
         if self.channels_inner() {
             self.oh
