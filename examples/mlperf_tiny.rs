@@ -190,18 +190,15 @@ fn percentiles(f: &mut dyn FnMut(), load: usize, threads: usize) -> Latency {
 /// `f`'s latency idle and beside `load` busy threads, with one thread and
 /// with `threads`; leaves the pool at `threads`.
 fn latencies(f: &mut dyn FnMut(), load: usize, threads: usize) -> Vec<Latency> {
+    let (mut loads, mut counts) = (vec![0, load], vec![1, threads]);
+    loads.dedup();
+    counts.dedup();
     let mut out = Vec::new();
-    for busy in [0, load] {
+    for &busy in &loads {
         let _load = Load::start(busy);
-        for t in [1, threads] {
-            if t == 1 && threads == 1 && out.last().is_some_and(|l: &Latency| l.load == busy) {
-                continue;
-            }
+        for &t in &counts {
             small_core::threads::set_threads(t);
             out.push(percentiles(f, busy, t));
-        }
-        if load == 0 {
-            break;
         }
     }
     small_core::threads::set_threads(threads);
