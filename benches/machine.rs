@@ -120,8 +120,8 @@ fn best_rate(min_run: f64, total: f64, mut run: impl FnMut(u64) -> f64) -> f64 {
 /// reach the peak and 4 reach half of it.
 pub fn fma_chains(arch: Arch) -> usize {
     let p = arch.params();
-    (3 * p.fma_latency * p.fma_per_cycle)
-        .min(p.vector_regs - 2)
+    (3 * p.machine.fma_latency * p.machine.fma_per_cycle)
+        .min(p.machine.vector_regs - 2)
         .min(24)
 }
 
@@ -143,7 +143,7 @@ pub fn fma_peak(arch: Arch, total: f64) -> Option<f64> {
         return None;
     }
     let chains = fma_chains(arch);
-    let flops = (chains * arch.params().lanes * 2) as f64;
+    let flops = (chains * arch.params().machine.lanes * 2) as f64;
     fma_run(arch, chains, 1)?;
     let run = |iters: u64| -> f64 {
         std::hint::black_box(fma_run(arch, chains, iters));
@@ -280,7 +280,7 @@ fn parse_size(s: &str) -> Option<usize> {
 /// The SIMD the read loop uses: the widest vector arch available.
 pub fn read_arch() -> Arch {
     small_core::arch::available()
-        .find(|a| a.params().lanes > 1)
+        .find(|a| a.params().machine.lanes > 1)
         .unwrap_or(Arch::Reference)
 }
 
@@ -438,7 +438,7 @@ mod tests {
                 assert_eq!(peak, None);
             } else {
                 assert!(peak.is_some_and(|p| p > 0.0), "{}", arch.name());
-                assert!(fma_chains(arch) >= 2 * arch.params().fma_latency);
+                assert!(fma_chains(arch) >= 2 * arch.params().machine.fma_latency);
             }
         }
     }

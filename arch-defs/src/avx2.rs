@@ -3,15 +3,12 @@
 //! 16 ymm registers of 8 `f32`; two FMA pipes with a latency of 4 cycles
 //! (Zen 3: 4 / 2 per cycle; Skylake: 4 / 2).
 
-use crate::ArchParams;
+use crate::Machine;
 
-/// Parameters of AVX2 + FMA.
-pub const PARAMS: ArchParams = ArchParams {
-    name: "avx2",
-    module: "avx2",
-    ident: "Avx2",
-    cfg: "target_arch = \"x86_64\"",
-    target_features: "avx2,fma",
+/// The blocking model's numbers of AVX2 + FMA.
+pub const MACHINE: Machine = Machine {
+    cfg: &[("target_arch", "x86_64")],
+    target_features: &["avx2", "fma"],
     vector_regs: 16,
     lanes: 8,
     fma_latency: 4,
@@ -41,11 +38,11 @@ pub struct Avx2;
 // one safety argument below covers them all, so the bodies need no blocks.
 #[allow(unsafe_op_in_unsafe_fn)]
 mod imp {
-    use super::{Avx2, PARAMS};
+    use super::{Avx2, MACHINE};
     use crate::Simd;
     use core::arch::x86_64::*;
 
-    crate::check_arch!(PARAMS, Avx2);
+    crate::check_arch!(MACHINE, Avx2);
 
     // SAFETY (every function below): the caller guarantees AVX2+FMA are present
     // and that pointers are valid for 8 (broadcast: 1) unaligned f32s.

@@ -3,15 +3,12 @@
 //! 32 zmm registers of 16 `f32`; two 512-bit FMA pipes, latency 4 (Zen 5,
 //! Sapphire Rapids). FMAs take broadcast operands from memory (`{1to16}`).
 
-use crate::ArchParams;
+use crate::Machine;
 
-/// Parameters of AVX-512F.
-pub const PARAMS: ArchParams = ArchParams {
-    name: "avx512",
-    module: "avx512",
-    ident: "Avx512",
-    cfg: "target_arch = \"x86_64\"",
-    target_features: "avx512f,avx2,fma",
+/// The blocking model's numbers of AVX-512F.
+pub const MACHINE: Machine = Machine {
+    cfg: &[("target_arch", "x86_64")],
+    target_features: &["avx512f", "avx2", "fma"],
     vector_regs: 32,
     lanes: 16,
     fma_latency: 4,
@@ -44,11 +41,11 @@ pub struct Avx512;
 // one safety argument below covers them all, so the bodies need no blocks.
 #[allow(unsafe_op_in_unsafe_fn)]
 mod imp {
-    use super::{Avx512, PARAMS};
+    use super::{Avx512, MACHINE};
     use crate::Simd;
     use core::arch::x86_64::*;
 
-    crate::check_arch!(PARAMS, Avx512);
+    crate::check_arch!(MACHINE, Avx512);
 
     // SAFETY (every function below): the caller guarantees AVX-512F is present
     // and that pointers are valid for 16 (broadcast: 1) unaligned f32s.

@@ -24,15 +24,12 @@
 //! `vfp2` feature (double precision) for `sreg` and this target has only
 //! single precision (rust-lang/rust#159988 lifts that later).
 
-use crate::ArchParams;
+use crate::Machine;
 
-/// Parameters of the Cortex-M4F.
-pub const PARAMS: ArchParams = ArchParams {
-    name: "cortex_m4",
-    module: "cortex_m4",
-    ident: "CortexM4",
-    cfg: "all(target_arch = \"arm\", target_feature = \"mclass\", target_feature = \"fpregs\")",
-    target_features: "",
+/// The blocking model's numbers of the Cortex-M4F.
+pub const MACHINE: Machine = Machine {
+    cfg: &[("target_arch", "arm"), ("target_feature", "mclass"), ("target_feature", "fpregs")],
+    target_features: &[],
     vector_regs: 32,
     lanes: 1,
     fma_latency: 3,
@@ -62,10 +59,10 @@ pub struct CortexM4;
     target_feature = "fpregs"
 ))]
 mod imp {
-    use super::{CortexM4, PARAMS};
+    use super::{CortexM4, MACHINE};
     use crate::Simd;
 
-    crate::check_arch!(PARAMS, CortexM4);
+    crate::check_arch!(MACHINE, CortexM4);
 
     // The bodies are plain `f32` arithmetic, which the FPU executes; only
     // `load`/`store`/`broadcast` touch memory, under the trait's contract.

@@ -4,15 +4,12 @@
 //! (Cortex-A76/A78/X1, Neoverse N1; Cortex-A72 has latency 7 and is
 //! covered by the same tile because the tile holds 24 accumulators).
 
-use crate::ArchParams;
+use crate::Machine;
 
-/// Parameters of NEON.
-pub const PARAMS: ArchParams = ArchParams {
-    name: "neon",
-    module: "neon",
-    ident: "Neon",
-    cfg: "target_arch = \"aarch64\"",
-    target_features: "neon",
+/// The blocking model's numbers of NEON.
+pub const MACHINE: Machine = Machine {
+    cfg: &[("target_arch", "aarch64")],
+    target_features: &["neon"],
     vector_regs: 32,
     lanes: 4,
     fma_latency: 4,
@@ -36,11 +33,11 @@ pub struct Neon;
 // one safety argument below covers them all, so the bodies need no blocks.
 #[allow(unsafe_op_in_unsafe_fn)]
 mod imp {
-    use super::{Neon, PARAMS};
+    use super::{Neon, MACHINE};
     use crate::Simd;
     use core::arch::aarch64::*;
 
-    crate::check_arch!(PARAMS, Neon);
+    crate::check_arch!(MACHINE, Neon);
 
     // SAFETY (every function below): NEON is present on every aarch64 target this
     // compiles for; the caller guarantees pointers are valid for 4 (broadcast:

@@ -5,15 +5,12 @@
 //! (the shape of AArch64, RISC-V and Cortex-M FP register files) that
 //! issues two FMAs but one load per cycle, as most scalar cores do.
 
-use crate::{ArchParams, Simd};
+use crate::{Machine, Simd};
 
-/// Parameters of the portable scalar arch.
-pub const PARAMS: ArchParams = ArchParams {
-    name: "reference",
-    module: "reference",
-    ident: "Reference",
-    cfg: "all()",
-    target_features: "",
+/// The blocking model's numbers of the portable scalar arch.
+pub const MACHINE: Machine = Machine {
+    cfg: &[],
+    target_features: &[],
     vector_regs: 32,
     lanes: 1,
     fma_latency: 4,
@@ -32,7 +29,7 @@ pub fn available() -> bool {
 #[derive(Debug, Clone, Copy)]
 pub struct Reference;
 
-crate::check_arch!(PARAMS, Reference);
+crate::check_arch!(MACHINE, Reference);
 
 impl Simd for Reference {
     type V = f32;

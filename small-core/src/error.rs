@@ -88,31 +88,41 @@ impl fmt::Display for Error {
                 what,
                 expected,
                 actual,
-            } => {
-                write!(
-                    f,
-                    "{what} buffer has {actual} elements, expected {expected}"
-                )
+            } => small_ir::Error::BufferLength {
+                what: *what,
+                expected: *expected,
+                actual: *actual,
             }
+            .fmt(f),
             Error::ShapeMismatch {
                 what,
                 expected,
                 actual,
-            } => {
-                write!(f, "{what} is {actual}, expected {expected}")
+            } => small_ir::Error::ShapeMismatch {
+                what: *what,
+                expected: *expected,
+                actual: *actual,
             }
+            .fmt(f),
             Error::InputTooSmall {
                 what,
                 minimum,
                 actual,
-            } => {
-                write!(f, "input {what} is {actual}, must be at least {minimum}")
+            } => small_ir::Error::InputTooSmall {
+                what: *what,
+                minimum: *minimum,
+                actual: *actual,
             }
+            .fmt(f),
             Error::NonZeroPadding { index } => write!(
                 f,
                 "element {index} lies in the zero padding of the last channel block but is not 0"
             ),
-            Error::Unsupported { what, detail } => write!(f, "unsupported {what}: {detail}"),
+            Error::Unsupported { what, detail } => small_ir::Error::Unsupported {
+                what: *what,
+                detail: *detail,
+            }
+            .fmt(f),
             Error::UnknownArch => {
                 f.write_str("unknown arch; registered arches are:")?;
                 for a in arch_defs::ArchId::ALL {
@@ -147,15 +157,14 @@ impl fmt::Display for Error {
             }
             Error::TooLarge {
                 what,
-                dims: [a, b, c],
+                dims,
                 refused,
-            } => {
-                write!(f, "{what} of {a} x {b} x {c} ")?;
-                match refused {
-                    None => f.write_str("exceeds the address space (isize::MAX bytes)"),
-                    Some(bytes) => write!(f, "needs {bytes} bytes, which could not be allocated"),
-                }
+            } => small_ir::Error::TooLarge {
+                what: *what,
+                dims: *dims,
+                refused: *refused,
             }
+            .fmt(f),
         }
     }
 }
@@ -164,50 +173,55 @@ impl fmt::Display for Error {
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl std::error::Error for Error {}
 
-/// `Ok(())` if `actual == expected`, else [`Error::BufferLength`].
-pub fn check_len(what: &'static str, expected: usize, actual: usize) -> Result<(), Error> {
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(Error::BufferLength {
-            what,
-            expected,
-            actual,
-        })
+impl From<small_ir::Error> for Error {
+    fn from(e: small_ir::Error) -> Self {
+        Error::from_ir(e)
     }
 }
 
-/// `Ok(n)` if `a * b * c` is at most [`MAX_ELEMENTS`](crate::MAX_ELEMENTS)
-/// (an `f32` buffer of `n` elements can exist), else [`Error::TooLarge`]
-/// naming `what` and the three factors.
-pub const fn checked_elements(
-    what: &'static str,
-    a: usize,
-    b: usize,
-    c: usize,
-) -> Result<usize, Error> {
-    if let Some(ab) = a.checked_mul(b)
-        && let Some(n) = ab.checked_mul(c)
-        && n <= crate::MAX_ELEMENTS
-    {
-        return Ok(n);
-    }
-    Err(Error::TooLarge {
-        what,
-        dims: [a, b, c],
-        refused: None,
-    })
-}
-
-/// `Ok(())` if `actual == expected`, else [`Error::ShapeMismatch`].
-pub fn check_dim(what: &'static str, expected: usize, actual: usize) -> Result<(), Error> {
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(Error::ShapeMismatch {
-            what,
-            expected,
-            actual,
-        })
+impl Error {
+    /// The variant of the same name and fields as `e` (`From`, in a
+    /// `const fn`).
+    pub const fn from_ir(e: small_ir::Error) -> Self {
+        use small_ir::Error as E;
+        match e {
+            E::BufferLength {
+                what,
+                expected,
+                actual,
+            } => Error::BufferLength {
+                what,
+                expected,
+                actual,
+            },
+            E::ShapeMismatch {
+                what,
+                expected,
+                actual,
+            } => Error::ShapeMismatch {
+                what,
+                expected,
+                actual,
+            },
+            E::InputTooSmall {
+                what,
+                minimum,
+                actual,
+            } => Error::InputTooSmall {
+                what,
+                minimum,
+                actual,
+            },
+            E::Unsupported { what, detail } => Error::Unsupported { what, detail },
+            E::TooLarge {
+                what,
+                dims,
+                refused,
+            } => Error::TooLarge {
+                what,
+                dims,
+                refused,
+            },
+        }
     }
 }

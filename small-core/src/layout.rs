@@ -17,59 +17,7 @@ use crate::{CB, Error};
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-/// The most `f32`s one buffer can hold: a Rust allocation or slice is at
-/// most `isize::MAX` bytes.
-pub const MAX_ELEMENTS: usize = isize::MAX as usize / core::mem::size_of::<f32>();
-
-/// Number of `f32`s a blocked tensor of `c x h x w` occupies, or `None` if
-/// it, or one channel block of it (`h x w x CB`, which kernels index even
-/// when `c` is 0), would exceed [`MAX_ELEMENTS`]. Every [`Blocked`]
-/// constructor checks this, so a tensor's size never wraps around.
-///
-/// ```
-/// use small_core::{checked_blocked_len, MAX_ELEMENTS};
-/// assert_eq!(checked_blocked_len(17, 2, 3), Some(2 * 2 * 3 * 16));
-/// assert_eq!(checked_blocked_len(16, (1 << 60) + 1, 1), None);
-/// assert_eq!(checked_blocked_len(0, MAX_ELEMENTS, 1), None);
-/// ```
-pub const fn checked_blocked_len(c: usize, h: usize, w: usize) -> Option<usize> {
-    let Some(plane) = h.checked_mul(w) else {
-        return None;
-    };
-    let Some(plane) = plane.checked_mul(CB) else {
-        return None;
-    };
-    match c.div_ceil(CB).checked_mul(plane) {
-        Some(n) if n <= MAX_ELEMENTS && plane <= MAX_ELEMENTS => Some(n),
-        _ => None,
-    }
-}
-
-/// Number of `f32`s a blocked tensor of `c x h x w` occupies, for constant
-/// shapes (a model's tensors, sized at compile time).
-///
-/// # Panics
-/// If [`checked_blocked_len`] is `None`: in a `const`, a compile error.
-/// Run-time shapes go through [`checked_blocked_len`] or a [`Blocked`]
-/// constructor, which return an error instead.
-pub const fn blocked_len(c: usize, h: usize, w: usize) -> usize {
-    match checked_blocked_len(c, h, w) {
-        Some(n) => n,
-        None => panic!("a blocked tensor exceeds the address space (isize::MAX bytes)"),
-    }
-}
-
-/// [`checked_blocked_len`], or [`Error::TooLarge`] naming the shape.
-pub(crate) const fn tensor_len(c: usize, h: usize, w: usize) -> Result<usize, Error> {
-    match checked_blocked_len(c, h, w) {
-        Some(n) => Ok(n),
-        None => Err(Error::TooLarge {
-            what: "blocked tensor (channels x height x width)",
-            dims: [c, h, w],
-            refused: None,
-        }),
-    }
-}
+pub(crate) use small_ir::geometry::tensor_len;
 
 /// An activation tensor in the blocked layout, owning (`Vec<f32>`) or
 /// borrowing (`&mut [f32]`, `&[f32]`) its buffer.
@@ -309,6 +257,7 @@ impl Blocked<Vec<f32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{MAX_ELEMENTS, blocked_len, checked_blocked_len};
     use alloc::string::ToString;
     use alloc::vec::Vec;
 

@@ -47,7 +47,6 @@ pub mod model;
 pub mod nest;
 pub mod ops;
 pub mod pack;
-mod padding;
 pub mod plan;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
@@ -56,7 +55,6 @@ pub mod reference;
 #[cfg(feature = "safetensors")]
 #[cfg_attr(docsrs, doc(cfg(feature = "safetensors")))]
 pub mod safetensors_source;
-pub mod spec;
 #[cfg(feature = "tflite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tflite")))]
 pub mod tflite;
@@ -67,9 +65,14 @@ mod weights;
 
 pub use arch::Arch;
 pub use arch_defs::{self, CB};
-pub use error::{Error, check_dim, check_len, checked_elements};
-pub use layout::{Blocked, MAX_ELEMENTS, blocked_len, checked_blocked_len};
-pub use padding::{Dim, Padding};
+pub use error::Error;
+pub use layout::Blocked;
+/// The layer IR, shared with the `#[layer]` macro: the spec, the blocking
+/// model and the layout and packing geometry.
+pub use small_ir as ir;
+pub use small_ir::error::{check_dim, check_len, checked_elements};
+pub use small_ir::geometry::{MAX_ELEMENTS, blocked_len, checked_blocked_len};
+pub use small_ir::{Activation, Dim, Dtype, KernelKind, LayerSpec, Padding, Reduction};
 /// A tested example (one of every argument is in the README's table and
 /// in the argument list below):
 ///
@@ -95,7 +98,9 @@ pub use padding::{Dim, Padding};
 /// # Ok::<(), small_core::Error>(())
 /// ```
 pub use small_macros::layer;
-pub use spec::{Activation, Blocking, KernelKind, LayerSpec, Reduction};
+/// The register blocking of a generated layer on one arch, as its
+/// `BLOCKING` lists it (see [`ir::Blocking`]).
+pub type Blocking = small_ir::Blocking<Arch>;
 pub use weights::Weights;
 
 #[doc(hidden)]

@@ -126,6 +126,12 @@ impl From<crate::Error> for LoadError {
     }
 }
 
+impl From<crate::ir::Error> for LoadError {
+    fn from(e: crate::ir::Error) -> Self {
+        LoadError::Core(e.into())
+    }
+}
+
 /// Gives each layer of a model its weights.
 pub trait WeightSource {
     /// The weights of `layer`, declared as `spec`, checked against it.
@@ -228,6 +234,7 @@ mod tests {
             reduction: crate::Reduction::Fma,
             activation: crate::Activation::None,
             residual: false,
+            dtype: crate::Dtype::F32,
         };
         let g = Generated { seed: 7 };
         let r = LayerRef { name: "c", op: 2 };

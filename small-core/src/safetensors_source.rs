@@ -22,7 +22,7 @@
 //! use safetensors::{Dtype, tensor::TensorView};
 //! use small_core::load::{LayerRef, WeightSource};
 //! use small_core::safetensors_source::SafetensorsSource;
-//! use small_core::{Activation, LayerSpec, Padding, Reduction};
+//! use small_core::LayerSpec;
 //!
 //! // A 1x1 convolution, 2 -> 3 channels: `conv1.weight` [3, 1, 1, 2], `conv1.bias` [3].
 //! let w: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0].iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -37,11 +37,7 @@
 //! .unwrap();
 //!
 //! let source = SafetensorsSource::parse(&file)?;
-//! let spec = LayerSpec {
-//!     fh: 1, fw: 1, fc: 2, k: 3, g: 1, sh: 1, sw: 1,
-//!     padding: Padding::Valid, reduction: Reduction::Fma,
-//!     activation: Activation::None, residual: false,
-//! };
+//! let spec = LayerSpec::new(1, 1, 2, 3, 1);
 //! let l = source.layer(LayerRef { name: "conv1", op: 0 }, &spec)?;
 //! assert_eq!(l.weights, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
 //! assert_eq!(l.bias, Some(vec![0.5, 0.0, -0.5]));
@@ -228,6 +224,7 @@ mod tests {
             reduction: Reduction::Fma,
             activation: Activation::Relu,
             residual: false,
+            dtype: crate::Dtype::F32,
         }
     }
 

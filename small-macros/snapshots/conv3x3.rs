@@ -36,6 +36,7 @@ impl Conv3x3 {
         reduction: ::small_core::Reduction::Fma,
         activation: ::small_core::Activation::Relu,
         residual: false,
+        dtype: ::small_core::Dtype::F32,
     };
     /// Input channels (`G * F_C`).
     pub const IN_CHANNELS: usize = 2;
@@ -48,6 +49,7 @@ impl Conv3x3 {
         ::small_core::Blocking {
             arch: ::small_core::Arch::Avx2,
             kind: ::small_core::KernelKind::Broadcast,
+            columns: false,
             o_wb: 6,
             g_b: 1,
             k_b: 16,
@@ -56,10 +58,13 @@ impl Conv3x3 {
             vectors: 2,
             accumulators: 12,
             registers: 15,
+            ops_per_load: 1.5f64,
+            rate: 1f64,
         },
         ::small_core::Blocking {
             arch: ::small_core::Arch::Reference,
             kind: ::small_core::KernelKind::Broadcast,
+            columns: true,
             o_wb: 3,
             g_b: 1,
             k_b: 4,
@@ -68,6 +73,8 @@ impl Conv3x3 {
             vectors: 4,
             accumulators: 12,
             registers: 25,
+            ops_per_load: 2.1176470588235294f64,
+            rate: 1f64,
         },
     ];
     /// How each blocking was derived.
@@ -206,7 +213,7 @@ impl Conv3x3 {
         p: ::small_core::nest::Problem,
     ) -> Result<(), ::small_core::Error> {
         match self.arch {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64"))]
             ::small_core::Arch::Avx2 => {
                 ::small_core::nest::execute(
                     &p,
@@ -243,7 +250,7 @@ impl ::core::fmt::Debug for Conv3x3 {
 #[doc(hidden)]
 #[allow(non_snake_case)]
 mod __small_layer_Conv3x3 {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64"))]
     pub mod avx2 {
         use ::small_core::arch_defs::Simd as _;
         use ::small_core::nest::{Kernel, Problem, Tile};
@@ -262,6 +269,7 @@ mod __small_layer_Conv3x3 {
                 reduction: ::small_core::Reduction::Fma,
                 activation: ::small_core::Activation::Relu,
                 residual: false,
+                dtype: ::small_core::Dtype::F32,
             };
             const O_WB: usize = 6;
             const TC: usize = 16;
@@ -654,6 +662,7 @@ mod __small_layer_Conv3x3 {
                 reduction: ::small_core::Reduction::Fma,
                 activation: ::small_core::Activation::Relu,
                 residual: false,
+                dtype: ::small_core::Dtype::F32,
             };
             const O_WB: usize = 3;
             const TC: usize = 4;

@@ -32,6 +32,7 @@ impl MaxPool {
         reduction: ::small_core::Reduction::Max,
         activation: ::small_core::Activation::None,
         residual: false,
+        dtype: ::small_core::Dtype::F32,
     };
     /// Input channels (`G * F_C`).
     pub const IN_CHANNELS: usize = 16;
@@ -44,6 +45,7 @@ impl MaxPool {
         ::small_core::Blocking {
             arch: ::small_core::Arch::Avx2,
             kind: ::small_core::KernelKind::Channelwise,
+            columns: false,
             o_wb: 4,
             g_b: 16,
             k_b: 1,
@@ -52,10 +54,13 @@ impl MaxPool {
             vectors: 2,
             accumulators: 8,
             registers: 9,
+            ops_per_load: 1f64,
+            rate: 1f64,
         },
         ::small_core::Blocking {
             arch: ::small_core::Arch::Reference,
             kind: ::small_core::KernelKind::Channelwise,
+            columns: false,
             o_wb: 1,
             g_b: 8,
             k_b: 1,
@@ -64,6 +69,8 @@ impl MaxPool {
             vectors: 8,
             accumulators: 8,
             registers: 9,
+            ops_per_load: 1f64,
+            rate: 0.5f64,
         },
     ];
     /// How each blocking was derived.
@@ -190,7 +197,7 @@ impl MaxPool {
         p: ::small_core::nest::Problem,
     ) -> Result<(), ::small_core::Error> {
         match self.arch {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64"))]
             ::small_core::Arch::Avx2 => {
                 ::small_core::nest::execute(
                     &p,
@@ -227,7 +234,7 @@ impl ::core::fmt::Debug for MaxPool {
 #[doc(hidden)]
 #[allow(non_snake_case)]
 mod __small_layer_MaxPool {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64"))]
     pub mod avx2 {
         use ::small_core::arch_defs::Simd as _;
         use ::small_core::nest::{Kernel, Problem, Tile};
@@ -246,6 +253,7 @@ mod __small_layer_MaxPool {
                 reduction: ::small_core::Reduction::Max,
                 activation: ::small_core::Activation::None,
                 residual: false,
+                dtype: ::small_core::Dtype::F32,
             };
             const O_WB: usize = 4;
             const TC: usize = 16;
@@ -467,6 +475,7 @@ mod __small_layer_MaxPool {
                 reduction: ::small_core::Reduction::Max,
                 activation: ::small_core::Activation::None,
                 residual: false,
+                dtype: ::small_core::Dtype::F32,
             };
             const O_WB: usize = 1;
             const TC: usize = 8;

@@ -2,13 +2,12 @@
 //! kernels for every registered arch plus the loop nest that drives them.
 //!
 //! Pipeline, one module per step: `spec` parses and validates the
-//! attribute (every error spanned at its argument), `blocking` derives
-//! the register tile from each arch-def's numbers, `emit` writes the
-//! code. See the small-rs README for the user-facing contract.
+//! attribute into the layer IR (`small_ir::LayerSpec`; every error
+//! spanned at its argument), `small_ir::blocking` derives the register
+//! tile from each arch-def's numbers, `emit` writes the code. See the small-rs README for the user-facing contract.
 
 use proc_macro::TokenStream;
 
-mod blocking;
 mod emit;
 mod probe;
 mod spec;

@@ -11,20 +11,16 @@ use quote::{format_ident, quote};
 /// of floating-point operations done, or `None` if `arch` is not compiled.
 pub fn expand() -> TokenStream {
     let arms = arch_defs::ARCHS.iter().map(|a| {
-        let cfg: TokenStream = a.cfg.parse().unwrap_or_default();
-        let (module, ident) = (format_ident!("{}", a.module), format_ident!("{}", a.ident));
+        let cfg = crate::emit::cfg_of(a);
+        let (module, ident) = (format_ident!("{}", a.name), format_ident!("{}", a.ident));
+        let m = &a.machine;
         // Twice the chains needed to hide the latency, within the register file.
-        let chains = (2 * a.fma_latency * a.fma_per_cycle).min(a.vector_regs - 2);
+        let chains = (2 * m.fma_latency * m.fma_per_cycle).min(m.vector_regs - 2);
         let accs: Vec<_> = (0..chains).map(|i| format_ident!("c{}", i)).collect();
-        let features = if a.target_features.is_empty() {
-            quote!()
-        } else {
-            let f = a.target_features;
-            quote!(#[target_feature(enable = #f)])
-        };
-        let flops = Literal::u64_unsuffixed((chains * a.lanes * 2) as u64);
+        let features = crate::emit::features_of(a);
+        let flops = Literal::u64_unsuffixed((chains * m.lanes * 2) as u64);
         quote! {
-            #[cfg(#cfg)]
+            #cfg
             ::small_core::Arch::#ident => {
                 #features
                 unsafe fn chains(iters: u64) -> f32 {

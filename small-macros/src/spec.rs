@@ -7,68 +7,25 @@
 use darling::ast::NestedMeta;
 use darling::{Error, FromMeta};
 use proc_macro2::Span;
+use small_ir::{Activation, Dtype, LayerSpec, Padding, Reduction};
 use syn::spanned::Spanned;
 use syn::{Expr, Lit, UnOp};
 
-/// A validated layer declaration.
+/// A validated layer declaration: the layer, in the IR the runtime
+/// shares, and the arches to generate kernels for.
 #[derive(Debug, Clone)]
 pub struct Spec {
-    pub fh: usize,
-    pub fw: usize,
-    pub fc: usize,
-    pub k: usize,
-    pub g: usize,
-    pub sh: usize,
-    pub sw: usize,
-    pub padding: Padding,
-    pub reduction: Reduction,
-    pub activation: Activation,
-    /// Add a second tensor of the output's shape before the activation.
-    pub residual: bool,
-    /// Names of the arch-defs to generate kernels for.
+    pub layer: LayerSpec,
     pub archs: Vec<&'static arch_defs::ArchParams>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Padding {
-    Same,
-    Valid,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reduction {
-    Fma,
-    Max,
-    Avg,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Activation {
-    None,
-    Relu,
-    Relu6,
 }
 
 /// Widest filter the emitter unrolls (taps along the width are unrolled).
 pub const MAX_FW: usize = 32;
 
-impl Spec {
-    pub fn in_channels(&self) -> usize {
-        self.g * self.fc
-    }
-    pub fn out_channels(&self) -> usize {
-        self.g * self.k
-    }
-    /// Channelwise (depthwise, pooling) rather than channel-mixing.
-    pub fn channelwise(&self) -> bool {
-        self.fc == 1 && self.k == 1
-    }
-}
-
 /// Every argument `#[layer]` takes, with an example of each: the list
 /// that unknown arguments are checked against, and the example that
 /// error messages show. Keep in step with [`Args`].
-const ARGS: [(&str, &str); 12] = [
+const ARGS: [(&str, &str); 13] = [
     ("fh", "fh = 3"),
     ("fw", "fw = 3"),
     ("fc", "fc = 16"),
@@ -81,6 +38,7 @@ const ARGS: [(&str, &str); 12] = [
     ("channels", "channels = 64"),
     ("archs", "archs(reference, avx2)"),
     ("residual", "residual"),
+    ("dtype", "dtype = f32"),
 ];
 
 /// The example of argument `name`, e.g. "`fh = 3`".
@@ -251,6 +209,10 @@ impl Choices for Reduction {
     ];
 }
 
+impl Choices for Dtype {
+    const CHOICES: &'static [(&'static str, Self)] = &[("f32", Dtype::F32), ("i8", Dtype::I8)];
+}
+
 impl Choices for Activation {
     const CHOICES: &'static [(&'static str, Self)] = &[
         ("none", Activation::None),
@@ -263,12 +225,12 @@ impl Choices for Activation {
 /// arguments, so that an unknown word is reported together with every
 /// other malformed argument.
 #[derive(Debug, Clone, Copy)]
-struct Choice<T>(T);
+struct Choice<T>(T, Span);
 
 impl<T: Choices> FromMeta for Choice<T> {
     fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
         let word = Word::parse(&name_of(item.path()), value_of(item)?)?;
-        word.pick(T::CHOICES).map(Choice)
+        word.pick(T::CHOICES).map(|v| Choice(v, word.1))
     }
 }
 
@@ -365,6 +327,7 @@ struct Args {
     channels: Option<Size>,
     archs: Option<Archs>,
     residual: Option<Bare>,
+    dtype: Option<Choice<Dtype>>,
 }
 
 /// Reports bare literals, unknown argument names (suggesting the closest
@@ -453,6 +416,16 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
     let padding = a.padding.map_or(Padding::Valid, |c| c.0);
     let reduction = a.reduction.map_or(Reduction::Fma, |c| c.0);
     let activation = a.activation.map_or(Activation::None, |c| c.0);
+    let dtype = a.dtype.map_or(Dtype::F32, |c| c.0);
+    if let Some(Choice(d, span)) = a.dtype.filter(|c| c.0 != Dtype::F32) {
+        errors.push(
+            Error::custom(format!(
+                "`dtype = {}` has no kernels yet: small-rs generates `dtype = f32` layers only",
+                d.name()
+            ))
+            .with_span(&span),
+        );
+    }
 
     if let Some(fw) = a.fw.filter(|s| s.0 > MAX_FW) {
         errors.push(
@@ -533,7 +506,7 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
         }
     };
     errors.finish()?;
-    Ok(Spec {
+    let layer = LayerSpec {
         fh,
         fw,
         fc,
@@ -545,8 +518,9 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
         reduction,
         activation,
         residual: a.residual.is_some(),
-        archs,
-    })
+        dtype,
+    };
+    Ok(Spec { layer, archs })
 }
 
 /// Checks that the item is a unit struct without generics.
@@ -611,11 +585,13 @@ mod tests {
                 activation = relu6,
                 channels = 4,
                 archs(reference),
-                residual
+                residual,
+                dtype = f32
             ),
             Span::call_site(),
         )
         .expect("valid");
+        let (archs, spec) = (spec.archs, spec.layer);
         assert_eq!(
             (spec.fh, spec.fw, spec.g, spec.sh, spec.sw),
             (2, 2, 4, 2, 1)
@@ -623,7 +599,8 @@ mod tests {
         assert_eq!(spec.padding, Padding::Same);
         assert_eq!(spec.reduction, Reduction::Max);
         assert_eq!(spec.activation, Activation::Relu6);
-        assert_eq!(spec.archs.len(), 1);
+        assert_eq!(spec.dtype, Dtype::F32);
+        assert_eq!(archs.len(), 1);
         assert!(spec.residual);
         // The same names as `ARGS`, so the unknown-argument check and
         // `Args` agree.
@@ -640,6 +617,7 @@ mod tests {
             "channels",
             "archs",
             "residual",
+            "dtype",
         ];
         assert_eq!(ARGS.map(|(n, _)| n), used);
     }

@@ -35,16 +35,16 @@
 //! # fn main() -> Result<(), small_core::load::LoadError> {
 //! use small_core::load::{LayerRef, WeightSource};
 //! use small_core::tflite::{Model, OpKind};
-//! use small_core::{Activation, LayerSpec, Padding, Reduction};
+//! use small_core::{Activation, LayerSpec, Padding};
 //!
 //! let model = Model::from_file("kws_ref_model_float32.tflite")?;
 //! let op = &model.operators()[1];
 //! assert_eq!(op.kind, OpKind::DepthwiseConv2d);
 //! assert_eq!(op.activation()?, Activation::Relu);
 //! let spec = LayerSpec {
-//!     fh: 3, fw: 3, fc: 1, k: 1, g: 64, sh: 1, sw: 1,
-//!     padding: Padding::Same, reduction: Reduction::Fma,
-//!     activation: Activation::Relu, residual: false,
+//!     padding: Padding::Same,
+//!     activation: Activation::Relu,
+//!     ..LayerSpec::new(3, 3, 1, 1, 64)
 //! };
 //! let w = model.layer(LayerRef { name: "dw1", op: 1 }, &spec)?;
 //! assert_eq!(w.weights.len(), 3 * 3 * 64);

@@ -242,6 +242,7 @@ fn spec(
         reduction: Reduction::Fma,
         activation: Activation::None,
         residual: false,
+        dtype: crate::Dtype::F32,
     }
 }
 
@@ -911,6 +912,7 @@ fn huge_shapes_are_errors_not_overflows() {
         reduction: Reduction::Fma,
         activation: Activation::None,
         residual: false,
+        dtype: crate::Dtype::F32,
     };
     let e = m.layer(LayerRef { name: "fc", op: 3 }, &fc).unwrap_err();
     assert!(matches!(e, LoadError::Shape { .. }), "{e}");
@@ -1288,6 +1290,7 @@ mod real {
                 .and_then(FusedActivation::to_activation)
                 .unwrap_or_default(),
             residual: false,
+            dtype: crate::Dtype::F32,
         };
         match (&op.kind, filter.as_deref()) {
             (OpKind::Conv2d, Some(&[oc, fh, fw, fc])) if fc > 0 && oc > 0 => {

@@ -5,17 +5,18 @@
 //! only changes the numbers (`lanes`, the tile) and the type `A` whose
 //! primitives are called.
 
-use crate::spec::{Activation, Reduction};
-use arch_defs::CB;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
+use small_ir::geometry::{self, CB};
+use small_ir::{Activation, Blocking, KernelKind, LayerSpec, Reduction};
 
 /// Everything the emitter needs about one (layer, arch) kernel.
 pub struct Shape {
+    /// The layer.
+    pub spec: LayerSpec,
     pub lanes: usize,
     pub nv: usize,
     pub o_wb: usize,
-    pub fh: usize,
     pub fw: usize,
     pub sw: usize,
     /// Lanes of a partial last input block (broadcast kernels), 0 if none.
@@ -32,6 +33,29 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// The kernel of `spec` with blocking `b` on an arch of `lanes` lanes.
+    pub fn new(spec: &LayerSpec, lanes: usize, b: &Blocking) -> Self {
+        let channelwise = spec.kind() == KernelKind::Channelwise;
+        Shape {
+            spec: *spec,
+            lanes,
+            nv: b.vectors,
+            o_wb: b.o_wb,
+            fw: spec.fw,
+            sw: spec.sw,
+            tail: if channelwise {
+                0
+            } else {
+                spec.in_channels() % CB
+            },
+            only_tail: !channelwise && spec.in_channels() < CB,
+            channelwise,
+            columns: b.columns,
+            reduction: spec.reduction,
+            activation: spec.activation,
+            residual: spec.residual,
+        }
+    }
     fn tc(&self) -> usize {
         self.nv * self.lanes
     }
@@ -184,15 +208,16 @@ fn chunked(s: &Shape, mode: Mode) -> bool {
     !s.channelwise && s.reduction == Reduction::Fma && mode != Mode::Narrow
 }
 
-/// Address of accumulator `(ll, v)`'s place in the tensor at `base`.
+/// Address of accumulator `(ll, v)`'s place in the tensor at `base`: its
+/// channel `v * lanes` of the tile at pixel `ll` of the row.
 fn out_at(s: &Shape, base: &str, ll: usize, v: usize) -> TokenStream {
     let base = format_ident!("{}", base);
-    let (blk, lane) = (v * s.lanes / CB, v * s.lanes % CB);
-    if blk == 0 {
-        at(&base, ll * CB + lane)
-    } else {
-        let (blk, off) = (lit(blk), lit(ll * CB + lane));
-        quote!(#base.wrapping_add(#blk * t.out_plane + #off))
+    match geometry::blocked_at(v * s.lanes, ll) {
+        (0, off) => at(&base, off),
+        (blk, off) => {
+            let (blk, off) = (lit(blk), lit(off));
+            quote!(#base.wrapping_add(#blk * t.out_plane + #off))
+        }
     }
 }
 
@@ -223,7 +248,6 @@ fn guard(col: usize, ll: Option<usize>, body: TokenStream) -> TokenStream {
 /// compiler merges those loads and keeps them live across taps, and the
 /// tile spills (measured: 40 % slower on AVX2).
 fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
-    let tc = s.tc();
     let block = |lanes: usize| {
         let steps = |guarded: bool| {
             let mut steps = Vec::new();
@@ -234,7 +258,7 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
                     let p = at(&format_ident!("row"), ii);
                     let fmas = (0..s.nv).map(|v| {
                         let c = acc(ll, v);
-                        let w = at(&format_ident!("wr"), ii * tc + v * s.lanes);
+                        let w = at(&format_ident!("wr"), w_at(s, 0, ii, v));
                         quote!(#c = A::fma(#c, i, A::load(#w));)
                     });
                     steps.push(quote! { let i = A::broadcast(#p); #(#fmas)* });
@@ -243,7 +267,7 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
                 for v in 0..s.nv {
                     let (w, p) = (
                         format_ident!("w{}", v),
-                        at(&format_ident!("wr"), ii * tc + v * s.lanes),
+                        at(&format_ident!("wr"), w_at(s, 0, ii, v)),
                     );
                     steps.push(quote!(let #w = A::load(#p);));
                 }
@@ -307,10 +331,7 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
                 for v in 0..s.nv {
                     let (w, p) = (
                         format_ident!("w{}_{}", y, v),
-                        at(
-                            &format_ident!("wr"),
-                            y * wtap_len(s) + ii * tc + v * s.lanes,
-                        ),
+                        at(&format_ident!("wr"), w_at(s, y, ii, v)),
                     );
                     steps.push(quote!(let #w = A::load(#p);));
                 }
@@ -335,7 +356,7 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
                 });
             }
         }
-        let wrow = lit(s.fw * wtap_len(s));
+        let wrow = lit(geometry::row_len(&s.spec, tc));
         quote! {
             for x in t.x0..t.x1 {
                 let row = blk.wrapping_add(x * t.in_row);
@@ -358,18 +379,21 @@ fn column_taps(s: &Shape, col: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Floats of packed weights per filter tap: the packed input lanes x `TC`.
-/// A layer with fewer input channels than a block packs only those
-/// (`small_core::pack::block_lanes`).
+/// Packed weights per filter tap (`small_ir::geometry::tap_len`).
 fn wtap_len(s: &Shape) -> usize {
-    let packed_lanes = if s.only_tail { s.tail } else { CB };
-    packed_lanes * s.tc()
+    geometry::tap_len(&s.spec, s.tc())
+}
+
+/// Offset of vector `v`'s weights for input lane `lane` at filter tap `tap`
+/// from the weight pointer `wr` (`small_ir::geometry::in_block_at`).
+fn w_at(s: &Shape, tap: usize, lane: usize, v: usize) -> usize {
+    geometry::in_block_at(&s.spec, s.tc(), tap, lane, v * s.lanes)
 }
 
 /// The reduction over input blocks: `block(CB)` for every full block, then
 /// `block(TAIL)` for a partial last one.
 fn reduce_blocks(s: &Shape, block: impl Fn(usize) -> TokenStream) -> TokenStream {
-    let wblock = lit(s.fh * s.fw * CB * s.tc());
+    let wblock = lit(geometry::block_len(&s.spec, s.tc()));
     // Layers with fewer input channels than one block only ever run the tail.
     let full = if s.only_tail {
         quote!()
@@ -420,14 +444,13 @@ fn tap_guard(ll: usize, base: usize, body: TokenStream) -> TokenStream {
 /// weights in registers, stream each window column through once and apply
 /// it to every output column whose window contains it.
 fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
-    let tc = s.tc();
     let mut weights = Vec::new();
     if s.reduction == Reduction::Fma {
         for y in 0..s.fw {
             for v in 0..s.nv {
                 let (w, p) = (
                     format_ident!("w{}_{}", y, v),
-                    at(&format_ident!("wr"), y * tc + v * s.lanes),
+                    at(&format_ident!("wr"), w_at(s, y, 0, v)),
                 );
                 weights.push(quote!(let #w = A::load(#p);));
             }
@@ -461,7 +484,7 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
 /// The loop over the valid filter rows of a per-channel kernel, with the
 /// row's input (`row`) and, for FMA, its weights (`wr`) in scope of `body`.
 fn channelwise_rows(s: &Shape, body: TokenStream) -> TokenStream {
-    let wrow = lit(s.fw * s.tc());
+    let wrow = lit(geometry::row_len(&s.spec, s.tc()));
     let wr = if s.reduction == Reduction::Fma {
         quote!(let wr = t.wts.wrapping_add(x * #wrow);)
     } else {
@@ -500,12 +523,11 @@ fn narrow_columns(s: &Shape) -> usize {
 /// starts inside the input (`lo == 0`); a column past `hi` (SAME padding
 /// on the right) is skipped.
 fn channelwise_narrow_compute(s: &Shape) -> TokenStream {
-    let tc = s.tc();
     let (row, wr) = (format_ident!("row"), format_ident!("wr"));
     let steps = (0..s.fw).map(|y| {
         let group = (0..s.nv).map(|v| {
             let p = at(&row, y * CB + v * s.lanes);
-            let w = at(&wr, y * tc + v * s.lanes);
+            let w = at(&wr, w_at(s, y, 0, v));
             let step = reduce_step(s, &acc(y % s.o_wb, v), quote!(A::load(#w)));
             quote! { let i = A::load(#p); #step }
         });

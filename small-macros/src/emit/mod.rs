@@ -5,11 +5,12 @@
 
 mod kernel;
 
-use crate::blocking::{self, Blocking};
-use crate::spec::{Activation, Padding, Reduction, Spec};
-use arch_defs::{ArchParams, CB};
+use crate::spec::Spec;
+use arch_defs::ArchParams;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
+use small_ir::blocking::{self, Blocking};
+use small_ir::{KernelKind, LayerSpec, Reduction};
 use syn::ItemStruct;
 
 fn lit(n: usize) -> Literal {
@@ -17,28 +18,30 @@ fn lit(n: usize) -> Literal {
 }
 
 /// Expands `#[layer]` on `item`.
-pub fn layer(spec: &Spec, item: &ItemStruct) -> TokenStream {
+pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
+    let spec = &parsed.layer;
     let name = &item.ident;
     let vis = &item.vis;
     let attrs = &item.attrs;
     let kmod = format_ident!("__small_layer_{}", name);
-    let blockings: Vec<(&ArchParams, Blocking)> = spec
+    let blockings: Vec<(&ArchParams, Blocking)> = parsed
         .archs
         .iter()
-        .map(|a| (*a, blocking::derive(a, spec)))
+        .map(|a| (*a, blocking::derive(a.name, &a.machine, spec)))
         .collect();
 
     let kernels = blockings.iter().map(|(a, b)| arch_module(spec, a, b));
-    let blocking_consts = blockings.iter().map(|(a, b)| blocking_const(spec, a, b));
-    let explain: String = blockings
-        .iter()
-        .map(|(a, b)| blocking::explain(a, spec, b))
-        .collect();
+    let blocking_consts = blockings.iter().map(|(a, b)| blocking_const(a, b));
+    let mut explain = String::new();
+    for (a, b) in &blockings {
+        // Writing to a String cannot fail.
+        let _ = blocking::explain(&mut explain, a.name, &a.machine, spec, b);
+    }
     let dispatch = blockings.iter().map(|(a, _)| {
-        let cfg: TokenStream = a.cfg.parse().unwrap_or_default();
-        let (module, ident) = (format_ident!("{}", a.module), format_ident!("{}", a.ident));
+        let cfg = cfg_of(a);
+        let (module, ident) = (format_ident!("{}", a.name), format_ident!("{}", a.ident));
         quote! {
-            #[cfg(#cfg)]
+            #cfg
             ::small_core::Arch::#ident => ::small_core::nest::execute(&p, &|k, n| {
                 // SAFETY: the arch was checked available when the layer was
                 // built; the parts k of n are distinct.
@@ -194,22 +197,15 @@ pub fn layer(spec: &Spec, item: &ItemStruct) -> TokenStream {
     }
 }
 
-fn spec_const(s: &Spec) -> TokenStream {
+fn spec_const(s: &LayerSpec) -> TokenStream {
     let [fh, fw, fc, k, g, sh, sw] = [s.fh, s.fw, s.fc, s.k, s.g, s.sh, s.sw].map(lit);
-    let padding = match s.padding {
-        Padding::Same => quote!(Same),
-        Padding::Valid => quote!(Valid),
-    };
-    let reduction = match s.reduction {
-        Reduction::Fma => quote!(Fma),
-        Reduction::Max => quote!(Max),
-        Reduction::Avg => quote!(Avg),
-    };
-    let activation = match s.activation {
-        Activation::None => quote!(None),
-        Activation::Relu => quote!(Relu),
-        Activation::Relu6 => quote!(Relu6),
-    };
+    let [padding, reduction, activation, dtype] = [
+        format!("{:?}", s.padding),
+        format!("{:?}", s.reduction),
+        format!("{:?}", s.activation),
+        format!("{:?}", s.dtype),
+    ]
+    .map(|v| format_ident!("{}", v));
     let residual = s.residual;
     quote! {
         ::small_core::LayerSpec {
@@ -218,70 +214,70 @@ fn spec_const(s: &Spec) -> TokenStream {
             reduction: ::small_core::Reduction::#reduction,
             activation: ::small_core::Activation::#activation,
             residual: #residual,
+            dtype: ::small_core::Dtype::#dtype,
         }
     }
 }
 
-fn blocking_const(spec: &Spec, a: &ArchParams, b: &Blocking) -> TokenStream {
+/// The blocking `b` of arch `a` as a `small_core::Blocking` literal.
+fn blocking_const(a: &ArchParams, b: &Blocking) -> TokenStream {
     let ident = format_ident!("{}", a.ident);
-    let tc = b.tc(a);
-    let (kind, g_b, k_b, f_cb) = if b.channelwise {
-        (quote!(Channelwise), tc, 1, 1)
-    } else if spec.g == 1 {
-        (quote!(Broadcast), 1, tc, CB)
-    } else {
-        (
-            quote!(Broadcast),
-            tc.div_ceil(spec.k).max(1),
-            tc.min(spec.k),
-            CB,
-        )
-    };
-    let [o_wb, g_b, k_b, f_cb, tc, nv, acc, regs] =
-        [b.o_wb, g_b, k_b, f_cb, tc, b.nv, b.accumulators(), b.regs].map(lit);
+    let kind = format_ident!("{}", format!("{:?}", b.kind));
+    let columns = b.columns;
+    let [o_wb, g_b, k_b, f_cb, tc, nv, acc, regs] = [
+        b.o_wb,
+        b.g_b,
+        b.k_b,
+        b.f_cb,
+        b.tc,
+        b.vectors,
+        b.accumulators,
+        b.registers,
+    ]
+    .map(lit);
+    let [ops, rate] = [b.ops_per_load, b.rate].map(Literal::f64_suffixed);
     quote! {
         ::small_core::Blocking {
             arch: ::small_core::Arch::#ident,
             kind: ::small_core::KernelKind::#kind,
+            columns: #columns,
             o_wb: #o_wb, g_b: #g_b, k_b: #k_b, f_cb: #f_cb, tc: #tc,
             vectors: #nv, accumulators: #acc, registers: #regs,
+            ops_per_load: #ops, rate: #rate,
         }
     }
 }
 
+/// `#[cfg(all(key = "value", ...))]`: where arch `a`'s code compiles.
+pub fn cfg_of(a: &ArchParams) -> TokenStream {
+    let (keys, values): (Vec<_>, Vec<_>) = a
+        .machine
+        .cfg
+        .iter()
+        .map(|(k, v)| (format_ident!("{}", k), *v))
+        .unzip();
+    quote!(#[cfg(all(#(#keys = #values),*))])
+}
+
+/// `#[target_feature(enable = "a,b")]` for arch `a`, or nothing.
+pub fn features_of(a: &ArchParams) -> TokenStream {
+    if a.machine.target_features.is_empty() {
+        return quote!();
+    }
+    let list = a.machine.target_features.join(",");
+    quote!(#[target_feature(enable = #list)])
+}
+
 /// One arch's kernel: `Kernel` impl (Algorithm 2) and the `run` entry
 /// compiled with the arch's target features around the loop nest.
-fn arch_module(spec: &Spec, a: &ArchParams, b: &Blocking) -> TokenStream {
-    let cfg: TokenStream = a.cfg.parse().unwrap_or_default();
-    let (module, ident) = (format_ident!("{}", a.module), format_ident!("{}", a.ident));
-    let shape = kernel::Shape {
-        lanes: a.lanes,
-        nv: b.nv,
-        o_wb: b.o_wb,
-        fh: spec.fh,
-        fw: spec.fw,
-        sw: spec.sw,
-        tail: if b.channelwise {
-            0
-        } else {
-            spec.in_channels() % CB
-        },
-        only_tail: !b.channelwise && spec.in_channels() < CB,
-        channelwise: b.channelwise,
-        columns: b.columns,
-        reduction: spec.reduction,
-        activation: spec.activation,
-        residual: spec.residual,
-    };
+fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
+    let cfg = cfg_of(a);
+    let (module, ident) = (format_ident!("{}", a.name), format_ident!("{}", a.ident));
+    let shape = kernel::Shape::new(spec, a.machine.lanes, b);
     let full = kernel::body(&shape, kernel::Mode::Full);
     let edge = kernel::body(&shape, kernel::Mode::Edge);
 
-    let features = if a.target_features.is_empty() {
-        quote!()
-    } else {
-        let f = a.target_features;
-        quote!(#[target_feature(enable = #f)])
-    };
+    let features = features_of(a);
     let (narrow, narrow_fn) = if kernel::has_narrow(&shape) {
         let body = kernel::body(&shape, kernel::Mode::Narrow);
         (
@@ -306,9 +302,9 @@ fn arch_module(spec: &Spec, a: &ArchParams, b: &Blocking) -> TokenStream {
         (quote!(), quote!())
     };
     let layer_spec = spec_const(spec);
-    let [o_wb, tc, tail] = [b.o_wb, b.tc(a), shape.tail].map(lit);
+    let [o_wb, tc, tail] = [b.o_wb, b.tc, shape.tail].map(lit);
     quote! {
-        #[cfg(#cfg)]
+        #cfg
         pub mod #module {
             use ::small_core::arch_defs::Simd as _;
             use ::small_core::nest::{Kernel, Problem, Tile};
@@ -361,7 +357,7 @@ fn arch_module(spec: &Spec, a: &ArchParams, b: &Blocking) -> TokenStream {
 }
 
 /// `forward(x, y)`, or `forward_add(x, skip, y)` for residual layers.
-fn forward(spec: &Spec) -> TokenStream {
+fn forward(spec: &LayerSpec) -> TokenStream {
     if spec.residual {
         quote! {
             /// Computes `y = activation(layer(x) + skip)`, the residual added
@@ -409,8 +405,8 @@ fn forward(spec: &Spec) -> TokenStream {
 }
 
 /// Constructors: with weights (FMA) or without (max).
-fn constructors(spec: &Spec) -> TokenStream {
-    let weights_doc = if spec.channelwise() {
+fn constructors(spec: &LayerSpec) -> TokenStream {
+    let weights_doc = if spec.kind() == KernelKind::Channelwise {
         "`weights`: `[F_H][F_W][G]` (TFLite DEPTHWISE_CONV_2D order, multiplier 1)"
     } else {
         "`weights`: `[G*K][F_H][F_W][F_C]` (TFLite CONV_2D order, OHWI)"

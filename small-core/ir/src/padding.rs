@@ -33,7 +33,7 @@ impl Padding {
     /// filter of size `f` and stride `s` (both ≥ 1).
     ///
     /// ```
-    /// use small_core::{Dim, Padding};
+    /// use small_ir::{Dim, Padding};
     /// // KWS DS-CNN first layer: height 49, filter 10, stride 2 -> 25, pads 4 + 5.
     /// assert_eq!(Padding::Same.dim("height", 49, 10, 2), Ok(Dim { out: 25, before: 4, after: 5 }));
     /// assert_eq!(Padding::Valid.dim("width", 7, 3, 2), Ok(Dim { out: 3, before: 0, after: 0 }));

@@ -1,7 +1,7 @@
-//! Run-time descriptions of a generated layer: its reduction, its fused
-//! activation and the register blocking the proc macro chose for each arch.
+//! The abstract layer (SMaLL Table 2): what `#[layer(...)]` declares and
+//! generated layers expose as `SPEC`.
 
-use crate::Arch;
+use crate::{Error, Padding};
 
 /// How a layer reduces its window (SMaLL Table 2's reduction function).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -31,7 +31,7 @@ impl Activation {
     /// Applies the activation to one value.
     ///
     /// ```
-    /// use small_core::Activation;
+    /// use small_ir::Activation;
     /// assert_eq!(Activation::Relu6.apply(7.5), 6.0);
     /// assert_eq!(Activation::Relu.apply(-1.0), 0.0);
     /// ```
@@ -41,6 +41,46 @@ impl Activation {
             Activation::Relu => x.max(0.0),
             Activation::Relu6 => x.clamp(0.0, 6.0),
         }
+    }
+}
+
+/// The element type of a layer's activations and weights.
+///
+/// Each has an accumulator type, which LOAD fills from the bias, COMPUTE
+/// reduces into and STORE turns back into elements (int8: requantized).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Dtype {
+    /// `f32` activations, weights, bias and accumulators.
+    #[default]
+    F32,
+    /// `i8` activations and weights (TFLite's int8 scheme), `i32` bias and
+    /// accumulators, requantized per output channel in STORE.
+    I8,
+}
+
+impl Dtype {
+    /// Every element type, in the order `#[layer(dtype = ..)]` lists them.
+    pub const ALL: [Dtype; 2] = [Dtype::F32, Dtype::I8];
+
+    /// The name `#[layer(dtype = ..)]` takes: `"f32"`, `"i8"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Dtype::F32 => "f32",
+            Dtype::I8 => "i8",
+        }
+    }
+
+    /// Bytes of one element.
+    pub const fn size(self) -> usize {
+        match self {
+            Dtype::F32 => 4,
+            Dtype::I8 => 1,
+        }
+    }
+
+    /// Bytes of one accumulator (and of one bias value).
+    pub const fn acc_size(self) -> usize {
+        4
     }
 }
 
@@ -57,36 +97,9 @@ pub enum KernelKind {
     Channelwise,
 }
 
-/// The register blocking chosen for one arch (SMaLL §4.2.1): each kernel
-/// call updates an `O_wb x (G_b * K_b)` tile of the output held in
-/// `accumulators` vector registers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Blocking {
-    /// The arch this blocking is for.
-    pub arch: Arch,
-    /// Kernel family.
-    pub kind: KernelKind,
-    /// Output pixels along the width per tile, `O_wb`.
-    pub o_wb: usize,
-    /// Groups per tile, `G_b` (channelwise kernels: channels per tile).
-    pub g_b: usize,
-    /// Output channels per group per tile, `K_b`.
-    pub k_b: usize,
-    /// Input channels per kernel step, `F_Cb`.
-    pub f_cb: usize,
-    /// Output channels per tile, `TC` (`G_b * K_b` for ungrouped layers).
-    pub tc: usize,
-    /// Vector registers across the tile's channels.
-    pub vectors: usize,
-    /// Accumulator registers (`o_wb * vectors`).
-    pub accumulators: usize,
-    /// Registers the tile uses in total (accumulators, weights, inputs).
-    pub registers: usize,
-}
-
 /// A layer in SMaLL's abstract-layer terms, as declared with `#[layer]`.
 /// Generated layers expose theirs as `SPEC`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LayerSpec {
     /// Filter height `F_H`.
     pub fh: usize,
@@ -103,7 +116,7 @@ pub struct LayerSpec {
     /// Horizontal stride `S_W`.
     pub sw: usize,
     /// Border handling.
-    pub padding: crate::Padding,
+    pub padding: Padding,
     /// Reduction function.
     pub reduction: Reduction,
     /// Activation fused into STORE.
@@ -111,9 +124,37 @@ pub struct LayerSpec {
     /// A residual tensor of the output's shape is added in STORE, before the
     /// activation (`y = act(layer(x) + skip)`, ResNet's ADD with fused ReLU).
     pub residual: bool,
+    /// Element type of activations and weights.
+    pub dtype: Dtype,
 }
 
 impl LayerSpec {
+    /// A `fh x fw` layer of `g` groups of `fc` input and `k` output
+    /// channels: stride 1, VALID padding, FMA reduction, no activation, no
+    /// residual, `f32` (the defaults of `#[layer]`). Change the rest with
+    /// struct update syntax:
+    ///
+    /// ```
+    /// use small_ir::{LayerSpec, Padding};
+    /// let conv = LayerSpec { sh: 2, sw: 2, padding: Padding::Same, ..LayerSpec::new(3, 3, 16, 32, 1) };
+    /// assert_eq!((conv.in_channels(), conv.out_channels()), (16, 32));
+    /// ```
+    pub const fn new(fh: usize, fw: usize, fc: usize, k: usize, g: usize) -> Self {
+        LayerSpec {
+            fh,
+            fw,
+            fc,
+            k,
+            g,
+            sh: 1,
+            sw: 1,
+            padding: Padding::Valid,
+            reduction: Reduction::Fma,
+            activation: Activation::None,
+            residual: false,
+            dtype: Dtype::F32,
+        }
+    }
     /// Input channels, `G * F_C`.
     pub const fn in_channels(&self) -> usize {
         self.g * self.fc
@@ -122,12 +163,12 @@ impl LayerSpec {
     pub const fn out_channels(&self) -> usize {
         self.g * self.k
     }
-    /// Input and output channels, or [`Error::TooLarge`](crate::Error::TooLarge)
-    /// if either overflows: for a spec built at run time.
-    pub const fn checked_channels(&self) -> Result<(usize, usize), crate::Error> {
+    /// Input and output channels, or [`Error::TooLarge`] if either
+    /// overflows: for a spec built at run time.
+    pub const fn checked_channels(&self) -> Result<(usize, usize), Error> {
         match (self.g.checked_mul(self.fc), self.g.checked_mul(self.k)) {
             (Some(i), Some(o)) => Ok((i, o)),
-            _ => Err(crate::Error::TooLarge {
+            _ => Err(Error::TooLarge {
                 what: "channels (groups x input x output channels per group)",
                 dims: [self.g, self.fc, self.k],
                 refused: None,
@@ -146,6 +187,11 @@ impl LayerSpec {
     pub const fn has_weights(&self) -> bool {
         matches!(self.reduction, Reduction::Fma)
     }
+    /// True for a 1x1 filter at stride 1: each output pixel reads only
+    /// the input pixel at its place, so the plane can be walked as one row.
+    pub const fn pointwise(&self) -> bool {
+        self.fh == 1 && self.fw == 1 && self.sh == 1 && self.sw == 1
+    }
     /// Number of weights in TFLite order: OHWI `[G*K][F_H][F_W][F_C]` for
     /// channel-mixing layers, `[F_H][F_W][G]` (TFLite depthwise, multiplier
     /// 1) for channelwise ones; 0 without weights.
@@ -160,9 +206,8 @@ impl LayerSpec {
         }
     }
     /// [`Self::weights_len`] with every product checked:
-    /// [`Error::TooLarge`](crate::Error::TooLarge) if it exceeds
-    /// [`MAX_ELEMENTS`](crate::MAX_ELEMENTS).
-    pub const fn checked_weights_len(&self) -> Result<usize, crate::Error> {
+    /// [`Error::TooLarge`] if it exceeds [`MAX_ELEMENTS`](crate::MAX_ELEMENTS).
+    pub const fn checked_weights_len(&self) -> Result<usize, Error> {
         if !self.has_weights() {
             return Ok(0);
         }
@@ -172,7 +217,7 @@ impl LayerSpec {
         };
         // Saturated taps overflow the product unless another factor is 0,
         // when the count is 0 anyway.
-        crate::checked_elements(
+        crate::error::checked_elements(
             "weights (output channels x filter taps x input channels per group)",
             out,
             self.fh.saturating_mul(self.fw),
@@ -180,14 +225,14 @@ impl LayerSpec {
         )
     }
     /// Output height and width for an input of `h x w`.
-    pub fn output_dims(
-        &self,
-        h: usize,
-        w: usize,
-    ) -> Result<(crate::Dim, crate::Dim), crate::Error> {
-        Ok((
-            self.padding.dim("height", h, self.fh, self.sh)?,
-            self.padding.dim("width", w, self.fw, self.sw)?,
-        ))
+    pub const fn output_dims(&self, h: usize, w: usize) -> Result<(crate::Dim, crate::Dim), Error> {
+        let dh = match self.padding.dim("height", h, self.fh, self.sh) {
+            Ok(d) => d,
+            Err(e) => return Err(e),
+        };
+        match self.padding.dim("width", w, self.fw, self.sw) {
+            Ok(dw) => Ok((dh, dw)),
+            Err(e) => Err(e),
+        }
     }
 }

@@ -1,0 +1,153 @@
+//! The register blocking each registered arch gets for hand-worked
+//! layers: the numbers in its file, through `small_ir::blocking`.
+
+use arch_defs::Machine;
+use small_ir::blocking::{self, Blocking};
+use small_ir::{LayerSpec, Padding, Reduction};
+
+fn spec(
+    fh: usize,
+    fw: usize,
+    fc: usize,
+    k: usize,
+    g: usize,
+    s: usize,
+    reduction: Reduction,
+) -> LayerSpec {
+    LayerSpec {
+        sh: s,
+        sw: s,
+        padding: Padding::Same,
+        reduction,
+        ..LayerSpec::new(fh, fw, fc, k, g)
+    }
+}
+
+fn derive(arch: &Machine, s: &LayerSpec) -> Blocking {
+    blocking::derive("", arch, s)
+}
+
+fn tile(arch: &Machine, s: &LayerSpec) -> (usize, usize) {
+    let b = derive(arch, s);
+    (b.o_wb, b.tc)
+}
+
+// ANCHOR: hand_worked
+#[test]
+fn conv_tiles_match_hand_worked_cases() {
+    let conv = spec(3, 3, 16, 32, 1, 1, Reduction::Fma);
+    // Every arch below: latency 4 x 2 FMA/cycle, so a broadcast tile
+    // needs >= 12 accumulators (1.5 x 8). Two forms: per tap (nv weight
+    // vectors + 1 broadcast register, O_wb nv / (O_wb + nv) FMA/load)
+    // and column-streamed (3 nv weights + 1, 3 O_wb nv / (3 nv + O_wb + 2)).
+    // AVX2: 16 regs, 8 lanes, 2 loads/cycle feed 2 FMAs/cycle once
+    // FMA/load >= 1.
+    // nv=1 (TC 8): per tap O_wb=12 has 12/13 FMA/load (0.92 of the rate,
+    //   14 regs); columns O_wb=12: 36/17 (full rate, 16 regs).
+    // nv=2 (TC 16): per tap O_wb=6: 12 acc, 12/8 = 1.5 FMA/load, full rate,
+    //   12 + 2 + 1 = 15 regs; columns would need 12 + 6 + 1 = 19.
+    // The narrowest tile with 12 accumulators: 6 x 16 per tap.
+    assert_eq!(tile(&arch_defs::avx2::MACHINE, &conv), (6, 16));
+    assert!(!derive(&arch_defs::avx2::MACHINE, &conv).columns);
+    // NEON: 32 regs, 4 lanes. nv=4 (TC 16), O_wb=3: columns 36/17 = 2.1
+    // FMA/load with 12 + 12 + 1 = 25 regs, per tap 12/7 = 1.7 (both full
+    // rate); nv=2 needs 6 columns. Narrowest, then most FMAs per load:
+    // 3 x 16 column-streamed.
+    assert_eq!(tile(&arch_defs::neon::MACHINE, &conv), (3, 16));
+    assert!(derive(&arch_defs::neon::MACHINE, &conv).columns);
+    // Scalar, 32 regs, 1 load/cycle for 2 FMAs/cycle: needs >= 1.8 FMA/load
+    // for 90 % of the rate. nv=4, O_wb=3: columns 36/17 = 2.1 (25 regs);
+    // per tap only 12/7 = 1.7. nv=2 and nv=1 need 6 and 12 columns.
+    assert_eq!(tile(&arch_defs::reference::MACHINE, &conv), (3, 4));
+    // AVX-512, 32 regs, 16 lanes, broadcast from memory: K=32 allows nv=2;
+    // O_wb=6: 12 acc; columns 36/14 = 2.6 FMA/load (19 regs), per tap 1.5.
+    assert_eq!(tile(&arch_defs::avx512::MACHINE, &conv), (6, 32));
+    assert!(derive(&arch_defs::avx512::MACHINE, &conv).columns);
+    // With K = 16 only nv=1 fits the channels: O_wb = 12, and columns
+    // (36/17 = 2.1 FMA/load) beat per tap (12/13). Measured on Zen 5,
+    // conv 3x3 48x48x16: per tap with 8 columns 59 us, column-streamed
+    // with 8 columns 49 us, with 12 columns 43 us.
+    let k16 = spec(3, 3, 16, 16, 1, 1, Reduction::Fma);
+    assert_eq!(tile(&arch_defs::avx512::MACHINE, &k16), (12, 16));
+    assert!(derive(&arch_defs::avx512::MACHINE, &k16).columns);
+    // A 1x1 filter has one form: per tap.
+    let pw = spec(1, 1, 64, 64, 1, 1, Reduction::Fma);
+    assert!(!derive(&arch_defs::avx512::MACHINE, &pw).columns);
+}
+
+#[test]
+fn channelwise_tiles_match_hand_worked_cases() {
+    let dw = spec(3, 3, 1, 1, 32, 1, Reduction::Fma);
+    // AVX2 depthwise: 3 O_wb MACs per (O_wb + 5) loads; nv=1, O_wb=8:
+    // 8 acc + 3 weights + 1 input = 12 regs, 24/13 MACs/load: full rate.
+    // nv=2, O_wb=4 also has 8 acc but 15 regs.
+    assert_eq!(tile(&arch_defs::avx2::MACHINE, &dw), (8, 8));
+    // NEON: the same reasoning with 4 lanes.
+    assert_eq!(tile(&arch_defs::neon::MACHINE, &dw), (8, 4));
+    // Max pool 2x2 s2 on AVX2: one max per load whatever the tile, which
+    // 2 loads/cycle sustain; 8 acc with 9 regs for nv=1 and nv=2: the
+    // wider channel tile wins the tie (fewer tiles): nv=2, O_wb=4.
+    let pool = spec(2, 2, 1, 1, 32, 2, Reduction::Max);
+    assert_eq!(tile(&arch_defs::avx2::MACHINE, &pool), (4, 16));
+}
+
+#[test]
+fn cortex_m4_tiles_match_hand_worked_cases() {
+    let m4 = &arch_defs::cortex_m4::MACHINE;
+    // Cortex-M4F: 32 s registers, 1 lane, VFMA latency 3 x 1 FMA/cycle
+    // -> >= 5 accumulators for a broadcast tile (1.5 x 3, rounded up),
+    // >= 3 for a channelwise one. Single issue: a tile doing s FMAs per
+    // load spends s / (s + 1) of its instructions on FMAs; tiles within
+    // 0.9 of the best count as equally fast (NEAR), the narrowest wins.
+    // Conv 3x3 16->16 (TC = nv must divide 16):
+    //   per tap (s = O_wb nv / (O_wb + nv), O_wb nv + nv + 1 <= 32):
+    //     nv=4, O_wb=6: 24/10 = 2.4 -> 0.706; O_wb=4: 2.0 -> 0.667;
+    //   column-streamed (s = 3 O_wb nv / (3 nv + O_wb + 2),
+    //     O_wb nv + 3 nv + 1 <= 32):
+    //     nv=2, O_wb=12: 72/20 = 3.6 -> 0.783 (the best),
+    //           O_wb=6: 36/14 = 2.57 -> 0.720, O_wb=5: 30/13 -> 0.698;
+    //     nv=4, O_wb=4: 48/18 = 2.67 -> 0.727 (16 acc);
+    //     nv=1 needs O_wb >= 20 for 0.705.
+    // Within 0.9 x 0.783 = 0.705: 6x2, 8x2, ... 12x2 and 4x4
+    // column-streamed, 6x4 per tap, nv=1 from 20 columns. The issue width
+    // binds, so the widest channel tile comes first (nv=4), then the
+    // fewest accumulators: 4 x 4 column-streamed, 16 acc + 12 w + 1 = 29
+    // regs (6 x 4 per tap has 24 acc).
+    let conv = spec(3, 3, 16, 16, 1, 1, Reduction::Fma);
+    assert_eq!(tile(m4, &conv), (4, 4));
+    assert!(derive(m4, &conv).columns);
+    assert_eq!(derive(m4, &conv).registers, 29);
+    // Pointwise 16->16 (per tap only): the best is nv=4, O_wb=6 (0.706);
+    // within 0.9 of it nv=4 leads, and O_wb=4 (0.667) has the fewest
+    // accumulators.
+    let pw = spec(1, 1, 16, 16, 1, 1, Reduction::Fma);
+    assert_eq!(tile(m4, &pw), (4, 4));
+    // Depthwise 3x3 s1 (channelwise, s = 3 O_wb / ((O_wb - 1) + 6),
+    // 3 nv weights + 1 input register besides the accumulators):
+    //   nv=1, O_wb<=28: O_wb=28 84/33 -> 0.718 (the best);
+    //          O_wb=8 24/13 -> 0.649, O_wb=7 21/12 -> 0.636;
+    //   nv=2 needs O_wb=8 for 24/13 -> 0.649 (16 acc).
+    // Within 0.9 x 0.718 = 0.646, the fewest accumulators: 8 x 1,
+    // 8 acc + 3 + 1 = 12 regs.
+    let dw = spec(3, 3, 1, 1, 16, 1, Reduction::Fma);
+    assert_eq!(tile(m4, &dw), (8, 1));
+    assert_eq!(derive(m4, &dw).registers, 12);
+}
+// ANCHOR_END: hand_worked
+
+#[test]
+fn accumulators_hide_fma_latency() {
+    for arch in arch_defs::ARCHS.iter().map(|a| &a.machine) {
+        for s in [
+            spec(3, 3, 16, 32, 1, 1, Reduction::Fma),
+            spec(1, 1, 64, 64, 1, 1, Reduction::Fma),
+        ] {
+            let b = derive(arch, &s);
+            assert!(
+                b.accumulators >= blocking::accumulators_to_hide(arch, &s),
+                "{arch:?}"
+            );
+            assert!(b.registers <= arch.vector_regs, "{arch:?}");
+        }
+    }
+}

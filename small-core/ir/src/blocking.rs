@@ -1,0 +1,379 @@
+//! The analytic register-blocking model (SMaLL §4.2.1, after Low et al.
+//! and MEMA's `mn / (m + n)` tile analysis).
+//!
+//! A kernel keeps an `O_wb x TC` output tile in `O_wb * nv` vector
+//! registers (`nv = TC / lanes`) for the whole reduction, so the tile must
+//! fit the register file together with the operands it streams:
+//!
+//! - **broadcast** kernels (convolution, pointwise, FC, group conv): per
+//!   input channel and tap, `nv` weight vectors are loaded and each of the
+//!   `O_wb` input pixels is broadcast once:
+//!   `O_wb * nv + nv + b <= R` (b = 1 broadcast register, 0 where the FMA
+//!   takes its broadcast from memory); FMAs per load = `O_wb nv / (O_wb + nv)`.
+//! - **channelwise** kernels (depthwise, pooling): per filter row, the
+//!   `F_W * nv` weights of the row stay in registers while the
+//!   `(O_wb - 1) S_W + F_W` input columns stream through one register:
+//!   `O_wb * nv + F_W * nv + 1 <= R` (no weights for max);
+//!   operations per load = `O_wb F_W / ((O_wb - 1) S_W + F_W [+ F_W])`.
+//!
+//! Each tile that fits is rated by the fraction of the FMA rate the load
+//! ports can feed, `min(1, loads_per_cycle * ops_per_load / fma_per_cycle)`,
+//! and, on a core that issues fewer instructions per cycle than its FMA
+//! and load ports could take (Cortex-M: one), by the issue width:
+//! `issue_per_cycle * s / (s + 1) / fma_per_cycle` for `s` ops per load.
+//! Among the tiles with at least `latency x FMAs-per-cycle` independent
+//! accumulators (enough to hide the FMA latency), those within 10 % of the
+//! best rate count as equally fast, and the narrowest of them (fewest
+//! accumulators, then fewest registers) wins: a narrow tile leaves fewer
+//! output columns to the slower edge kernel and leaves the compiler spare
+//! registers to schedule loads early. Measured on Zen 4, conv 3x3
+//! 48x48x16: AVX-512 with 31 accumulators (the most FMAs per load) ran in
+//! 158 us, with 8 in 101 us; AVX2 was flat between 4 and 6 columns. `TC` must
+//! divide the layout block `CB`, or be a multiple of `CB` that divides the
+//! padded output channels, so tiles never straddle a block boundary badly
+//! and no channel tail kernel is needed.
+
+use crate::geometry::CB;
+use crate::{KernelKind, LayerSpec, Machine, Reduction};
+use core::cmp::Ordering;
+use core::fmt;
+
+/// The register blocking chosen for one layer on one arch (SMaLL
+/// §4.2.1): each kernel call updates an `O_wb x TC` tile of the output,
+/// `TC = G_b * K_b` channels, held in `accumulators` vector registers.
+/// `A` names the arch: its name from [`derive`], the runtime's arch id in
+/// a generated layer's `BLOCKING`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Blocking<A = &'static str> {
+    /// The arch this blocking is for.
+    pub arch: A,
+    /// Kernel family.
+    pub kind: KernelKind,
+    /// A broadcast kernel that streams input columns through the filter
+    /// row held in registers (`F_W > 1`), instead of one tap at a time.
+    /// Channelwise kernels always stream columns.
+    pub columns: bool,
+    /// Output pixels along the width per tile, `O_wb`.
+    pub o_wb: usize,
+    /// Groups per tile, `G_b` (channelwise kernels: channels per tile).
+    pub g_b: usize,
+    /// Output channels per group per tile, `K_b`.
+    pub k_b: usize,
+    /// Input channels per kernel step, `F_Cb`.
+    pub f_cb: usize,
+    /// Output channels per tile, `TC` (`G_b * K_b` for ungrouped layers).
+    pub tc: usize,
+    /// Vector registers across the tile's channels (`TC / lanes`).
+    pub vectors: usize,
+    /// Accumulator registers (`O_wb * vectors`).
+    pub accumulators: usize,
+    /// Registers the tile uses in total (accumulators, weights, inputs).
+    pub registers: usize,
+    /// Operations per load.
+    pub ops_per_load: f64,
+    /// Fraction of the FMA rate the load ports (and issue width) can feed:
+    /// the objective.
+    pub rate: f64,
+}
+
+impl<A> Blocking<A> {
+    /// The same blocking, named by another arch id.
+    pub fn with_arch<B>(self, arch: B) -> Blocking<B> {
+        Blocking {
+            arch,
+            kind: self.kind,
+            columns: self.columns,
+            o_wb: self.o_wb,
+            g_b: self.g_b,
+            k_b: self.k_b,
+            f_cb: self.f_cb,
+            tc: self.tc,
+            vectors: self.vectors,
+            accumulators: self.accumulators,
+            registers: self.registers,
+            ops_per_load: self.ops_per_load,
+            rate: self.rate,
+        }
+    }
+}
+
+/// One tile the model considers.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    nv: usize,
+    o_wb: usize,
+    columns: bool,
+    regs: usize,
+    score: f64,
+    rate: f64,
+}
+
+impl Candidate {
+    fn accumulators(&self) -> usize {
+        self.o_wb * self.nv
+    }
+}
+
+/// Derives the blocking of `spec` on the arch `arch` whose numbers are `m`.
+pub fn derive<A>(arch: A, m: &Machine, spec: &LayerSpec) -> Blocking<A> {
+    let c = pick(m, spec, |_| true).unwrap_or(Candidate {
+        nv: 1,
+        o_wb: 1,
+        columns: false,
+        regs: 3,
+        score: 0.0,
+        rate: 0.0,
+    });
+    let tc = c.nv * m.lanes;
+    let (g_b, k_b, f_cb) = match spec.kind() {
+        KernelKind::Channelwise => (tc, 1, 1),
+        KernelKind::Broadcast if spec.g == 1 => (1, tc, CB),
+        KernelKind::Broadcast => (tc.div_ceil(spec.k).max(1), tc.min(spec.k), CB),
+    };
+    Blocking {
+        arch,
+        kind: spec.kind(),
+        columns: c.columns,
+        o_wb: c.o_wb,
+        g_b,
+        k_b,
+        f_cb,
+        tc,
+        vectors: c.nv,
+        accumulators: c.accumulators(),
+        registers: c.regs,
+        ops_per_load: c.score,
+        rate: c.rate,
+    }
+}
+
+/// Calls `f` with every tile that fits the register file, in order of
+/// `nv`, then form, then `O_wb`.
+fn each(m: &Machine, spec: &LayerSpec, f: &mut impl FnMut(Candidate)) {
+    let r = m.vector_regs;
+    let out_pad = spec.out_channels().div_ceil(CB) * CB;
+    let channelwise = spec.kind() == KernelKind::Channelwise;
+    for nv in 1..=r {
+        let tc = nv * m.lanes;
+        let tc_ok = if channelwise {
+            CB.is_multiple_of(tc)
+        } else {
+            CB.is_multiple_of(tc) || (tc.is_multiple_of(CB) && out_pad.is_multiple_of(tc))
+        };
+        if !tc_ok || tc > out_pad {
+            continue;
+        }
+        for &columns in forms(spec) {
+            let other = other_registers(m, spec, nv, columns);
+            for o_wb in 1..=r.saturating_sub(other) / nv {
+                let score = ops_per_load(spec, nv, o_wb, columns);
+                f(Candidate {
+                    nv,
+                    o_wb,
+                    columns,
+                    regs: o_wb * nv + other,
+                    score,
+                    rate: rate(m, score),
+                });
+            }
+        }
+    }
+}
+
+/// The chosen tile among the candidates `keep` admits: of those with
+/// enough accumulators to hide the FMA latency (if any has), the
+/// narrowest ([`narrower`]) within [`NEAR`] of the best rate.
+fn pick(m: &Machine, spec: &LayerSpec, keep: impl Fn(&Candidate) -> bool) -> Option<Candidate> {
+    let hide = accumulators_to_hide(m, spec);
+    let mut any_hides = false;
+    each(m, spec, &mut |c| {
+        any_hides |= keep(&c) && c.accumulators() >= hide
+    });
+    let eligible = |c: &Candidate| keep(c) && (!any_hides || c.accumulators() >= hide);
+    let mut best = 0.0;
+    each(m, spec, &mut |c| {
+        if eligible(&c) {
+            best = f64::max(best, c.rate);
+        }
+    });
+    let mut chosen: Option<Candidate> = None;
+    each(m, spec, &mut |c| {
+        let better = chosen.is_none_or(|x| narrower(m, spec, &c, &x) == Ordering::Less);
+        if eligible(&c) && c.rate >= NEAR * best && better {
+            chosen = Some(c);
+        }
+    });
+    chosen
+}
+
+/// The order among equally fast tiles, narrowest first: fewest
+/// accumulators; then, for broadcast kernels, fewest output columns (a
+/// narrow tile wastes less of a small output row: 3 columns divide widths
+/// 6, 12 and 48) and the most operations per load; then fewest registers
+/// and the widest channel tile.
+///
+/// On a core whose issue width binds (`issue_per_cycle` below its FMA plus
+/// load ports: the single-issue Cortex-M4), a broadcast kernel's widest
+/// channel tile comes first: what each channel tile repeats (its input
+/// loads, pointers and loop) costs instructions one for one there. Measured
+/// on the M4 (QEMU instructions, ResNet-8): 4x4 column-streamed 19.1 M,
+/// 6x2 column-streamed 24.3 M, 8x2 22.0 M, 4x4 per tap 21.3 M.
+fn narrower(m: &Machine, spec: &LayerSpec, a: &Candidate, b: &Candidate) -> Ordering {
+    use Ordering::Equal;
+    let (by_tc, by_width) = match (spec.kind(), m.issue_bound()) {
+        (KernelKind::Channelwise, _) => (Equal, Equal),
+        (KernelKind::Broadcast, bound) => (
+            if bound { b.nv.cmp(&a.nv) } else { Equal },
+            a.o_wb.cmp(&b.o_wb).then(b.score.total_cmp(&a.score)),
+        ),
+    };
+    by_tc
+        .then(a.accumulators().cmp(&b.accumulators()))
+        .then(by_width)
+        .then((a.regs, usize::MAX - a.nv).cmp(&(b.regs, usize::MAX - b.nv)))
+}
+
+/// Independent accumulators a tile of `spec` needs. `latency x FMAs per
+/// cycle` keeps every pipe busy only if each FMA issues the cycle its
+/// operand is ready; a broadcast kernel gets half as many again, which
+/// leave the scheduler slack for the loads and broadcasts in between.
+/// Measured on Zen 5 (AVX-512, latency 4 x 2): 8 register-only FMA
+/// chains ran at 90 % of 12, and conv 3x3 48x48x16 took 49 us with an
+/// 8-column tile and 43 us with 12. Channelwise kernels are bound by their
+/// loads and per-tile work instead, and a wider tile only wastes more of a
+/// narrow row (depthwise 6x6x512: 3.3 us with 8 columns, 4.1 us with 12).
+pub fn accumulators_to_hide(m: &Machine, spec: &LayerSpec) -> usize {
+    let need = m.fma_latency * m.fma_per_cycle;
+    match spec.kind() {
+        KernelKind::Channelwise => need,
+        KernelKind::Broadcast => (3 * need).div_ceil(2),
+    }
+}
+
+/// Fraction of the FMA rate a tile doing `score` FMAs per load attains:
+/// bound by the load ports (`loads_per_cycle x score` FMAs per cycle) and
+/// by the issue width (`s / (s + 1)` of the issued instructions are FMAs).
+fn rate(m: &Machine, score: f64) -> f64 {
+    let fmas = m.fma_per_cycle as f64;
+    let by_loads = m.loads_per_cycle as f64 * score;
+    let by_issue = m.issue_per_cycle as f64 * score / (score + 1.0);
+    f64::min(f64::min(by_loads, by_issue) / fmas, 1.0)
+}
+
+/// Tiles whose attainable rate is within this factor of the best count as
+/// equally fast; among them the narrowest wins.
+const NEAR: f64 = 0.9;
+
+/// The kernel forms a layer can take: per tap (`false`) for every
+/// broadcast kernel, and column-streamed (`true`) when the filter is wider
+/// than one column; channelwise kernels always stream columns.
+fn forms(spec: &LayerSpec) -> &'static [bool] {
+    let broadcast = spec.kind() == KernelKind::Broadcast;
+    if broadcast && spec.reduction == Reduction::Fma && spec.fw > 1 {
+        &[false, true]
+    } else {
+        &[false]
+    }
+}
+
+/// Registers a kernel needs besides its `O_wb * nv` accumulators.
+fn other_registers(m: &Machine, spec: &LayerSpec, nv: usize, columns: bool) -> usize {
+    match (spec.kind(), spec.reduction) {
+        // One filter row of weights and the streamed input column.
+        (KernelKind::Channelwise, Reduction::Fma) => spec.fw * nv + 1,
+        (KernelKind::Channelwise, _) => 1,
+        (KernelKind::Broadcast, _) if columns => spec.fw * nv + 1,
+        // nv weight vectors and the broadcast input (unless it comes from memory).
+        (KernelKind::Broadcast, _) => nv + usize::from(!m.broadcast_from_memory),
+    }
+}
+
+/// Operations per load of a tile `O_wb` wide and `nv` vectors deep.
+fn ops_per_load(spec: &LayerSpec, nv: usize, o_wb: usize, columns: bool) -> f64 {
+    let (o, fw, sw, n) = (o_wb as f64, spec.fw as f64, spec.sw as f64, nv as f64);
+    match (spec.kind(), spec.reduction) {
+        (KernelKind::Channelwise, Reduction::Fma) => o * fw / ((o - 1.0) * sw + 2.0 * fw),
+        (KernelKind::Channelwise, _) => o * fw / ((o - 1.0) * sw + fw),
+        // Per filter row and lane: F_W nv weights and the span's broadcasts.
+        (KernelKind::Broadcast, _) if columns => o * fw * n / (fw * n + (o - 1.0) * sw + fw),
+        (KernelKind::Broadcast, _) => (o_wb * nv) as f64 / (o_wb + nv) as f64,
+    }
+}
+
+/// Writes how the blocking `b` of `spec` on the arch `name` (numbers `m`)
+/// was derived, with the best tile of every channel width and form
+/// considered: the text of a generated layer's `explain()`.
+pub fn explain(
+    out: &mut impl fmt::Write,
+    name: &str,
+    m: &Machine,
+    spec: &LayerSpec,
+    b: &Blocking<impl Sized>,
+) -> fmt::Result {
+    let kind = match (b.kind, b.columns) {
+        (KernelKind::Channelwise, _) => "channelwise",
+        (KernelKind::Broadcast, true) => "broadcast (column-streamed)",
+        (KernelKind::Broadcast, false) => "broadcast (per tap)",
+    };
+    write!(
+        out,
+        "{name}: {kind} kernel, tile O_wb={o} x TC={tc} channels ({nv} vector(s) of {l} lanes): \
+         {acc} accumulators, {regs} of {r} registers, {score:.2} ops per load ({pct:.0}% of the FMA rate at {loads} loads/cycle",
+        o = b.o_wb,
+        tc = b.tc,
+        nv = b.vectors,
+        l = m.lanes,
+        acc = b.accumulators,
+        regs = b.registers,
+        r = m.vector_regs,
+        score = b.ops_per_load,
+        pct = 100.0 * b.rate,
+        loads = m.loads_per_cycle,
+    )?;
+    if m.issue_bound() {
+        write!(out, ", {} instructions/cycle", m.issue_per_cycle)?;
+    }
+    let slack = match spec.kind() {
+        KernelKind::Channelwise => "",
+        KernelKind::Broadcast => " (1.5x, for slack)",
+    };
+    writeln!(
+        out,
+        "); latency {lat} x {rate} FMA/cycle needs {need} independent accumulators{slack}.",
+        lat = m.fma_latency,
+        rate = m.fma_per_cycle,
+        need = accumulators_to_hide(m, spec),
+    )?;
+    let hide = accumulators_to_hide(m, spec);
+    let mut last: Option<(usize, bool)> = None;
+    let mut result = Ok(());
+    each(m, spec, &mut |c| {
+        if last == Some((c.nv, c.columns)) || result.is_err() {
+            return;
+        }
+        last = Some((c.nv, c.columns));
+        let Some(best) = pick(m, spec, |x| x.nv == c.nv && x.columns == c.columns) else {
+            return;
+        };
+        result = writeln!(
+            out,
+            "    candidate nv={nv} (TC={tc}){form}: O_wb={o}, {acc} acc, {regs}/{r} regs, {s:.2} ops/load, \
+             {pct:.0}% of the FMA rate{lat}",
+            nv = best.nv,
+            form = if best.columns { " column-streamed" } else { "" },
+            tc = best.nv * m.lanes,
+            o = best.o_wb,
+            acc = best.accumulators(),
+            regs = best.regs,
+            r = m.vector_regs,
+            s = best.score,
+            pct = 100.0 * best.rate,
+            lat = if best.accumulators() >= hide {
+                ""
+            } else {
+                ", too few accumulators to hide the latency"
+            }
+        );
+    });
+    result
+}

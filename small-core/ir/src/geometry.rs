@@ -1,0 +1,348 @@
+//! Where every element lives: the blocked activation layout shared by
+//! every layer, and the packed-weight layout the kernels walk. The
+//! emitter (unrolled offsets), the loop nest (pointer steps), the packer
+//! and the tensors all compute addresses with these functions.
+//!
+//! **Activations** (SMaLL Fig. 2): a tensor of `C` channels and `H x W`
+//! pixels is stored as `[C / CB][H][W][CB]`: channels in blocks of
+//! [`CB`] (fastest), then width, height, and the block (slowest). Element
+//! `(c, pixel)` lives at `block * H * W * CB + offset`, `(block, offset) =`
+//! [`blocked_at`]`(c, pixel)`. When `C` is not a multiple of `CB`, the
+//! lanes `C..round_up(C, CB)` of the last block are zero in every pixel.
+//!
+//! **Packed weights**, `[bias][tiles]`:
+//! - bias: [`out_padded`] values, zero past the real channels;
+//! - broadcast kernels (convolution, group convolution, pointwise, FC): per
+//!   output tile of `TC` channels, per input block the tile reads
+//!   ([`tile_blocks`]), `[F_H][F_W][lanes][TC]` with `lanes =`
+//!   [`block_lanes`]; every tile has room for [`max_tile_blocks`] blocks so
+//!   tiles are a fixed stride apart;
+//! - channelwise kernels (depthwise): per tile of `TC` channels
+//!   `[F_H][F_W][TC]`.
+//!
+//! Counts are in elements of the layer's element type; the kernels read
+//! zeros wherever an input channel does not feed an output channel.
+
+use crate::{Error, KernelKind, LayerSpec};
+
+/// Channel block `C_b` of the blocked activation layout `[C/C_b][H][W][C_b]`.
+///
+/// One value for every target, so that every arch on a target (and the
+/// host reference used to check a device) shares one layout and layers
+/// never repack between each other. 16 is one AVX-512 register, two AVX2
+/// registers and four NEON registers; it is also SMaLL's own choice for
+/// AVX2 and NEON. Every arch's lane count must divide it.
+pub const CB: usize = 16;
+
+/// The most `f32`s one buffer can hold: a Rust allocation or slice is at
+/// most `isize::MAX` bytes.
+pub const MAX_ELEMENTS: usize = isize::MAX as usize / core::mem::size_of::<f32>();
+
+/// Element `(c, pixel)` of a blocked tensor: its channel block, and its
+/// offset within the block's plane (`pixel = y * W + x`). The element is
+/// at `block * plane + offset`, `plane = H * W * CB`.
+///
+/// ```
+/// use small_ir::geometry::{blocked_at, CB};
+/// assert_eq!(blocked_at(17, 2), (1, 2 * CB + 1));
+/// ```
+pub const fn blocked_at(c: usize, pixel: usize) -> (usize, usize) {
+    (c / CB, pixel * CB + c % CB)
+}
+
+/// Number of elements a blocked tensor of `c x h x w` occupies, or `None`
+/// if it, or one channel block of it (`h x w x CB`, which kernels index
+/// even when `c` is 0), would exceed [`MAX_ELEMENTS`].
+///
+/// ```
+/// use small_ir::{geometry::checked_blocked_len, MAX_ELEMENTS};
+/// assert_eq!(checked_blocked_len(17, 2, 3), Some(2 * 2 * 3 * 16));
+/// assert_eq!(checked_blocked_len(16, (1 << 60) + 1, 1), None);
+/// assert_eq!(checked_blocked_len(0, MAX_ELEMENTS, 1), None);
+/// ```
+pub const fn checked_blocked_len(c: usize, h: usize, w: usize) -> Option<usize> {
+    let Some(plane) = h.checked_mul(w) else {
+        return None;
+    };
+    let Some(plane) = plane.checked_mul(CB) else {
+        return None;
+    };
+    match c.div_ceil(CB).checked_mul(plane) {
+        Some(n) if n <= MAX_ELEMENTS && plane <= MAX_ELEMENTS => Some(n),
+        _ => None,
+    }
+}
+
+/// Number of elements a blocked tensor of `c x h x w` occupies, for
+/// constant shapes (a model's tensors, sized at compile time).
+///
+/// # Panics
+/// If [`checked_blocked_len`] is `None`: in a `const`, a compile error.
+pub const fn blocked_len(c: usize, h: usize, w: usize) -> usize {
+    match checked_blocked_len(c, h, w) {
+        Some(n) => n,
+        None => panic!("a blocked tensor exceeds the address space (isize::MAX bytes)"),
+    }
+}
+
+/// [`checked_blocked_len`], or [`Error::TooLarge`] naming the shape.
+pub const fn tensor_len(c: usize, h: usize, w: usize) -> Result<usize, Error> {
+    match checked_blocked_len(c, h, w) {
+        Some(n) => Ok(n),
+        None => Err(Error::TooLarge {
+            what: "blocked tensor (channels x height x width)",
+            dims: [c, h, w],
+            refused: None,
+        }),
+    }
+}
+
+/// Output channels rounded up to whole channel blocks: the bias's length
+/// and the channels the output tiles cover.
+pub const fn out_padded(spec: &LayerSpec) -> usize {
+    spec.out_channels().div_ceil(CB) * CB
+}
+
+/// Input channel blocks `[first, end)` that output tile `ot` (of `tc`
+/// channels) reads in a broadcast kernel.
+pub const fn tile_blocks(spec: &LayerSpec, tc: usize, ot: usize) -> (usize, usize) {
+    let blocks = spec.in_channels().div_ceil(CB);
+    if spec.g == 1 {
+        return (0, blocks);
+    }
+    let first_out = ot * tc;
+    if first_out >= spec.out_channels() {
+        return (0, 0);
+    }
+    let last_out = min(first_out + tc, spec.out_channels()) - 1;
+    let first_in = first_out / spec.k * spec.fc;
+    let end_in = (last_out / spec.k + 1) * spec.fc;
+    (first_in / CB, end_in.div_ceil(CB))
+}
+
+const fn min(a: usize, b: usize) -> usize {
+    if a < b { a } else { b }
+}
+
+/// The largest number of input blocks any output tile reads (1 for a
+/// channelwise layer).
+pub const fn max_tile_blocks(spec: &LayerSpec, tc: usize) -> usize {
+    if matches!(spec.kind(), KernelKind::Channelwise) {
+        return 1;
+    }
+    let mut ot = 0;
+    let mut most = 0;
+    while ot * tc < out_padded(spec) {
+        let (a, b) = tile_blocks(spec, tc, ot);
+        if b - a > most {
+            most = b - a;
+        }
+        ot += 1;
+    }
+    most
+}
+
+/// Lanes of a packed input block of a broadcast tile: `CB`, or the input
+/// channels of a layer with fewer than one block, whose only block is
+/// packed without the padding lanes its kernel never reads (a 1-channel
+/// stem would otherwise store 16 times its weights).
+pub const fn block_lanes(spec: &LayerSpec) -> usize {
+    if spec.in_channels() < CB {
+        spec.in_channels()
+    } else {
+        CB
+    }
+}
+
+/// Packed weights of one filter tap of one tile: `lanes x TC` for a
+/// broadcast kernel (one `TC`-vector per input lane), `TC` for a
+/// channelwise one.
+pub const fn tap_len(spec: &LayerSpec, tc: usize) -> usize {
+    match spec.kind() {
+        KernelKind::Broadcast => block_lanes(spec) * tc,
+        KernelKind::Channelwise => tc,
+    }
+}
+
+/// Packed weights of one filter row (`F_W` taps) of one input block.
+pub const fn row_len(spec: &LayerSpec, tc: usize) -> usize {
+    spec.fw * tap_len(spec, tc)
+}
+
+/// Packed weights of one input block of one tile: `F_H x F_W` taps.
+pub const fn block_len(spec: &LayerSpec, tc: usize) -> usize {
+    spec.fh * row_len(spec, tc)
+}
+
+/// Packed weights of one tile: room for [`max_tile_blocks`] blocks.
+pub const fn tile_len(spec: &LayerSpec, tc: usize) -> usize {
+    max_tile_blocks(spec, tc) * block_len(spec, tc)
+}
+
+/// Length of the packed buffer for tiles of `tc` channels (0 without
+/// weights): the bias, then every tile.
+pub const fn packed_len(spec: &LayerSpec, tc: usize) -> usize {
+    if !spec.has_weights() {
+        return 0;
+    }
+    out_padded(spec) + out_padded(spec) / tc * tile_len(spec, tc)
+}
+
+/// Offset of the weight of filter tap `tap` (`x * F_W + y`, or `y` from
+/// the start of a row), input lane `lane` and tile channel `t` from the
+/// start of its block (a channelwise tile has one block and one lane).
+pub const fn in_block_at(spec: &LayerSpec, tc: usize, tap: usize, lane: usize, t: usize) -> usize {
+    tap * tap_len(spec, tc) + lane * tc + t
+}
+
+/// Where packed weight `(tap, lane, t)` (see [`in_block_at`]) of input
+/// block `b` of output tile `ot` lives in the packed buffer. The packer
+/// writes there and the kernels read there.
+pub const fn packed_at(
+    spec: &LayerSpec,
+    tc: usize,
+    ot: usize,
+    b: usize,
+    tap: usize,
+    lane: usize,
+    t: usize,
+) -> usize {
+    out_padded(spec)
+        + ot * tile_len(spec, tc)
+        + b * block_len(spec, tc)
+        + in_block_at(spec, tc, tap, lane, t)
+}
+
+/// [`packed_len`] with every size checked: [`Error::TooLarge`] if a count
+/// exceeds [`MAX_ELEMENTS`], [`Error::Unsupported`] for tiles of 0
+/// channels. The other `const fn`s here assume a valid layer (they size a
+/// declared layer's constants, where an overflow is a compile error); a
+/// [`LayerSpec`] built at run time goes through this first.
+///
+/// Its work is linear in the output-channel tiles of grouped layers, which
+/// every caller has checked against a buffer that exists (the weights, or
+/// an output tensor of that many channels).
+pub const fn checked_packed_len(spec: &LayerSpec, tc: usize) -> Result<usize, Error> {
+    if !spec.has_weights() {
+        return Ok(0);
+    }
+    if tc == 0 {
+        return Err(Error::Unsupported {
+            what: "channel tile",
+            detail: "must hold at least 1 channel",
+        });
+    }
+    let what = "packed weights (output channels x filter taps x input lanes per tile)";
+    let (inp, out) = match spec.checked_channels() {
+        Ok(c) => c,
+        Err(e) => return Err(e),
+    };
+    let out_padded = match crate::error::checked_elements(what, out.div_ceil(CB), CB, 1) {
+        Ok(n) => n,
+        Err(e) => return Err(e),
+    };
+    if tc > out_padded {
+        // No whole tile: the bias alone (`packed_len` with 0 tiles).
+        return Ok(out_padded);
+    }
+    let taps = spec.fh.saturating_mul(spec.fw);
+    // An upper bound of the weights of all tiles, `out_padded / tc` tiles
+    // of `taps x lanes x tc` per input block a tile reads: every block
+    // (one group), or those of the groups `tc` channels can touch.
+    let lanes = match spec.kind() {
+        KernelKind::Channelwise => 1,
+        KernelKind::Broadcast => {
+            let blocks = inp.div_ceil(CB);
+            let per_tile = tc
+                .div_ceil(if spec.k == 0 { 1 } else { spec.k })
+                .saturating_add(1)
+                .saturating_mul(spec.fc)
+                .div_ceil(CB)
+                .saturating_add(1);
+            let read = if spec.g == 1 || blocks < per_tile {
+                blocks
+            } else {
+                per_tile
+            };
+            read.saturating_mul(block_lanes(spec))
+        }
+    };
+    let all = match crate::error::checked_elements(what, out_padded, taps, lanes) {
+        Ok(n) => n,
+        Err(e) => return Err(e),
+    };
+    if all.saturating_add(out_padded) > MAX_ELEMENTS {
+        return Err(Error::TooLarge {
+            what,
+            dims: [out_padded, taps, lanes],
+            refused: None,
+        });
+    }
+    // Exact, now that no product can overflow. A tile of no weights needs
+    // no walk over the tiles.
+    let tile = match spec.kind() {
+        KernelKind::Channelwise => taps * tc,
+        KernelKind::Broadcast if all == 0 => 0,
+        KernelKind::Broadcast => tile_len(spec, tc),
+    };
+    Ok(out_padded + out_padded / tc * tile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Padding;
+
+    fn spec(fh: usize, fw: usize, fc: usize, k: usize, g: usize) -> LayerSpec {
+        LayerSpec {
+            padding: Padding::Same,
+            ..LayerSpec::new(fh, fw, fc, k, g)
+        }
+    }
+
+    #[test]
+    fn checked_packed_len_is_packed_len_for_valid_layers() {
+        for g in [1, 2, 3, 9, 16, 17, 40] {
+            for (fc, k) in [(1, 1), (1, 2), (2, 3), (3, 16), (16, 8), (17, 33)] {
+                for (fh, fw) in [(1, 1), (3, 3), (10, 4)] {
+                    let s = spec(fh, fw, fc, k, g);
+                    for tc in [1, 4, 8, 16, 32, 48, 64] {
+                        assert_eq!(
+                            checked_packed_len(&s, tc),
+                            Ok(packed_len(&s, tc)),
+                            "{s:?} tc {tc}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn packed_at_walks_the_buffer_in_order() {
+        // Every element of every tile, in the order the packer writes
+        // them, is the next index: the layout has no holes and no overlaps.
+        for s in [
+            spec(3, 3, 16, 32, 1),
+            spec(1, 1, 3, 8, 1),
+            spec(3, 3, 1, 1, 32),
+            spec(2, 2, 4, 4, 8),
+        ] {
+            let tc = 16;
+            let mut next = out_padded(&s);
+            for ot in 0..out_padded(&s) / tc {
+                for b in 0..max_tile_blocks(&s, tc) {
+                    for tap in 0..s.fh * s.fw {
+                        for lane in 0..tap_len(&s, tc) / tc {
+                            for t in 0..tc {
+                                assert_eq!(packed_at(&s, tc, ot, b, tap, lane, t), next, "{s:?}");
+                                next += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            assert_eq!(next, packed_len(&s, tc), "{s:?}");
+        }
+    }
+}

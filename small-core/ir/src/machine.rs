@@ -1,0 +1,43 @@
+//! What the blocking model and the emitter know of an arch: plain numbers
+//! (registers, lanes, FMA latency and rate, load ports), and the `cfg` and
+//! target features under which its code compiles. Each arch-def file
+//! holds one [`Machine`]; the arch-def crate's list names it.
+
+/// The numbers of one arch, and where its code may compile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Machine {
+    /// `cfg` under which the arch's code compiles: every `(key, value)`
+    /// pair must hold, as in `#[cfg(all(key = "value", ...))]`; empty for
+    /// an arch that compiles everywhere. E.g.
+    /// `&[("target_arch", "x86_64")]`.
+    pub cfg: &'static [(&'static str, &'static str)],
+    /// Target features the kernels are compiled with
+    /// (`#[target_feature(enable = ...)]`); empty for none.
+    pub target_features: &'static [&'static str],
+    /// Number of architectural vector (or FP) registers.
+    pub vector_regs: usize,
+    /// `f32` lanes per vector register.
+    pub lanes: usize,
+    /// Latency of one FMA, in cycles.
+    pub fma_latency: usize,
+    /// FMAs that can issue per cycle (number of FMA pipes).
+    pub fma_per_cycle: usize,
+    /// Vector loads (or load-broadcasts) per cycle from L1.
+    pub loads_per_cycle: usize,
+    /// FMAs and loads together that can issue per cycle. A core with
+    /// separate load and FMA ports has `fma_per_cycle + loads_per_cycle`
+    /// (the issue width never binds); a single-issue core (Cortex-M) has 1,
+    /// so every load takes an FMA's slot.
+    pub issue_per_cycle: usize,
+    /// True if an FMA can take a broadcast scalar straight from memory
+    /// (AVX-512 `{1toN}`), so the broadcast needs no register of its own.
+    pub broadcast_from_memory: bool,
+}
+
+impl Machine {
+    /// True if the issue width binds before the FMA and load ports do
+    /// (a single-issue core).
+    pub const fn issue_bound(&self) -> bool {
+        self.issue_per_cycle < self.fma_per_cycle + self.loads_per_cycle
+    }
+}
