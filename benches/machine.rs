@@ -211,7 +211,7 @@ fn fma_run(arch: Arch, chains: usize, iters: u64) -> Option<f32> {
 /// The CPU supports `A`.
 #[allow(dead_code)] // on targets without a SIMD arch
 #[inline(always)]
-unsafe fn fma_loop<A: Simd, const N: usize>(iters: u64) -> f32 {
+unsafe fn fma_loop<A: Simd<Elem = f32>, const N: usize>(iters: u64) -> f32 {
     // SAFETY: the caller guarantees `A` runs here; `out` holds 64 lanes,
     // more than any arch's vector.
     unsafe {
@@ -362,7 +362,7 @@ pub fn read_sum(arch: Arch, buf: &[f32], passes: usize) -> f32 {
 /// # Safety
 /// The CPU supports `A`, and `buf.len()` is a multiple of `8 * A::LANES`.
 #[inline(always)]
-unsafe fn sum<A: Simd>(buf: &[f32], passes: usize) -> f32 {
+unsafe fn sum<A: Simd<Elem = f32>>(buf: &[f32], passes: usize) -> f32 {
     let l = A::LANES;
     let p = buf.as_ptr();
     // SAFETY: the caller guarantees `A` runs here; every load reads

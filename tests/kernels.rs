@@ -165,7 +165,7 @@ macro_rules! residual_in_place_case {
             $layer::with_arch,
             |l: &$layer, x, s: Option<&Blocked<Vec<f32>>>, y: &mut Blocked<Vec<f32>>| {
                 let s = s.expect("residual case");
-                small_core::check_len("skip", y.as_slice().len(), s.as_slice().len())?;
+                small_core::__rt::check_len("skip", y.as_slice().len(), s.as_slice().len())?;
                 *y = s.clone();
                 l.forward_add_in_place(x, y)
             }

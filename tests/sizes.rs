@@ -3,13 +3,13 @@
 //! returns an error or works: no wrapped size, no abort on an impossible
 //! allocation, no hang, no panic. Each test names the failure it pins.
 
+use small_core::__rt::{Problem, pack};
+use small_core::ir::geometry::checked_packed_len;
 use small_core::load::{Generated, LayerRef, WeightSource};
 use small_core::model::{self, Dims};
-use small_core::nest::Problem;
 use small_core::plan::{Tensor, try_plan};
 use small_core::{
     Activation, Arch, Blocked, CB, Error, LayerSpec, MAX_ELEMENTS, Padding, Reduction, layer, ops,
-    pack,
 };
 
 #[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same, activation = relu)]
@@ -45,7 +45,7 @@ fn conv() -> Conv {
 #[test]
 fn wrapping_tensor_sizes_are_errors() {
     assert_eq!(
-        Blocked::zeros(16, WRAPS, 1).unwrap_err(),
+        Blocked::<Vec<f32>>::zeros(16, WRAPS, 1).unwrap_err(),
         too_large(TENSOR, [16, WRAPS, 1])
     );
     assert_eq!(
@@ -139,7 +139,7 @@ fn constructors_check_sizes_and_lengths_before_allocating() {
 fn impossible_allocations_are_errors() {
     let (h, w) = (1 << 27, 1 << 27); // 16 x 2^54 pixels: 2^58 floats
     assert_eq!(
-        Blocked::zeros(16, h, w).unwrap_err(),
+        Blocked::<Vec<f32>>::zeros(16, h, w).unwrap_err(),
         Error::TooLarge {
             what: TENSOR,
             dims: [16, h, w],
@@ -149,7 +149,7 @@ fn impossible_allocations_are_errors() {
     // 2^61 floats = 2^63 bytes: one past isize::MAX.
     assert_eq!(MAX_ELEMENTS, (1 << 61) - 1);
     assert_eq!(
-        Blocked::zeros(16, 1 << 57, 1).unwrap_err(),
+        Blocked::<Vec<f32>>::zeros(16, 1 << 57, 1).unwrap_err(),
         too_large(TENSOR, [16, 1 << 57, 1])
     );
     assert_eq!(
@@ -198,21 +198,21 @@ fn edge_dimensions_error_or_work() {
                 let len = small_core::checked_blocked_len(c, h, w);
                 // Only sizes that are cheap to allocate are allocated.
                 if len.is_some_and(|n| n > 1 << 16) {
-                    assert!(Blocked::from_nhwc(h, w, c, &[]).is_err());
-                    assert!(Blocked::from_buffer(c, h, w, &[][..]).is_err());
+                    assert!(Blocked::<Vec<f32>>::from_nhwc(h, w, c, &[]).is_err());
+                    assert!(Blocked::<&[f32]>::from_buffer(c, h, w, &[][..]).is_err());
                     continue;
                 }
                 let Some(n) = len else {
-                    let e = Blocked::zeros(c, h, w).unwrap_err();
+                    let e = Blocked::<Vec<f32>>::zeros(c, h, w).unwrap_err();
                     assert_eq!(e, too_large(TENSOR, [c, h, w]));
                     assert!(e.to_string().contains("exceeds the address space"), "{e}");
-                    assert!(Blocked::from_nhwc(h, w, c, &[]).is_err());
-                    assert!(Blocked::from_nchw(c, h, w, &[]).is_err());
-                    assert!(Blocked::from_buffer(c, h, w, &[][..]).is_err());
-                    assert!(Blocked::zeroed_in(c, h, w, &mut [][..]).is_err());
+                    assert!(Blocked::<Vec<f32>>::from_nhwc(h, w, c, &[]).is_err());
+                    assert!(Blocked::<Vec<f32>>::from_nchw(c, h, w, &[]).is_err());
+                    assert!(Blocked::<&[f32]>::from_buffer(c, h, w, &[][..]).is_err());
+                    assert!(Blocked::<&mut [f32]>::zeroed_in(c, h, w, &mut [][..]).is_err());
                     continue;
                 };
-                let t = Blocked::zeros(c, h, w).unwrap();
+                let t = Blocked::<Vec<f32>>::zeros(c, h, w).unwrap();
                 assert_eq!(t.as_slice().len(), n);
                 let nhwc = t.to_nhwc();
                 assert_eq!(nhwc.len(), c * (h * w));
@@ -250,7 +250,7 @@ fn layer_entry_points_error_or_work() {
     let res =
         Residual::with_arch(Arch::Reference, &vec![0.5; Residual::WEIGHTS_LEN], None).unwrap();
     for (h, w) in [(0, 0), (0, 3), (1, 1), (1, 9), (7, 1)] {
-        let x = Blocked::zeros(16, h, w).unwrap();
+        let x = Blocked::<Vec<f32>>::zeros(16, h, w).unwrap();
         match conv.alloc_output(&x) {
             Ok(mut y) => {
                 conv.forward(&x, &mut y).unwrap();
@@ -290,7 +290,7 @@ fn forward_checks_the_slices_it_runs_on() {
         },
     )
     .unwrap();
-    let mut y = Blocked::zeros(16, 4, 4).unwrap();
+    let mut y = Blocked::<Vec<f32>>::zeros(16, 4, 4).unwrap();
     assert_eq!(
         conv.forward(&x, &mut y).unwrap_err(),
         Error::BufferLength {
@@ -307,14 +307,14 @@ fn forward_checks_the_slices_it_runs_on() {
 #[test]
 fn run_time_specs_and_sizes_error_or_work() {
     let spec = Conv::SPEC;
-    let x = Blocked::zeros(16, 3, 3).unwrap();
-    let mut y = Blocked::zeros(16, 3, 3).unwrap();
+    let x = Blocked::<Vec<f32>>::zeros(16, 3, 3).unwrap();
+    let mut y = Blocked::<Vec<f32>>::zeros(16, 3, 3).unwrap();
     // A tile of 0 channels divided by 0.
     assert!(matches!(
         Problem::new(&spec, 0, &x, &mut y, &[]),
         Err(Error::Unsupported { .. })
     ));
-    assert!(pack::checked_packed_len(&spec, 0).is_err());
+    assert!(checked_packed_len(&spec, 0).is_err());
     let huge = [
         LayerSpec {
             g: usize::MAX,
@@ -341,8 +341,8 @@ fn run_time_specs_and_sizes_error_or_work() {
     ];
     for s in &huge {
         assert!(s.checked_weights_len().is_err(), "{s:?}");
-        assert!(pack::checked_packed_len(s, 16).is_err(), "{s:?}");
-        assert!(pack::pack(s, 16, &[], None, &mut []).is_err(), "{s:?}");
+        assert!(checked_packed_len(s, 16).is_err(), "{s:?}");
+        assert!(pack(s, 16, &[], None, &mut []).is_err(), "{s:?}");
         assert!(Problem::new(s, 16, &x, &mut y, &[]).is_err(), "{s:?}");
         let e = Generated { seed: 1 }
             .layer(
@@ -366,7 +366,7 @@ fn run_time_specs_and_sizes_error_or_work() {
         k: 2,
         ..spec
     };
-    assert!(pack::pack(&wide, 16, &[], None, &mut []).is_err());
+    assert!(pack(&wide, 16, &[], None, &mut []).is_err());
     // Zero-sized filters and strides: errors, not a division by 0.
     for s in [LayerSpec { sh: 0, ..spec }, LayerSpec { fw: 0, ..spec }] {
         assert!(s.output_dims(4, 4).is_err());
@@ -380,7 +380,7 @@ fn run_time_specs_and_sizes_error_or_work() {
         k: 1,
         ..spec
     };
-    assert_eq!(pack::checked_packed_len(&pool, 16), Ok(0));
+    assert_eq!(checked_packed_len(&pool, 16), Ok(0));
     // Plans whose sizes sum past the address space.
     let t = |size, first, last| Tensor { size, first, last };
     assert!(try_plan([t(usize::MAX, 0, 1), t(1, 1, 2)]).is_err());
@@ -396,7 +396,7 @@ fn run_time_specs_and_sizes_error_or_work() {
 #[test]
 fn ops_error_or_work() {
     let x = Blocked::from_nhwc(2, 2, 3, &[1.0; 12]).unwrap();
-    let mut y = Blocked::zeros(3, 4, 4).unwrap();
+    let mut y = Blocked::<Vec<f32>>::zeros(3, 4, 4).unwrap();
     assert_eq!(
         ops::upsample_nearest(&x, usize::MAX, 2, &mut y).unwrap_err(),
         too_large(
@@ -406,11 +406,11 @@ fn ops_error_or_work() {
     );
     assert!(ops::upsample_nearest(&x, 2, usize::MAX / 2 + 1, &mut y).is_err());
     ops::upsample_nearest(&x, 2, 2, &mut y).unwrap();
-    let e = Blocked::zeros(0, 3, 3).unwrap();
-    let mut f = Blocked::zeros(0, 3, 3).unwrap();
+    let e = Blocked::<Vec<f32>>::zeros(0, 3, 3).unwrap();
+    let mut f = Blocked::<Vec<f32>>::zeros(0, 3, 3).unwrap();
     ops::add(&e, &e, &mut f, Activation::Relu).unwrap();
     ops::global_avg_pool(&e, &mut []).unwrap();
-    let mut g = Blocked::zeros(0, 6, 3).unwrap();
+    let mut g = Blocked::<Vec<f32>>::zeros(0, 6, 3).unwrap();
     ops::upsample_nearest(&e, 2, 1, &mut g).unwrap();
     ops::softmax(&[], &mut []).unwrap();
 }
@@ -419,12 +419,14 @@ fn ops_error_or_work() {
 #[test]
 fn messages_name_what_and_the_sizes() {
     assert_eq!(
-        Blocked::zeros(16, WRAPS, 1).unwrap_err().to_string(),
+        Blocked::<Vec<f32>>::zeros(16, WRAPS, 1)
+            .unwrap_err()
+            .to_string(),
         "blocked tensor (channels x height x width) of 16 x 1152921504606846977 x 1 \
          exceeds the address space (isize::MAX bytes)"
     );
     assert_eq!(
-        Blocked::zeros(16, 1 << 27, 1 << 27)
+        Blocked::<Vec<f32>>::zeros(16, 1 << 27, 1 << 27)
             .unwrap_err()
             .to_string(),
         "blocked tensor (channels x height x width) of 16 x 134217728 x 134217728 \

@@ -47,6 +47,7 @@ mod imp {
     // SAFETY (every function below): the caller guarantees AVX2+FMA are present
     // and that pointers are valid for 8 (broadcast: 1) unaligned f32s.
     impl Simd for Avx2 {
+        type Elem = f32;
         type V = __m256;
         const LANES: usize = 8;
         #[inline(always)]

@@ -50,6 +50,7 @@ mod imp {
     // SAFETY (every function below): the caller guarantees AVX-512F is present
     // and that pointers are valid for 16 (broadcast: 1) unaligned f32s.
     impl Simd for Avx512 {
+        type Elem = f32;
         type V = __m512;
         const LANES: usize = 16;
         #[inline(always)]

@@ -67,6 +67,7 @@ mod imp {
     // The bodies are plain `f32` arithmetic, which the FPU executes; only
     // `load`/`store`/`broadcast` touch memory, under the trait's contract.
     impl Simd for CortexM4 {
+        type Elem = f32;
         type V = f32;
         const LANES: usize = 1;
         #[inline(always)]

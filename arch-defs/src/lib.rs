@@ -34,7 +34,7 @@
 #[cfg(feature = "std")]
 extern crate std;
 
-pub use small_ir::{CB, Machine};
+pub use small_ir::{CB, Element, Machine};
 
 /// A registered arch: its names, from the list at the end of this file,
 /// and its numbers, from its file.
@@ -114,32 +114,44 @@ impl ArchId {
     }
 }
 
-/// The primitive operations an arch offers to generated kernels.
+/// The primitive operations an arch offers to generated kernels, for one
+/// element type ([`Simd::Elem`]): `f32` on the arch's own type (`Avx2`),
+/// `i8` on [`Int8`] of it (`Int8<Avx2>`), so that a kernel names one type
+/// `A` and calls `A::load`, `A::fma`, ... whatever its element type.
+///
+/// Accumulators (the output tile, the bias, partial sums) are vectors of
+/// `LANES` [`Acc`]`<Self>`; activations and weights are [`Simd::Elem`]s.
+/// For `f32` both are `f32`. Integer kernels need more than this common
+/// part (a dot product of several `i8` pairs per lane, requantization in
+/// STORE): those primitives form a trait of their own over it.
 ///
 /// # Safety
 ///
 /// All functions are `unsafe`, with one contract: the caller guarantees that the CPU supports
 /// the arch (the generated code only calls them from a function compiled
 /// with the arch's target features, entered after [`ArchId::available`])
-/// and that every pointer is valid for `LANES` `f32`s (one for
-/// [`Simd::broadcast`]). No alignment beyond that of `f32` is required.
+/// and that every pointer is valid for `LANES` values of its type (one
+/// for [`Simd::broadcast`]). No alignment beyond that of the type is
+/// required.
 #[allow(clippy::missing_safety_doc)] // one contract for all: see the trait docs
 pub trait Simd {
-    /// One vector register of `LANES` `f32`s.
+    /// The element type of activations and weights.
+    type Elem: Element;
+    /// One vector register of `LANES` accumulators.
     type V: Copy;
-    /// `f32` lanes per vector.
+    /// Accumulator lanes per vector.
     const LANES: usize;
     /// All lanes zero.
     unsafe fn zero() -> Self::V;
     /// All lanes `x`.
-    unsafe fn splat(x: f32) -> Self::V;
-    /// Loads `LANES` consecutive `f32`s.
-    unsafe fn load(p: *const f32) -> Self::V;
-    /// Stores `LANES` consecutive `f32`s.
-    unsafe fn store(p: *mut f32, v: Self::V);
-    /// Loads one `f32` into every lane.
-    unsafe fn broadcast(p: *const f32) -> Self::V;
-    /// `acc + a * b`, fused (one rounding).
+    unsafe fn splat(x: Acc<Self>) -> Self::V;
+    /// Loads `LANES` consecutive accumulators.
+    unsafe fn load(p: *const Acc<Self>) -> Self::V;
+    /// Stores `LANES` consecutive accumulators.
+    unsafe fn store(p: *mut Acc<Self>, v: Self::V);
+    /// Loads one element into every lane.
+    unsafe fn broadcast(p: *const Self::Elem) -> Self::V;
+    /// `acc + a * b` (`f32`: fused, one rounding).
     unsafe fn fma(acc: Self::V, a: Self::V, b: Self::V) -> Self::V;
     /// Lane-wise maximum.
     unsafe fn max(a: Self::V, b: Self::V) -> Self::V;
@@ -150,6 +162,15 @@ pub trait Simd {
     /// Lane-wise product.
     unsafe fn mul(a: Self::V, b: Self::V) -> Self::V;
 }
+
+/// The accumulator type of arch primitives `S`.
+pub type Acc<S> = <<S as Simd>::Elem as Element>::Acc;
+
+/// The `i8` primitives of arch `A`: `Int8<Avx2>` implements [`Simd`] with
+/// `Elem = i8` where `Avx2` implements it for `f32`. Never constructed; a
+/// kernel only names the type.
+#[derive(Debug, Clone, Copy)]
+pub struct Int8<A>(core::marker::PhantomData<A>);
 
 /// Compile-time check that an arch's declared lane count matches its
 /// vector type and divides the layout's channel block.

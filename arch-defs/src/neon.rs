@@ -43,6 +43,7 @@ mod imp {
     // compiles for; the caller guarantees pointers are valid for 4 (broadcast:
     // 1) f32s. NEON loads and stores have no alignment requirement.
     impl Simd for Neon {
+        type Elem = f32;
         type V = float32x4_t;
         const LANES: usize = 4;
         #[inline(always)]

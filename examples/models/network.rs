@@ -73,9 +73,8 @@ pub trait Network: Sized {
         Self::tensor_mut(arena, 0)?.fill_from_nhwc(input_nhwc)?;
         self.forward(arena)?;
         let y = Self::tensor(arena, Self::OUTPUT)?;
-        small_core::check_len("output", y.c(), out.len())?;
-        // A 1x1 tensor's blocked layout is its channels in order.
-        out.copy_from_slice(&y.as_slice()[..y.c()]);
+        // A 1x1 tensor: NHWC order is its channels in order.
+        y.write_nhwc(out)?;
         if Self::HEAD == Head::Softmax {
             crate::check::softmax(out);
         }

@@ -13,14 +13,17 @@
 //! establishes it. Padding of H and W is never stored; kernels handle
 //! borders.
 
-use crate::{CB, Error};
+use crate::{CB, Element, Error};
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
+use core::marker::PhantomData;
+use small_ir::geometry::blocked_at;
 
 pub(crate) use small_ir::geometry::tensor_len;
 
-/// An activation tensor in the blocked layout, owning (`Vec<f32>`) or
-/// borrowing (`&mut [f32]`, `&[f32]`) its buffer.
+/// An activation tensor in the blocked layout, owning (`Vec<E>`) or
+/// borrowing (`&mut [E]`, `&[E]`) its buffer of elements `E` (`f32`, the
+/// default, or `i8`).
 ///
 /// ```
 /// use small_core::Blocked;
@@ -33,20 +36,33 @@ pub(crate) use small_ir::geometry::tensor_len;
 /// # Ok::<(), small_core::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct Blocked<B> {
+pub struct Blocked<B, E: Element = f32> {
     c: usize,
     h: usize,
     w: usize,
     data: B,
+    elem: PhantomData<E>,
 }
 
-impl<B: AsRef<[f32]>> Blocked<B> {
+impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
+    /// A tensor over `data`, whose length the caller checked.
+    fn new(c: usize, h: usize, w: usize, data: B) -> Self {
+        Blocked {
+            c,
+            h,
+            w,
+            data,
+            elem: PhantomData,
+        }
+    }
+
     /// Wraps a buffer already in the blocked layout. Fails if its length is
     /// not [`blocked_len`] or a padding lane is not zero.
     pub fn from_buffer(c: usize, h: usize, w: usize, data: B) -> Result<Self, Error> {
         crate::check_len("blocked tensor", tensor_len(c, h, w)?, data.as_ref().len())?;
-        let t = Blocked { c, h, w, data };
-        if let Some(index) = t.padding_indices().find(|&i| t.data.as_ref()[i] != 0.0) {
+        let t = Blocked::new(c, h, w, data);
+        let zero = E::default();
+        if let Some(index) = t.padding_indices().find(|&i| t.data.as_ref()[i] != zero) {
             return Err(Error::NonZeroPadding { index });
         }
         Ok(t)
@@ -58,7 +74,7 @@ impl<B: AsRef<[f32]>> Blocked<B> {
     #[doc(hidden)]
     pub fn assume_padded(c: usize, h: usize, w: usize, data: B) -> Result<Self, Error> {
         crate::check_len("blocked tensor", tensor_len(c, h, w)?, data.as_ref().len())?;
-        Ok(Blocked { c, h, w, data })
+        Ok(Blocked::new(c, h, w, data))
     }
 
     /// Logical channels.
@@ -78,8 +94,12 @@ impl<B: AsRef<[f32]>> Blocked<B> {
         self.c.div_ceil(CB)
     }
     /// The blocked buffer.
-    pub fn as_slice(&self) -> &[f32] {
+    pub fn as_slice(&self) -> &[E] {
         self.data.as_ref()
+    }
+    /// The tensor borrowed: a `Blocked` over `&[E]`.
+    pub fn view(&self) -> Blocked<&[E], E> {
+        Blocked::new(self.c, self.h, self.w, self.data.as_ref())
     }
     /// Gives the buffer back.
     pub fn into_inner(self) -> B {
@@ -87,12 +107,13 @@ impl<B: AsRef<[f32]>> Blocked<B> {
     }
 
     /// Element `(channel, y, x)`, or `None` outside the tensor.
-    pub fn get(&self, c: usize, y: usize, x: usize) -> Option<f32> {
+    pub fn get(&self, c: usize, y: usize, x: usize) -> Option<E> {
         (c < self.c && y < self.h && x < self.w).then(|| self.as_slice()[self.index(c, y, x)])
     }
 
     fn index(&self, c: usize, y: usize, x: usize) -> usize {
-        (c / CB) * self.h * self.w * CB + (y * self.w + x) * CB + c % CB
+        let (block, offset) = blocked_at(c, y * self.w + x);
+        block * (self.h * self.w * CB) + offset
     }
 
     /// Indices of every padding lane (empty when `C % CB == 0`).
@@ -114,7 +135,7 @@ impl<B: AsRef<[f32]>> Blocked<B> {
     }
 
     /// Writes the tensor in NHWC order (`[H][W][C]`, TFLite's) into `dst`.
-    pub fn write_nhwc(&self, dst: &mut [f32]) -> Result<(), Error> {
+    pub fn write_nhwc(&self, dst: &mut [E]) -> Result<(), Error> {
         crate::check_len("NHWC output", self.c * (self.h * self.w), dst.len())?;
         for (p, px) in dst.chunks_exact_mut(self.c.max(1)).enumerate() {
             for (c, v) in px.iter_mut().enumerate() {
@@ -125,7 +146,7 @@ impl<B: AsRef<[f32]>> Blocked<B> {
     }
 
     /// Writes the tensor in NCHW order (`[C][H][W]`) into `dst`.
-    pub fn write_nchw(&self, dst: &mut [f32]) -> Result<(), Error> {
+    pub fn write_nchw(&self, dst: &mut [E]) -> Result<(), Error> {
         let plane = self.h * self.w;
         crate::check_len("NCHW output", self.c * plane, dst.len())?;
         for (c, ch) in dst.chunks_exact_mut(plane.max(1)).enumerate() {
@@ -139,8 +160,8 @@ impl<B: AsRef<[f32]>> Blocked<B> {
     /// The tensor in NHWC order.
     #[cfg(feature = "alloc")]
     #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
-    pub fn to_nhwc(&self) -> Vec<f32> {
-        let mut v = alloc::vec![0.0; self.c * (self.h * self.w)];
+    pub fn to_nhwc(&self) -> Vec<E> {
+        let mut v = alloc::vec![E::default(); self.c * (self.h * self.w)];
         self.write_nhwc(&mut v).expect("length computed above");
         v
     }
@@ -148,25 +169,25 @@ impl<B: AsRef<[f32]>> Blocked<B> {
     /// The tensor in NCHW order.
     #[cfg(feature = "alloc")]
     #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
-    pub fn to_nchw(&self) -> Vec<f32> {
-        let mut v = alloc::vec![0.0; self.c * (self.h * self.w)];
+    pub fn to_nchw(&self) -> Vec<E> {
+        let mut v = alloc::vec![E::default(); self.c * (self.h * self.w)];
         self.write_nchw(&mut v).expect("length computed above");
         v
     }
 }
 
-impl<B: AsRef<[f32]> + AsMut<[f32]>> Blocked<B> {
+impl<E: Element, B: AsRef<[E]> + AsMut<[E]>> Blocked<B, E> {
     /// Takes a buffer of [`blocked_len`] elements and zeroes it: a tensor
     /// ready to be written by a layer, with no allocation.
     pub fn zeroed_in(c: usize, h: usize, w: usize, mut data: B) -> Result<Self, Error> {
         crate::check_len("blocked tensor", tensor_len(c, h, w)?, data.as_ref().len())?;
-        data.as_mut().fill(0.0);
-        Ok(Blocked { c, h, w, data })
+        data.as_mut().fill(E::default());
+        Ok(Blocked::new(c, h, w, data))
     }
 
     /// Overwrites the tensor from NHWC data of the same shape, padding
     /// lanes included (zeroed), so any buffer becomes a valid tensor.
-    pub fn fill_from_nhwc(&mut self, src: &[f32]) -> Result<(), Error> {
+    pub fn fill_from_nhwc(&mut self, src: &[E]) -> Result<(), Error> {
         crate::check_len("NHWC input", self.c * (self.h * self.w), src.len())?;
         // Pixel-major copy: pixel p of channel block b is at (b * H * W + p) * CB.
         let plane = self.h * self.w * CB;
@@ -179,7 +200,7 @@ impl<B: AsRef<[f32]> + AsMut<[f32]>> Blocked<B> {
                 // small copies per pixel were library calls, about 6 % of
                 // VWW's inference.
                 let block = &mut data[at..at + CB];
-                block.fill(0.0);
+                block.fill(E::default());
                 for (d, s) in block.iter_mut().zip(lanes) {
                     *d = *s;
                 }
@@ -189,7 +210,7 @@ impl<B: AsRef<[f32]> + AsMut<[f32]>> Blocked<B> {
     }
 
     /// Overwrites the tensor from NCHW data of the same shape.
-    pub fn fill_from_nchw(&mut self, src: &[f32]) -> Result<(), Error> {
+    pub fn fill_from_nchw(&mut self, src: &[E]) -> Result<(), Error> {
         let plane = self.h * self.w;
         crate::check_len("NCHW input", self.c * plane, src.len())?;
         for (c, ch) in src.chunks_exact(plane.max(1)).enumerate() {
@@ -201,18 +222,24 @@ impl<B: AsRef<[f32]> + AsMut<[f32]>> Blocked<B> {
         Ok(())
     }
 
+    /// The tensor borrowed mutably: a `Blocked` over `&mut [E]`.
+    pub fn view_mut(&mut self) -> Blocked<&mut [E], E> {
+        let (c, h, w) = (self.c, self.h, self.w);
+        Blocked::new(c, h, w, self.data.as_mut())
+    }
+
     /// The raw buffer, for kernels. Writing a non-zero value into a padding
     /// lane breaks the layout invariant (module docs); generated layers
     /// never do.
     #[doc(hidden)]
-    pub fn as_mut_slice(&mut self) -> &mut [f32] {
+    pub fn as_mut_slice(&mut self) -> &mut [E] {
         self.data.as_mut()
     }
 }
 
 #[cfg(feature = "alloc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
-impl Blocked<Vec<f32>> {
+impl<E: Element> Blocked<Vec<E>, E> {
     /// A zero tensor of `c x h x w`. [`Error::TooLarge`] if its size
     /// exceeds the address space or cannot be allocated.
     pub fn zeros(c: usize, h: usize, w: usize) -> Result<Self, Error> {
@@ -222,15 +249,15 @@ impl Blocked<Vec<f32>> {
             what: "blocked tensor (channels x height x width)",
             dims: [c, h, w],
             // At most isize::MAX: n <= MAX_ELEMENTS.
-            refused: Some(n * core::mem::size_of::<f32>()),
+            refused: Some(n * core::mem::size_of::<E>()),
         })?;
-        data.resize(n, 0.0);
-        Ok(Blocked { c, h, w, data })
+        data.resize(n, E::default());
+        Ok(Blocked::new(c, h, w, data))
     }
 
     /// Converts NHWC data (`[H][W][C]`, TFLite's order) of one image. The
     /// length of `src` is checked before anything is allocated.
-    pub fn from_nhwc(h: usize, w: usize, c: usize, src: &[f32]) -> Result<Self, Error> {
+    pub fn from_nhwc(h: usize, w: usize, c: usize, src: &[E]) -> Result<Self, Error> {
         crate::check_len("NHWC input", Self::logical_len(c, h, w)?, src.len())?;
         let mut t = Self::zeros(c, h, w)?;
         t.fill_from_nhwc(src)?;
@@ -239,7 +266,7 @@ impl Blocked<Vec<f32>> {
 
     /// Converts NCHW data (`[C][H][W]`) of one image. The length of `src`
     /// is checked before anything is allocated.
-    pub fn from_nchw(c: usize, h: usize, w: usize, src: &[f32]) -> Result<Self, Error> {
+    pub fn from_nchw(c: usize, h: usize, w: usize, src: &[E]) -> Result<Self, Error> {
         crate::check_len("NCHW input", Self::logical_len(c, h, w)?, src.len())?;
         let mut t = Self::zeros(c, h, w)?;
         t.fill_from_nchw(src)?;
@@ -311,11 +338,17 @@ mod tests {
         assert!(t.padding_indices().all(|i| t.as_slice()[i] == 0.0));
         // c = 3: 13 padding lanes per pixel; c = 32: none.
         assert_eq!(
-            Blocked::zeros(3, 1, 1).unwrap().padding_indices().count(),
+            Blocked::<Vec<f32>>::zeros(3, 1, 1)
+                .unwrap()
+                .padding_indices()
+                .count(),
             13
         );
         assert_eq!(
-            Blocked::zeros(32, 2, 2).unwrap().padding_indices().count(),
+            Blocked::<Vec<f32>>::zeros(32, 2, 2)
+                .unwrap()
+                .padding_indices()
+                .count(),
             0
         );
     }
@@ -349,7 +382,7 @@ mod tests {
                 actual: 31
             }
         );
-        let t = Blocked::zeros(3, 1, 2).unwrap();
+        let t = Blocked::<Vec<f32>>::zeros(3, 1, 2).unwrap();
         let mut out = [0.0; 5];
         assert_eq!(
             t.write_nhwc(&mut out),
@@ -371,7 +404,7 @@ mod tests {
             dims: [16, wraps, 1],
             refused: None,
         };
-        assert_eq!(Blocked::zeros(16, wraps, 1).unwrap_err(), e);
+        assert_eq!(Blocked::<Vec<f32>>::zeros(16, wraps, 1).unwrap_err(), e);
         assert_eq!(Blocked::from_nhwc(wraps, 1, 16, &[0.0; 16]).unwrap_err(), e);
         assert_eq!(
             Blocked::from_buffer(16, wraps, 1, &[0.0; 16][..]).unwrap_err(),
@@ -393,10 +426,15 @@ mod tests {
         assert_eq!(checked_blocked_len(0, 1 << 40, 1), Some(0));
         // No padding lane to scan in 2^40 pixels of 0 channels; c * h
         // overflowing while w = 0.
-        assert!(Blocked::from_buffer(0, 1 << 40, 1, &[][..]).is_ok());
-        let t = Blocked::zeros(usize::MAX, 1 << 40, 0).unwrap();
+        assert!(Blocked::<&[f32]>::from_buffer(0, 1 << 40, 1, &[][..]).is_ok());
+        let t = Blocked::<Vec<f32>>::zeros(usize::MAX, 1 << 40, 0).unwrap();
         assert!(t.to_nhwc().is_empty() && t.to_nchw().is_empty());
-        assert!(Blocked::zeros(0, 3, 2).unwrap().to_nhwc().is_empty());
+        assert!(
+            Blocked::<Vec<f32>>::zeros(0, 3, 2)
+                .unwrap()
+                .to_nhwc()
+                .is_empty()
+        );
     }
 
     #[test]

@@ -34,8 +34,7 @@ pub mod arch;
 pub mod catalogue;
 mod error;
 pub mod fold;
-#[doc(hidden)]
-pub mod layer;
+mod layer;
 mod layout;
 #[cfg(feature = "alloc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
@@ -44,9 +43,9 @@ pub mod load;
 #[doc(hidden)]
 pub mod mcu_smoke;
 pub mod model;
-pub mod nest;
+mod nest;
 pub mod ops;
-pub mod pack;
+mod pack;
 pub mod plan;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
@@ -66,13 +65,14 @@ mod weights;
 pub use arch::Arch;
 pub use arch_defs::{self, CB};
 pub use error::Error;
+pub use layer::Layer;
 pub use layout::Blocked;
 /// The layer IR, shared with the `#[layer]` macro: the spec, the blocking
 /// model and the layout and packing geometry.
 pub use small_ir as ir;
-pub use small_ir::error::{check_dim, check_len, checked_elements};
+pub(crate) use small_ir::error::{check_dim, check_len};
 pub use small_ir::geometry::{MAX_ELEMENTS, blocked_len, checked_blocked_len};
-pub use small_ir::{Activation, Dim, Dtype, KernelKind, LayerSpec, Padding, Reduction};
+pub use small_ir::{Activation, Dim, Dtype, Element, KernelKind, LayerSpec, Padding, Reduction};
 /// A tested example (one of every argument is in the README's table and
 /// in the argument list below):
 ///
@@ -101,10 +101,7 @@ pub use small_macros::layer;
 /// The register blocking of a generated layer on one arch, as its
 /// `BLOCKING` lists it (see [`ir::Blocking`]).
 pub type Blocking = small_ir::Blocking<Arch>;
-pub use weights::Weights;
 
 #[doc(hidden)]
-pub mod __private {
-    #[cfg(feature = "alloc")]
-    pub use alloc::vec::Vec;
-}
+#[path = "rt.rs"]
+pub mod __rt;

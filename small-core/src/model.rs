@@ -673,7 +673,7 @@ macro_rules! model {
                         arch: $crate::Arch,
                         out: &mut [f32],
                     ) -> Result<(), $crate::load::LoadError> {
-                        $crate::check_len("packed model weights", Self::packed_len(arch), out.len())?;
+                        $crate::__rt::check_len("packed model weights", Self::packed_len(arch), out.len())?;
                         let mut at = 0;
                         $( {
                             let n = $ty::packed_len(arch);
@@ -691,7 +691,7 @@ macro_rules! model {
                     pub fn reference<W: $crate::load::WeightSource + ?Sized>(
                         source: &W,
                         input_nhwc: &[f32],
-                    ) -> Result<$crate::__private::Vec<$crate::__private::Vec<f32>>, $crate::load::LoadError> {
+                    ) -> Result<$crate::__rt::Vec<$crate::__rt::Vec<f32>>, $crate::load::LoadError> {
                         $crate::model::reference_run(source, &Self::LAYERS, &Self::DIMS, input_nhwc)
                     }
                 }
@@ -706,7 +706,7 @@ macro_rules! model {
                 /// borrowed for the program's lifetime (a microcontroller's
                 /// flash): no copy and no allocation.
                 pub fn from_packed(arch: $crate::Arch, packed: &'static [f32]) -> Result<Self, $crate::Error> {
-                    $crate::check_len("packed model weights", Self::packed_len(arch), packed.len())?;
+                    $crate::__rt::check_len("packed model weights", Self::packed_len(arch), packed.len())?;
                     let mut at = 0;
                     let net = Self { $(
                         $field: {

@@ -4,9 +4,8 @@
 //! not feed an output channel (another group, or padding): they keep the
 //! padding lanes of every output zero.
 
-pub use small_ir::geometry::{
-    block_lanes, block_len, checked_packed_len, max_tile_blocks, out_padded, packed_len,
-    tile_blocks, tile_len,
+pub(crate) use small_ir::geometry::{
+    block_len, checked_packed_len, out_padded, tile_blocks, tile_len,
 };
 use small_ir::geometry::{packed_at, tap_len};
 

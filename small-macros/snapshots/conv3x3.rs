@@ -20,7 +20,7 @@ reference: broadcast (column-streamed) kernel, tile O_wb=3 x TC=4 channels (4 ve
 #[derive(Clone)]
 pub struct Conv3x3 {
     arch: ::small_core::Arch,
-    weights: ::small_core::Weights,
+    weights: ::small_core::__rt::Weights,
 }
 impl Conv3x3 {
     /// The layer in SMaLL's abstract-layer terms.
@@ -100,7 +100,7 @@ impl Conv3x3 {
         let mut i = 0;
         while i < Self::BLOCKING.len() {
             if Self::BLOCKING[i].arch as usize == arch as usize {
-                return ::small_core::pack::packed_len(&Self::SPEC, Self::BLOCKING[i].tc);
+                return ::small_core::__rt::packed_len(&Self::SPEC, Self::BLOCKING[i].tc);
             }
             i += 1;
         }
@@ -114,7 +114,7 @@ impl Conv3x3 {
         let (dh, dw) = Self::SPEC.output_dims(h, w)?;
         Ok((dh.out, dw.out))
     }
-    ::small_core::__if_alloc! {
+    ::small_core::__rt::if_alloc! {
         #[doc =
         "Packs the weights once for the default arch (`SMALL_ARCH` or the best the CPU has).\n\n`weights`: `[G*K][F_H][F_W][F_C]` (TFLite CONV_2D order, OHWI); `bias`: `[G*K]` or `None`."]
         pub fn new(weights : & [f32], bias : Option < & [f32] >) -> Result < Self,
@@ -123,9 +123,9 @@ impl Conv3x3 {
         r" As [`Self::new`], for a given arch; an error if it cannot run here."] pub fn
         with_arch(arch : ::small_core::Arch, weights : & [f32], bias : Option < & [f32]
         >,) -> Result < Self, ::small_core::Error > { let b =
-        ::small_core::layer::blocking_for(Self::BLOCKING, arch) ?; let weights =
-        ::small_core::layer::pack_owned(& Self::SPEC, b, weights, bias) ?; Ok(Self {
-        arch, weights }) } #[doc =
+        ::small_core::__rt::blocking_for(Self::BLOCKING, arch) ?; let weights =
+        ::small_core::__rt::pack_owned(& Self::SPEC, b, weights, bias) ?; Ok(Self { arch,
+        weights }) } #[doc =
         r" The constructor every layer has (for `model!`): [`Self::with_arch`]."] pub fn
         from_weights(arch : ::small_core::Arch, weights : & [f32], bias : Option < &
         [f32] >,) -> Result < Self, ::small_core::Error > { Self::with_arch(arch,
@@ -139,8 +139,8 @@ impl Conv3x3 {
         bias: Option<&[f32]>,
         storage: &'static mut [f32],
     ) -> Result<Self, ::small_core::Error> {
-        let b = ::small_core::layer::blocking_for(Self::BLOCKING, arch)?;
-        let weights = ::small_core::layer::pack_static(
+        let b = ::small_core::__rt::blocking_for(Self::BLOCKING, arch)?;
+        let weights = ::small_core::__rt::pack_static(
             &Self::SPEC,
             b,
             weights,
@@ -158,7 +158,7 @@ impl Conv3x3 {
         bias: Option<&[f32]>,
         out: &mut [f32],
     ) -> Result<(), ::small_core::Error> {
-        ::small_core::layer::pack_for(
+        ::small_core::__rt::pack_for(
             &Self::SPEC,
             Self::BLOCKING,
             arch,
@@ -174,7 +174,7 @@ impl Conv3x3 {
         arch: ::small_core::Arch,
         packed: &'static [f32],
     ) -> Result<Self, ::small_core::Error> {
-        let weights = ::small_core::layer::from_packed(
+        let weights = ::small_core::__rt::from_packed(
             &Self::SPEC,
             Self::BLOCKING,
             arch,
@@ -182,11 +182,11 @@ impl Conv3x3 {
         )?;
         Ok(Self { arch, weights })
     }
-    ::small_core::__if_alloc! {
+    ::small_core::__rt::if_alloc! {
         #[doc = r" A zero output tensor of the right shape for input `x`."] pub fn
-        alloc_output < X : AsRef < [f32] >> (& self, x : & ::small_core::Blocked < X >,)
-        -> Result < ::small_core::Blocked < ::small_core::__private::Vec < f32 >>,
-        ::small_core::Error > { ::small_core::check_dim("input channels",
+        alloc_output < X : AsRef < [f32] >> (& self, x : & ::small_core::Blocked < X, f32
+        >,) -> Result < ::small_core::Blocked < ::small_core::__rt::Vec < f32 >, f32 >,
+        ::small_core::Error > { ::small_core::__rt::check_dim("input channels",
         Self::IN_CHANNELS, x.c()) ?; let (h, w) = Self::output_shape(x.h(), x.w()) ?;
         ::small_core::Blocked::zeros(Self::OUT_CHANNELS, h, w) }
     }
@@ -194,12 +194,12 @@ impl Conv3x3 {
     /// every shape is checked and a mismatch is an error, never a panic.
     pub fn forward<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
         &self,
-        x: &::small_core::Blocked<X>,
-        y: &mut ::small_core::Blocked<Y>,
+        x: &::small_core::Blocked<X, f32>,
+        y: &mut ::small_core::Blocked<Y, f32>,
     ) -> Result<(), ::small_core::Error> {
         let tc = self.blocking().tc;
         self.dispatch(
-            ::small_core::nest::Problem::new(
+            ::small_core::__rt::Problem::new(
                 &Self::SPEC,
                 tc,
                 x,
@@ -210,19 +210,19 @@ impl Conv3x3 {
     }
     fn dispatch(
         &self,
-        p: ::small_core::nest::Problem,
+        p: ::small_core::__rt::Problem,
     ) -> Result<(), ::small_core::Error> {
         match self.arch {
             #[cfg(all(target_arch = "x86_64"))]
             ::small_core::Arch::Avx2 => {
-                ::small_core::nest::execute(
+                ::small_core::__rt::execute(
                     &p,
                     &|k, n| { unsafe { __small_layer_Conv3x3::avx2::run(&p, k, n) } },
                 )
             }
             #[cfg(all())]
             ::small_core::Arch::Reference => {
-                ::small_core::nest::execute(
+                ::small_core::__rt::execute(
                     &p,
                     &|k, n| {
                         unsafe { __small_layer_Conv3x3::reference::run(&p, k, n) }
@@ -239,6 +239,31 @@ impl Conv3x3 {
         Ok(())
     }
 }
+impl ::small_core::Layer<f32> for Conv3x3 {
+    fn spec(&self) -> &'static ::small_core::LayerSpec {
+        &Self::SPEC
+    }
+    fn arch(&self) -> ::small_core::Arch {
+        self.arch
+    }
+    fn blocking(&self) -> &'static ::small_core::Blocking {
+        Conv3x3::blocking(self)
+    }
+    fn explain(&self) -> &'static str {
+        Self::EXPLAIN
+    }
+    fn run(
+        &self,
+        x: ::small_core::Blocked<&[f32], f32>,
+        skip: ::core::option::Option<::small_core::Blocked<&[f32], f32>>,
+        mut y: ::small_core::Blocked<&mut [f32], f32>,
+    ) -> Result<(), ::small_core::Error> {
+        match skip {
+            None => self.forward(&x, &mut y),
+            Some(_) => Err(::small_core::__rt::skip_mismatch(false)),
+        }
+    }
+}
 impl ::core::fmt::Debug for Conv3x3 {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(stringify!(Conv3x3))
@@ -253,7 +278,7 @@ mod __small_layer_Conv3x3 {
     #[cfg(all(target_arch = "x86_64"))]
     pub mod avx2 {
         use ::small_core::arch_defs::Simd as _;
-        use ::small_core::nest::{Kernel, Problem, Tile};
+        use ::small_core::__rt::{Kernel, Problem, Tile};
         type A = ::small_core::arch_defs::avx2::Avx2;
         pub struct K;
         unsafe impl Kernel for K {
@@ -640,13 +665,13 @@ mod __small_layer_Conv3x3 {
         /// concurrent calls need distinct parts of the same `parts`.
         #[target_feature(enable = "avx2,fma")]
         pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
-            unsafe { ::small_core::nest::run::<K>(p, part, parts) }
+            unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
         }
     }
     #[cfg(all())]
     pub mod reference {
         use ::small_core::arch_defs::Simd as _;
-        use ::small_core::nest::{Kernel, Problem, Tile};
+        use ::small_core::__rt::{Kernel, Problem, Tile};
         type A = ::small_core::arch_defs::reference::Reference;
         pub struct K;
         unsafe impl Kernel for K {
@@ -1104,7 +1129,7 @@ mod __small_layer_Conv3x3 {
         /// The CPU must support the arch; `p` must be this layer's problem;
         /// concurrent calls need distinct parts of the same `parts`.
         pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
-            unsafe { ::small_core::nest::run::<K>(p, part, parts) }
+            unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
         }
     }
 }

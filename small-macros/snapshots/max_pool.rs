@@ -16,7 +16,7 @@ reference: channelwise kernel, tile O_wb=1 x TC=8 channels (8 vector(s) of 1 lan
 #[derive(Clone)]
 pub struct MaxPool {
     arch: ::small_core::Arch,
-    weights: ::small_core::Weights,
+    weights: ::small_core::__rt::Weights,
 }
 impl MaxPool {
     /// The layer in SMaLL's abstract-layer terms.
@@ -96,7 +96,7 @@ impl MaxPool {
         let mut i = 0;
         while i < Self::BLOCKING.len() {
             if Self::BLOCKING[i].arch as usize == arch as usize {
-                return ::small_core::pack::packed_len(&Self::SPEC, Self::BLOCKING[i].tc);
+                return ::small_core::__rt::packed_len(&Self::SPEC, Self::BLOCKING[i].tc);
             }
             i += 1;
         }
@@ -116,10 +116,10 @@ impl MaxPool {
     }
     /// The layer on a given arch; an error if it cannot run here.
     pub fn with_arch(arch: ::small_core::Arch) -> Result<Self, ::small_core::Error> {
-        ::small_core::layer::blocking_for(Self::BLOCKING, arch)?;
+        ::small_core::__rt::blocking_for(Self::BLOCKING, arch)?;
         Ok(Self {
             arch,
-            weights: ::small_core::Weights::None,
+            weights: ::small_core::__rt::Weights::None,
         })
     }
     /// The constructor every layer has (for `model!`): no weights
@@ -129,8 +129,8 @@ impl MaxPool {
         weights: &[f32],
         bias: Option<&[f32]>,
     ) -> Result<Self, ::small_core::Error> {
-        ::small_core::check_len("weights", 0, weights.len())?;
-        ::small_core::check_len("bias", 0, bias.map_or(0, |b| b.len()))?;
+        ::small_core::__rt::check_len("weights", 0, weights.len())?;
+        ::small_core::__rt::check_len("bias", 0, bias.map_or(0, |b| b.len()))?;
         Self::with_arch(arch)
     }
     /// Packs TFLite-order weights for `arch` into `out`, which must hold
@@ -142,7 +142,7 @@ impl MaxPool {
         bias: Option<&[f32]>,
         out: &mut [f32],
     ) -> Result<(), ::small_core::Error> {
-        ::small_core::layer::pack_for(
+        ::small_core::__rt::pack_for(
             &Self::SPEC,
             Self::BLOCKING,
             arch,
@@ -158,7 +158,7 @@ impl MaxPool {
         arch: ::small_core::Arch,
         packed: &'static [f32],
     ) -> Result<Self, ::small_core::Error> {
-        let weights = ::small_core::layer::from_packed(
+        let weights = ::small_core::__rt::from_packed(
             &Self::SPEC,
             Self::BLOCKING,
             arch,
@@ -166,11 +166,11 @@ impl MaxPool {
         )?;
         Ok(Self { arch, weights })
     }
-    ::small_core::__if_alloc! {
+    ::small_core::__rt::if_alloc! {
         #[doc = r" A zero output tensor of the right shape for input `x`."] pub fn
-        alloc_output < X : AsRef < [f32] >> (& self, x : & ::small_core::Blocked < X >,)
-        -> Result < ::small_core::Blocked < ::small_core::__private::Vec < f32 >>,
-        ::small_core::Error > { ::small_core::check_dim("input channels",
+        alloc_output < X : AsRef < [f32] >> (& self, x : & ::small_core::Blocked < X, f32
+        >,) -> Result < ::small_core::Blocked < ::small_core::__rt::Vec < f32 >, f32 >,
+        ::small_core::Error > { ::small_core::__rt::check_dim("input channels",
         Self::IN_CHANNELS, x.c()) ?; let (h, w) = Self::output_shape(x.h(), x.w()) ?;
         ::small_core::Blocked::zeros(Self::OUT_CHANNELS, h, w) }
     }
@@ -178,12 +178,12 @@ impl MaxPool {
     /// every shape is checked and a mismatch is an error, never a panic.
     pub fn forward<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
         &self,
-        x: &::small_core::Blocked<X>,
-        y: &mut ::small_core::Blocked<Y>,
+        x: &::small_core::Blocked<X, f32>,
+        y: &mut ::small_core::Blocked<Y, f32>,
     ) -> Result<(), ::small_core::Error> {
         let tc = self.blocking().tc;
         self.dispatch(
-            ::small_core::nest::Problem::new(
+            ::small_core::__rt::Problem::new(
                 &Self::SPEC,
                 tc,
                 x,
@@ -194,19 +194,19 @@ impl MaxPool {
     }
     fn dispatch(
         &self,
-        p: ::small_core::nest::Problem,
+        p: ::small_core::__rt::Problem,
     ) -> Result<(), ::small_core::Error> {
         match self.arch {
             #[cfg(all(target_arch = "x86_64"))]
             ::small_core::Arch::Avx2 => {
-                ::small_core::nest::execute(
+                ::small_core::__rt::execute(
                     &p,
                     &|k, n| { unsafe { __small_layer_MaxPool::avx2::run(&p, k, n) } },
                 )
             }
             #[cfg(all())]
             ::small_core::Arch::Reference => {
-                ::small_core::nest::execute(
+                ::small_core::__rt::execute(
                     &p,
                     &|k, n| {
                         unsafe { __small_layer_MaxPool::reference::run(&p, k, n) }
@@ -223,6 +223,31 @@ impl MaxPool {
         Ok(())
     }
 }
+impl ::small_core::Layer<f32> for MaxPool {
+    fn spec(&self) -> &'static ::small_core::LayerSpec {
+        &Self::SPEC
+    }
+    fn arch(&self) -> ::small_core::Arch {
+        self.arch
+    }
+    fn blocking(&self) -> &'static ::small_core::Blocking {
+        MaxPool::blocking(self)
+    }
+    fn explain(&self) -> &'static str {
+        Self::EXPLAIN
+    }
+    fn run(
+        &self,
+        x: ::small_core::Blocked<&[f32], f32>,
+        skip: ::core::option::Option<::small_core::Blocked<&[f32], f32>>,
+        mut y: ::small_core::Blocked<&mut [f32], f32>,
+    ) -> Result<(), ::small_core::Error> {
+        match skip {
+            None => self.forward(&x, &mut y),
+            Some(_) => Err(::small_core::__rt::skip_mismatch(false)),
+        }
+    }
+}
 impl ::core::fmt::Debug for MaxPool {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(stringify!(MaxPool))
@@ -237,7 +262,7 @@ mod __small_layer_MaxPool {
     #[cfg(all(target_arch = "x86_64"))]
     pub mod avx2 {
         use ::small_core::arch_defs::Simd as _;
-        use ::small_core::nest::{Kernel, Problem, Tile};
+        use ::small_core::__rt::{Kernel, Problem, Tile};
         type A = ::small_core::arch_defs::avx2::Avx2;
         pub struct K;
         unsafe impl Kernel for K {
@@ -453,13 +478,13 @@ mod __small_layer_MaxPool {
         /// concurrent calls need distinct parts of the same `parts`.
         #[target_feature(enable = "avx2,fma")]
         pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
-            unsafe { ::small_core::nest::run::<K>(p, part, parts) }
+            unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
         }
     }
     #[cfg(all())]
     pub mod reference {
         use ::small_core::arch_defs::Simd as _;
-        use ::small_core::nest::{Kernel, Problem, Tile};
+        use ::small_core::__rt::{Kernel, Problem, Tile};
         type A = ::small_core::arch_defs::reference::Reference;
         pub struct K;
         unsafe impl Kernel for K {
@@ -627,7 +652,7 @@ mod __small_layer_MaxPool {
         /// The CPU must support the arch; `p` must be this layer's problem;
         /// concurrent calls need distinct parts of the same `parts`.
         pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
-            unsafe { ::small_core::nest::run::<K>(p, part, parts) }
+            unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
         }
     }
 }

@@ -31,4 +31,4 @@ pub use error::Error;
 pub use geometry::{CB, MAX_ELEMENTS};
 pub use machine::Machine;
 pub use padding::{Dim, Padding};
-pub use spec::{Activation, Dtype, KernelKind, LayerSpec, Reduction};
+pub use spec::{Activation, Dtype, Element, KernelKind, LayerSpec, Reduction};

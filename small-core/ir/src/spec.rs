@@ -84,6 +84,26 @@ impl Dtype {
     }
 }
 
+/// A Rust type a layer computes in: `f32`, or `i8` with `i32`
+/// accumulators. Tensors, packed weights and the arch primitives are typed
+/// by it; [`Element::DTYPE`] is the [`Dtype`] a [`LayerSpec`] carries.
+pub trait Element: Copy + Default + PartialEq + core::fmt::Debug + 'static {
+    /// This type's [`Dtype`].
+    const DTYPE: Dtype;
+    /// The accumulator of a reduction over this type, also the bias's type.
+    type Acc: Copy + Default + PartialEq + core::fmt::Debug + 'static;
+}
+
+impl Element for f32 {
+    const DTYPE: Dtype = Dtype::F32;
+    type Acc = f32;
+}
+
+impl Element for i8 {
+    const DTYPE: Dtype = Dtype::I8;
+    type Acc = i32;
+}
+
 /// Which micro-kernel family a layer uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KernelKind {

@@ -8,7 +8,7 @@
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 use small_ir::geometry::{self, CB};
-use small_ir::{Activation, Blocking, KernelKind, LayerSpec, Reduction};
+use small_ir::{Activation, Blocking, Dtype, KernelKind, LayerSpec, Reduction};
 
 /// Everything the emitter needs about one (layer, arch) kernel.
 pub struct Shape {
@@ -589,8 +589,7 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
                 Activation::Relu => col.push(quote!(#c = A::max(#c, zero);)),
                 Activation::Relu6 => col.push(quote!(#c = A::min(A::max(#c, zero), six);)),
             }
-            let p = at_of("out");
-            col.push(quote!(A::store(#p, #c);));
+            col.push(store_value(s, at_of("out"), &c));
         }
         let col = quote!(#(#col)*);
         out.push(if guarded && ll > 0 {
@@ -629,6 +628,17 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
         } else {
             #epilogue
         }
+    }
+}
+
+/// The end of STORE: accumulator vector `c`, its epilogue applied, into
+/// the output at `p`. An `f32` accumulator is the output; an `i8` layer's
+/// `i32` accumulators are requantized to `i8` here (the int8 issue's hook:
+/// `spec::parse` rejects `dtype = i8` until then).
+fn store_value(s: &Shape, p: TokenStream, c: &Ident) -> TokenStream {
+    match s.spec.dtype {
+        Dtype::F32 => quote!(A::store(#p, #c);),
+        Dtype::I8 => unreachable!("`dtype = i8` is rejected when the spec is parsed"),
     }
 }
 

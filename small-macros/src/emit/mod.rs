@@ -10,7 +10,7 @@ use arch_defs::ArchParams;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use small_ir::blocking::{self, Blocking};
-use small_ir::{KernelKind, LayerSpec, Reduction};
+use small_ir::{Dtype, KernelKind, LayerSpec, Reduction};
 use syn::ItemStruct;
 
 fn lit(n: usize) -> Literal {
@@ -42,7 +42,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
         let (module, ident) = (format_ident!("{}", a.name), format_ident!("{}", a.ident));
         quote! {
             #cfg
-            ::small_core::Arch::#ident => ::small_core::nest::execute(&p, &|k, n| {
+            ::small_core::Arch::#ident => ::small_core::__rt::execute(&p, &|k, n| {
                 // SAFETY: the arch was checked available when the layer was
                 // built; the parts k of n are distinct.
                 unsafe { #kmod::#module::run(&p, k, n) }
@@ -68,6 +68,22 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
         explain
     );
     let (in_c, out_c) = (lit(spec.in_channels()), lit(spec.out_channels()));
+    let elem = elem_type(spec.dtype);
+    let run_body = if spec.residual {
+        quote! {
+            match skip {
+                Some(skip) => self.forward_add(&x, &skip, &mut y),
+                None => Err(::small_core::__rt::skip_mismatch(true)),
+            }
+        }
+    } else {
+        quote! {
+            match skip {
+                None => self.forward(&x, &mut y),
+                Some(_) => Err(::small_core::__rt::skip_mismatch(false)),
+            }
+        }
+    };
 
     quote! {
         #(#attrs)*
@@ -75,7 +91,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
         #[derive(Clone)]
         #vis struct #name {
             arch: ::small_core::Arch,
-            weights: ::small_core::Weights,
+            weights: ::small_core::__rt::Weights,
         }
 
         impl #name {
@@ -116,7 +132,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
                 let mut i = 0;
                 while i < Self::BLOCKING.len() {
                     if Self::BLOCKING[i].arch as usize == arch as usize {
-                        return ::small_core::pack::packed_len(&Self::SPEC, Self::BLOCKING[i].tc);
+                        return ::small_core::__rt::packed_len(&Self::SPEC, Self::BLOCKING[i].tc);
                     }
                     i += 1;
                 }
@@ -140,7 +156,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
                 bias: Option<&[f32]>,
                 out: &mut [f32],
             ) -> Result<(), ::small_core::Error> {
-                ::small_core::layer::pack_for(&Self::SPEC, Self::BLOCKING, arch, weights, bias, out)
+                ::small_core::__rt::pack_for(&Self::SPEC, Self::BLOCKING, arch, weights, bias, out)
             }
 
             /// The layer on weights [`Self::pack_for`] packed for `arch`, borrowed
@@ -150,17 +166,17 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
                 arch: ::small_core::Arch,
                 packed: &'static [f32],
             ) -> Result<Self, ::small_core::Error> {
-                let weights = ::small_core::layer::from_packed(&Self::SPEC, Self::BLOCKING, arch, packed)?;
+                let weights = ::small_core::__rt::from_packed(&Self::SPEC, Self::BLOCKING, arch, packed)?;
                 Ok(Self { arch, weights })
             }
 
-            ::small_core::__if_alloc! {
+            ::small_core::__rt::if_alloc! {
                 /// A zero output tensor of the right shape for input `x`.
-                pub fn alloc_output<X: AsRef<[f32]>>(
+                pub fn alloc_output<X: AsRef<[#elem]>>(
                     &self,
-                    x: &::small_core::Blocked<X>,
-                ) -> Result<::small_core::Blocked<::small_core::__private::Vec<f32>>, ::small_core::Error> {
-                    ::small_core::check_dim("input channels", Self::IN_CHANNELS, x.c())?;
+                    x: &::small_core::Blocked<X, #elem>,
+                ) -> Result<::small_core::Blocked<::small_core::__rt::Vec<#elem>, #elem>, ::small_core::Error> {
+                    ::small_core::__rt::check_dim("input channels", Self::IN_CHANNELS, x.c())?;
                     let (h, w) = Self::output_shape(x.h(), x.w())?;
                     ::small_core::Blocked::zeros(Self::OUT_CHANNELS, h, w)
                 }
@@ -168,7 +184,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
 
             #forward
 
-            fn dispatch(&self, p: ::small_core::nest::Problem) -> Result<(), ::small_core::Error> {
+            fn dispatch(&self, p: ::small_core::__rt::Problem) -> Result<(), ::small_core::Error> {
                 // The arch was checked available and the weights packed for its
                 // tile when the layer was built; the kernel module matches SPEC.
                 match self.arch {
@@ -177,6 +193,29 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
                     other => return Err(::small_core::Error::ArchUnavailable { name: other.name() }),
                 }
                 Ok(())
+            }
+        }
+
+        impl ::small_core::Layer<#elem> for #name {
+            fn spec(&self) -> &'static ::small_core::LayerSpec {
+                &Self::SPEC
+            }
+            fn arch(&self) -> ::small_core::Arch {
+                self.arch
+            }
+            fn blocking(&self) -> &'static ::small_core::Blocking {
+                #name::blocking(self)
+            }
+            fn explain(&self) -> &'static str {
+                Self::EXPLAIN
+            }
+            fn run(
+                &self,
+                x: ::small_core::Blocked<&[#elem], #elem>,
+                skip: ::core::option::Option<::small_core::Blocked<&[#elem], #elem>>,
+                mut y: ::small_core::Blocked<&mut [#elem], #elem>,
+            ) -> Result<(), ::small_core::Error> {
+                #run_body
             }
         }
 
@@ -248,6 +287,24 @@ fn blocking_const(a: &ArchParams, b: &Blocking) -> TokenStream {
     }
 }
 
+/// The Rust element type of `dtype`.
+fn elem_type(dtype: Dtype) -> TokenStream {
+    match dtype {
+        Dtype::F32 => quote!(f32),
+        Dtype::I8 => quote!(i8),
+    }
+}
+
+/// The type whose `Simd` primitives a kernel of `dtype` calls: the arch's
+/// own type for `f32`, `Int8<_>` of it for `i8`.
+fn simd_type(module: &syn::Ident, ident: &syn::Ident, dtype: Dtype) -> TokenStream {
+    let arch = quote!(::small_core::arch_defs::#module::#ident);
+    match dtype {
+        Dtype::F32 => arch,
+        Dtype::I8 => quote!(::small_core::arch_defs::Int8<#arch>),
+    }
+}
+
 /// `#[cfg(all(key = "value", ...))]`: where arch `a`'s code compiles.
 pub fn cfg_of(a: &ArchParams) -> TokenStream {
     let (keys, values): (Vec<_>, Vec<_>) = a
@@ -302,13 +359,14 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
         (quote!(), quote!())
     };
     let layer_spec = spec_const(spec);
+    let simd = simd_type(&module, &ident, spec.dtype);
     let [o_wb, tc, tail] = [b.o_wb, b.tc, shape.tail].map(lit);
     quote! {
         #cfg
         pub mod #module {
             use ::small_core::arch_defs::Simd as _;
-            use ::small_core::nest::{Kernel, Problem, Tile};
-            type A = ::small_core::arch_defs::#module::#ident;
+            use ::small_core::__rt::{Kernel, Problem, Tile};
+            type A = #simd;
 
             pub struct K;
 
@@ -350,7 +408,7 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
             /// concurrent calls need distinct parts of the same `parts`.
             #features
             pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
-                unsafe { ::small_core::nest::run::<K>(p, part, parts) }
+                unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
             }
         }
     }
@@ -358,47 +416,48 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
 
 /// `forward(x, y)`, or `forward_add(x, skip, y)` for residual layers.
 fn forward(spec: &LayerSpec) -> TokenStream {
+    let elem = elem_type(spec.dtype);
     if spec.residual {
         quote! {
             /// Computes `y = activation(layer(x) + skip)`, the residual added
             /// while the tile is still in registers. All tensors are in the
             /// blocked layout; `skip` has the output's shape. Every shape is
             /// checked and a mismatch is an error, never a panic.
-            pub fn forward_add<X: AsRef<[f32]>, S: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
+            pub fn forward_add<X: AsRef<[#elem]>, S: AsRef<[#elem]>, Y: AsRef<[#elem]> + AsMut<[#elem]>>(
                 &self,
-                x: &::small_core::Blocked<X>,
-                skip: &::small_core::Blocked<S>,
-                y: &mut ::small_core::Blocked<Y>,
+                x: &::small_core::Blocked<X, #elem>,
+                skip: &::small_core::Blocked<S, #elem>,
+                y: &mut ::small_core::Blocked<Y, #elem>,
             ) -> Result<(), ::small_core::Error> {
                 let tc = self.blocking().tc;
                 let w = self.weights.as_slice();
-                self.dispatch(::small_core::nest::Problem::with_residual(&Self::SPEC, tc, x, Some(skip), y, w)?)
+                self.dispatch(::small_core::__rt::Problem::with_residual(&Self::SPEC, tc, x, Some(skip), y, w)?)
             }
 
             /// As [`Self::forward_add`] with the residual already in `y`,
             /// which the result replaces: `y = activation(layer(x) + y)`.
             /// Saves the residual's buffer when nothing else reads it.
-            pub fn forward_add_in_place<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
+            pub fn forward_add_in_place<X: AsRef<[#elem]>, Y: AsRef<[#elem]> + AsMut<[#elem]>>(
                 &self,
-                x: &::small_core::Blocked<X>,
-                y: &mut ::small_core::Blocked<Y>,
+                x: &::small_core::Blocked<X, #elem>,
+                y: &mut ::small_core::Blocked<Y, #elem>,
             ) -> Result<(), ::small_core::Error> {
                 let tc = self.blocking().tc;
                 let w = self.weights.as_slice();
-                self.dispatch(::small_core::nest::Problem::with_residual_in_place(&Self::SPEC, tc, x, y, w)?)
+                self.dispatch(::small_core::__rt::Problem::with_residual_in_place(&Self::SPEC, tc, x, y, w)?)
             }
         }
     } else {
         quote! {
             /// Computes `y = layer(x)`. Both tensors are in the blocked layout;
             /// every shape is checked and a mismatch is an error, never a panic.
-            pub fn forward<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
+            pub fn forward<X: AsRef<[#elem]>, Y: AsRef<[#elem]> + AsMut<[#elem]>>(
                 &self,
-                x: &::small_core::Blocked<X>,
-                y: &mut ::small_core::Blocked<Y>,
+                x: &::small_core::Blocked<X, #elem>,
+                y: &mut ::small_core::Blocked<Y, #elem>,
             ) -> Result<(), ::small_core::Error> {
                 let tc = self.blocking().tc;
-                self.dispatch(::small_core::nest::Problem::new(&Self::SPEC, tc, x, y, self.weights.as_slice())?)
+                self.dispatch(::small_core::__rt::Problem::new(&Self::SPEC, tc, x, y, self.weights.as_slice())?)
             }
         }
     }
@@ -419,8 +478,8 @@ fn constructors(spec: &LayerSpec) -> TokenStream {
             }
             /// The layer on a given arch; an error if it cannot run here.
             pub fn with_arch(arch: ::small_core::Arch) -> Result<Self, ::small_core::Error> {
-                ::small_core::layer::blocking_for(Self::BLOCKING, arch)?;
-                Ok(Self { arch, weights: ::small_core::Weights::None })
+                ::small_core::__rt::blocking_for(Self::BLOCKING, arch)?;
+                Ok(Self { arch, weights: ::small_core::__rt::Weights::None })
             }
             /// The constructor every layer has (for `model!`): no weights
             /// here, so `weights` must be empty and `bias` `None`.
@@ -429,8 +488,8 @@ fn constructors(spec: &LayerSpec) -> TokenStream {
                 weights: &[f32],
                 bias: Option<&[f32]>,
             ) -> Result<Self, ::small_core::Error> {
-                ::small_core::check_len("weights", 0, weights.len())?;
-                ::small_core::check_len("bias", 0, bias.map_or(0, |b| b.len()))?;
+                ::small_core::__rt::check_len("weights", 0, weights.len())?;
+                ::small_core::__rt::check_len("bias", 0, bias.map_or(0, |b| b.len()))?;
                 Self::with_arch(arch)
             }
         },
@@ -440,7 +499,7 @@ fn constructors(spec: &LayerSpec) -> TokenStream {
                  {weights_doc}; `bias`: `[G*K]` or `None`."
             );
             quote! {
-                ::small_core::__if_alloc! {
+                ::small_core::__rt::if_alloc! {
                     #[doc = #new_doc]
                     pub fn new(weights: &[f32], bias: Option<&[f32]>) -> Result<Self, ::small_core::Error> {
                         Self::with_arch(::small_core::arch::selected()?, weights, bias)
@@ -451,8 +510,8 @@ fn constructors(spec: &LayerSpec) -> TokenStream {
                         weights: &[f32],
                         bias: Option<&[f32]>,
                     ) -> Result<Self, ::small_core::Error> {
-                        let b = ::small_core::layer::blocking_for(Self::BLOCKING, arch)?;
-                        let weights = ::small_core::layer::pack_owned(&Self::SPEC, b, weights, bias)?;
+                        let b = ::small_core::__rt::blocking_for(Self::BLOCKING, arch)?;
+                        let weights = ::small_core::__rt::pack_owned(&Self::SPEC, b, weights, bias)?;
                         Ok(Self { arch, weights })
                     }
                     /// The constructor every layer has (for `model!`): [`Self::with_arch`].
@@ -472,8 +531,8 @@ fn constructors(spec: &LayerSpec) -> TokenStream {
                     bias: Option<&[f32]>,
                     storage: &'static mut [f32],
                 ) -> Result<Self, ::small_core::Error> {
-                    let b = ::small_core::layer::blocking_for(Self::BLOCKING, arch)?;
-                    let weights = ::small_core::layer::pack_static(&Self::SPEC, b, weights, bias, storage)?;
+                    let b = ::small_core::__rt::blocking_for(Self::BLOCKING, arch)?;
+                    let weights = ::small_core::__rt::pack_static(&Self::SPEC, b, weights, bias, storage)?;
                     Ok(Self { arch, weights })
                 }
             }
