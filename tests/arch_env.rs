@@ -47,7 +47,10 @@ fn small_arch_forces_the_arch_or_fails() {
     // Unknown: an error (the arch decides packing and results) that names
     // the variable, its value and every valid name.
     let out = child(" bogus ");
-    let want = r#"Err(ArchVar { var: "SMALL_ARCH", value: "bogus", unavailable: false })"#;
+    let want = format!(
+        r#"Err(ArchVar {{ var: "SMALL_ARCH", value: "bogus", unavailable: false, listed: {:?} }})"#,
+        small_core::arch_defs::NAMES
+    );
     assert!(out.contains(&format!("selected: {want}")), "{out}");
     assert!(out.contains(&format!("layer: {want}")), "{out}");
     let names: Vec<&str> = Arch::ALL.iter().map(|a| a.name()).collect();
@@ -58,12 +61,13 @@ fn small_arch_forces_the_arch_or_fails() {
     assert!(out.contains(&message), "{out}");
     if let Some(missing) = Arch::ALL.iter().find(|a| !a.available()) {
         let out = child(missing.name());
+        let here: Vec<&str> = small_core::arch::available().map(|a| a.name()).collect();
         let want = format!(
-            "Err(ArchVar {{ var: \"SMALL_ARCH\", value: \"{}\", unavailable: true }})",
-            missing.name()
+            "Err(ArchVar {{ var: \"SMALL_ARCH\", value: \"{}\", unavailable: true, listed: {:?} }})",
+            missing.name(),
+            here.join(" ")
         );
         assert!(out.contains(&format!("layer: {want}")), "{out}");
-        let here: Vec<&str> = small_core::arch::available().map(|a| a.name()).collect();
         let message = format!(
             "message: SMALL_ARCH={}: arch not available on this target or CPU; available here: {}\n",
             missing.name(),

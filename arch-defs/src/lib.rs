@@ -65,6 +65,10 @@ macro_rules! archs {
             machine: $module::MACHINE,
         }),*];
 
+        /// The registered arches' names, in the order of [`ARCHS`], each
+        /// followed by a space.
+        pub const NAMES: &str = concat!($(stringify!($module), " "),*);
+
         /// Identity of a registered architecture, one variant per entry of
         /// [`ARCHS`], in the same order.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

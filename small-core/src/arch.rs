@@ -23,7 +23,8 @@ pub fn require(arch: Arch) -> Result<Arch, Error> {
 
 /// Parses an arch name (as in `SMALL_ARCH`) and checks that it can run here.
 pub fn parse(name: &str) -> Result<Arch, Error> {
-    require(Arch::from_name(name.trim()).ok_or(Error::UnknownArch)?)
+    let registered = arch_defs::NAMES;
+    require(Arch::from_name(name.trim()).ok_or(Error::UnknownArch { registered })?)
 }
 
 /// Every registered arch that can run here, best first.
@@ -40,10 +41,19 @@ pub const VAR: &str = "SMALL_ARCH";
 #[cfg(feature = "std")]
 fn from_var(var: &'static str, value: &str) -> Result<Arch, Error> {
     let value = value.trim();
-    let fail = |unavailable| Error::ArchVar {
-        var,
-        value: std::boxed::Box::leak(value.into()),
-        unavailable,
+    let fail = |unavailable| {
+        let listed = if unavailable {
+            let here: std::vec::Vec<&str> = available().map(|a| a.name()).collect();
+            std::boxed::Box::leak(here.join(" ").into_boxed_str())
+        } else {
+            arch_defs::NAMES
+        };
+        Error::ArchVar {
+            var,
+            value: std::boxed::Box::leak(value.into()),
+            unavailable,
+            listed,
+        }
     };
     match Arch::from_name(value) {
         None => Err(fail(false)),
@@ -88,7 +98,8 @@ mod tests {
             Error::ArchVar {
                 var: "SMALL_ARCH",
                 value: "bogus",
-                unavailable: false
+                unavailable: false,
+                listed: arch_defs::NAMES,
             }
         );
         let mut want = std::string::String::from("SMALL_ARCH=bogus: unknown arch; valid:");
@@ -115,8 +126,9 @@ mod tests {
     #[test]
     fn names_parse_and_unknown_names_fail() {
         assert_eq!(parse("reference"), Ok(Arch::Reference));
-        assert_eq!(parse("avx9"), Err(Error::UnknownArch));
-        assert!(Error::UnknownArch.to_string().contains("avx2"));
+        let registered = arch_defs::NAMES;
+        assert_eq!(parse("avx9"), Err(Error::UnknownArch { registered }));
+        assert!(parse("avx9").unwrap_err().to_string().contains(" avx2 "));
         assert!(available().any(|a| a == Arch::Reference));
         #[cfg(not(target_arch = "aarch64"))]
         assert_eq!(parse("neon"), Err(Error::ArchUnavailable { name: "neon" }));

@@ -32,7 +32,6 @@ extern crate self as small_core;
 
 pub mod arch;
 pub mod catalogue;
-mod error;
 pub mod fold;
 mod layer;
 mod layout;
@@ -64,12 +63,12 @@ mod weights;
 
 pub use arch::Arch;
 pub use arch_defs::{self, CB};
-pub use error::Error;
 pub use layer::Layer;
 pub use layout::Blocked;
 /// The layer IR, shared with the `#[layer]` macro: the spec, the blocking
 /// model and the layout and packing geometry.
 pub use small_ir as ir;
+pub use small_ir::Error;
 pub(crate) use small_ir::error::{check_dim, check_len};
 pub use small_ir::geometry::{MAX_ELEMENTS, blocked_len, checked_blocked_len};
 pub use small_ir::{Activation, Dim, Dtype, Element, KernelKind, LayerSpec, Padding, Reduction};

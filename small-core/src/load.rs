@@ -126,12 +126,6 @@ impl From<crate::Error> for LoadError {
     }
 }
 
-impl From<crate::ir::Error> for LoadError {
-    fn from(e: crate::ir::Error) -> Self {
-        LoadError::Core(e.into())
-    }
-}
-
 /// Gives each layer of a model its weights.
 pub trait WeightSource {
     /// The weights of `layer`, declared as `spec`, checked against it.

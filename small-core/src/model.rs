@@ -30,10 +30,7 @@ impl Dims {
     /// [`Self::len`], or [`Error::TooLarge`] if it exceeds the address
     /// space: for dims that were not checked at compile time.
     pub const fn checked_len(&self) -> Result<usize, Error> {
-        match crate::layout::tensor_len(self.c, self.h, self.w) {
-            Ok(n) => Ok(n),
-            Err(e) => Err(Error::from_ir(e)),
-        }
+        crate::layout::tensor_len(self.c, self.h, self.w)
     }
     /// True if it holds no element.
     pub const fn is_empty(&self) -> bool {
@@ -150,13 +147,13 @@ pub const fn miswiring<const T: usize, const S: usize>(
         if spec.in_channels() != x.c {
             return Some((s, Miswiring::Channels));
         }
-        if let Err(crate::ir::Error::InputTooSmall { minimum, .. }) =
+        if let Err(Error::InputTooSmall { minimum, .. }) =
             spec.padding.dim("height", x.h, spec.fh, spec.sh)
         {
             let height = true;
             return Some((s, Miswiring::TooSmall { height, minimum }));
         }
-        if let Err(crate::ir::Error::InputTooSmall { minimum, .. }) =
+        if let Err(Error::InputTooSmall { minimum, .. }) =
             spec.padding.dim("width", x.w, spec.fw, spec.sw)
         {
             let height = false;

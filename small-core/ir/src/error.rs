@@ -1,13 +1,12 @@
-//! The errors of geometry computed from run-time values: a buffer or a
-//! dimension that does not match, an input too small for its filter, a
-//! parameter out of range, a size past the address space. `small-core`'s
-//! `Error` has a variant of the same name and fields for each, and
-//! converts these with `?`.
+//! The one error type of small-rs (re-exported as `small_core::Error`).
+//! Every check on run-time input returns one of these instead of
+//! panicking; each message names the expected and the actual value.
 
 use core::fmt;
 
-/// A geometry error; each names the expected and the actual value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An error from a small-rs operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// A buffer has the wrong number of elements.
     BufferLength {
@@ -36,6 +35,11 @@ pub enum Error {
         /// Size given.
         actual: usize,
     },
+    /// A lane of the zero-padded last channel block is not zero.
+    NonZeroPadding {
+        /// Index of the first offending element in the blocked buffer.
+        index: usize,
+    },
     /// A parameter value that this operation does not support.
     Unsupported {
         /// Which parameter.
@@ -43,11 +47,37 @@ pub enum Error {
         /// Why, and what would be supported.
         detail: &'static str,
     },
-    /// A size overflows `usize` or exceeds `isize::MAX` bytes, the most one
-    /// Rust buffer can hold ([`MAX_ELEMENTS`](crate::MAX_ELEMENTS) `f32`s),
-    /// or the allocator could not provide it.
+    /// `SMALL_ARCH` or an explicit request named an arch that is not registered.
+    UnknownArch {
+        /// The registered arches' names, separated by spaces.
+        registered: &'static str,
+    },
+    /// The requested arch is registered but cannot run here.
+    ArchUnavailable {
+        /// Its name.
+        name: &'static str,
+    },
+    /// An environment variable (`SMALL_ARCH`) names an arch that is not
+    /// registered, or one this target or CPU cannot run.
+    ArchVar {
+        /// The variable, `"SMALL_ARCH"`.
+        var: &'static str,
+        /// Its value, trimmed (leaked once: the choice is made once per
+        /// process).
+        value: &'static str,
+        /// The value names a registered arch that cannot run here.
+        unavailable: bool,
+        /// The arches to suggest, separated by spaces: the registered ones,
+        /// or (`unavailable`) those that can run here.
+        listed: &'static str,
+    },
+    /// A size computed from run-time dimensions overflows `usize` or
+    /// exceeds `isize::MAX` bytes, the most one Rust buffer can hold
+    /// ([`MAX_ELEMENTS`](crate::MAX_ELEMENTS) `f32`s), or the allocator
+    /// could not provide it.
     TooLarge {
-        /// What was being sized, naming its three dimensions.
+        /// What was being sized, naming its three dimensions (e.g.
+        /// `"blocked tensor (channels x height x width)"`).
         what: &'static str,
         /// The dimensions, in the order `what` names them.
         dims: [usize; 3],
@@ -78,7 +108,32 @@ impl fmt::Display for Error {
                 minimum,
                 actual,
             } => write!(f, "input {what} is {actual}, must be at least {minimum}"),
+            Error::NonZeroPadding { index } => write!(
+                f,
+                "element {index} lies in the zero padding of the last channel block but is not 0"
+            ),
             Error::Unsupported { what, detail } => write!(f, "unsupported {what}: {detail}"),
+            Error::UnknownArch { registered } => write!(
+                f,
+                "unknown arch; registered arches are: {}",
+                registered.trim()
+            ),
+            Error::ArchUnavailable { name } => {
+                write!(f, "arch `{name}` is not available on this target or CPU")
+            }
+            Error::ArchVar {
+                var,
+                value,
+                unavailable,
+                listed,
+            } => {
+                let (problem, list) = if *unavailable {
+                    ("arch not available on this target or CPU", "available here")
+                } else {
+                    ("unknown arch", "valid")
+                };
+                write!(f, "{var}={value}: {problem}; {list}: {}", listed.trim())
+            }
             Error::TooLarge {
                 what,
                 dims: [a, b, c],
