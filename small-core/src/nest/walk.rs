@@ -142,7 +142,7 @@ pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
         // The last partial tile of a row may move left (see `row`); not in
         // place, where the residual would be added twice, nor with chunks,
         // where the partial sums would.
-        let shift = p.ow >= K::O_WB && !p.in_place && chunks == 1 && whole_row;
+        let shift = !p.in_place && chunks == 1 && whole_row;
         // Line 3: `i` over `F_C` in steps of `F_Cb`, chunks of `chunk`
         // input blocks whose weights fit L1; the partial sums go through
         // the output.
@@ -229,7 +229,7 @@ unsafe fn row<K: Kernel>(
         // A last partial tile moves left to end at the row's end and
         // recomputes a few columns (bit-identical: a column's sum does not
         // depend on its place in the tile), so it is a full tile.
-        if l + K::O_WB > p.ow && shift {
+        if l + K::O_WB > p.ow && p.ow >= K::O_WB && shift {
             l = p.ow - K::O_WB;
         }
         let c0;
