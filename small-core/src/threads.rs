@@ -493,6 +493,26 @@ pub fn threads() -> usize {
     pool().threads()
 }
 
+/// Runs `f(part, parts)` for the parts of the layer call `p`
+/// ([`crate::nest::execute`]): `parts = min(threads, p_max)` (SMaLL §4),
+/// `p_max` from the call's independent units and
+/// [`MIN_PART_MACS`](crate::nest::MIN_PART_MACS). A call too small for two
+/// parts, or one while the pool runs solo, runs on this thread.
+pub fn execute(p: &crate::nest::Problem, f: &(dyn Fn(usize, usize) + Sync)) {
+    // A call too small for two parts runs here without asking the pool.
+    let most = p.macs() / crate::nest::MIN_PART_MACS;
+    if most < 2 {
+        return f(0, 1);
+    }
+    let pool = pool();
+    // `width` is 1 while the pool runs solo after a late join.
+    let parts = pool.width().min(p.units()).min(most);
+    if parts < 2 {
+        return f(0, 1);
+    }
+    pool.run(parts, &|k| f(k, parts));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

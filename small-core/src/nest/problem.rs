@@ -1,0 +1,156 @@
+//! A layer call checked: shapes and buffers validated against the layer
+//! ([`Problem::new`], [`Problem::with_residual`],
+//! [`Problem::with_residual_in_place`]), and pointwise and elementwise
+//! layers flattened into one row.
+
+use crate::layout::tensor_len;
+use crate::pack::checked_packed_len;
+use crate::{Blocked, CB, Error, KernelKind, LayerSpec, check_dim, check_len};
+
+/// A checked call of a layer: shapes validated, buffers borrowed.
+pub struct Problem<'a> {
+    /// Output channels per tile, to count the units of work.
+    pub(super) tc: usize,
+    pub(super) spec: &'a LayerSpec,
+    pub(super) inp: &'a [f32],
+    pub(super) ih: usize,
+    pub(super) iw: usize,
+    /// The output, written through by every part of the call (disjoint
+    /// rows); borrowed mutably for `'a`.
+    pub(super) out: *mut f32,
+    out_life: core::marker::PhantomData<&'a mut [f32]>,
+    pub(super) oh: usize,
+    pub(super) ow: usize,
+    pub(super) pad_top: usize,
+    pub(super) pad_left: usize,
+    pub(super) packed: &'a [f32],
+    res: Option<&'a [f32]>,
+    /// The residual is `out` itself (see [`Problem::with_residual_in_place`]).
+    pub(super) in_place: bool,
+    /// An elementwise layer without weights (ReLU): every channel block's
+    /// plane, one after another, is one row of one block.
+    pub(super) elementwise: bool,
+}
+
+// SAFETY: a Problem is shared by the threads of one layer call, and each
+// part writes only the output rows of its own units (see `run`); the
+// input, weights and residual are only read.
+unsafe impl Sync for Problem<'_> {}
+
+impl<'a> Problem<'a> {
+    /// Checks `x`, `y` and the packed weights against the layer and `tc`.
+    pub fn new<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
+        spec: &'a LayerSpec,
+        tc: usize,
+        x: &'a Blocked<X>,
+        y: &'a mut Blocked<Y>,
+        packed: &'a [f32],
+    ) -> Result<Self, Error> {
+        Self::with_residual::<X, Y, X>(spec, tc, x, None, y, packed)
+    }
+
+    /// As [`Problem::new`], plus a residual tensor `skip` of the output's
+    /// shape, added before the activation.
+    pub fn with_residual<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>, S: AsRef<[f32]>>(
+        spec: &'a LayerSpec,
+        tc: usize,
+        x: &'a Blocked<X>,
+        skip: Option<&'a Blocked<S>>,
+        y: &'a mut Blocked<Y>,
+        packed: &'a [f32],
+    ) -> Result<Self, Error> {
+        if tc == 0 {
+            return Err(Error::Unsupported {
+                what: "channel tile",
+                detail: "must hold at least 1 channel",
+            });
+        }
+        let (in_channels, out_channels) = spec.checked_channels()?;
+        check_dim("input channels", in_channels, x.c())?;
+        check_dim("output channels", out_channels, y.c())?;
+        let (dh, dw) = spec.output_dims(x.h(), x.w())?;
+        check_dim("output height", dh.out, y.h())?;
+        check_dim("output width", dw.out, y.w())?;
+        check_len(
+            "packed weights",
+            checked_packed_len(spec, tc)?,
+            packed.len(),
+        )?;
+        if let Some(s) = skip {
+            check_dim("residual channels", y.c(), s.c())?;
+            check_dim("residual height", y.h(), s.h())?;
+            check_dim("residual width", y.w(), s.w())?;
+        }
+        // Every `Blocked` constructor checked its shape's size and its
+        // buffer's length, but a buffer type's `AsRef` may hand out another
+        // slice later: the kernels index by the shape, so check the very
+        // slices they will read and write.
+        let (inp, res) = (x.as_slice(), skip.map(|s| s.as_slice()));
+        check_len("input tensor", tensor_len(x.c(), x.h(), x.w())?, inp.len())?;
+        let y_len = tensor_len(y.c(), y.h(), y.w())?;
+        if let Some(r) = res {
+            check_len("residual tensor", y_len, r.len())?;
+        }
+        // A 1x1 stride-1 layer maps each pixel to itself, and a channel
+        // block's plane is contiguous: one row of H*W pixels is the same
+        // problem with full tiles instead of a partial one per row.
+        // Without weights (ReLU) every block is alike, and the blocks'
+        // planes are contiguous too: one row of one block holds them all.
+        let pointwise = spec.fh == 1 && spec.fw == 1 && spec.sh == 1 && spec.sw == 1;
+        let elementwise =
+            pointwise && spec.kind() == KernelKind::Channelwise && !spec.has_weights();
+        let (ih, iw, oh, ow) = if elementwise {
+            let n = x.c().div_ceil(CB) * x.h() * x.w();
+            (1, n, 1, n)
+        } else if pointwise {
+            (1, x.h() * x.w(), 1, dh.out * dw.out)
+        } else {
+            (x.h(), x.w(), dh.out, dw.out)
+        };
+        let out = y.as_mut_slice();
+        check_len("output tensor", y_len, out.len())?;
+        Ok(Problem {
+            tc,
+            spec,
+            inp,
+            ih,
+            iw,
+            oh,
+            ow,
+            out: out.as_mut_ptr(),
+            out_life: core::marker::PhantomData,
+            pad_top: dh.before,
+            pad_left: dw.before,
+            packed,
+            res,
+            in_place: false,
+            elementwise,
+        })
+    }
+
+    /// As [`Problem::with_residual`] with the residual already in `y`:
+    /// `y = activation(layer(x) + y)`. Each output element reads its own
+    /// residual before it is written, so the output can replace it (a
+    /// residual's buffer reused in place, as DORY plans ResNet's adds).
+    pub fn with_residual_in_place<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
+        spec: &'a LayerSpec,
+        tc: usize,
+        x: &'a Blocked<X>,
+        y: &'a mut Blocked<Y>,
+        packed: &'a [f32],
+    ) -> Result<Self, Error> {
+        let mut p = Self::new(spec, tc, x, y, packed)?;
+        p.in_place = true;
+        Ok(p)
+    }
+
+    /// The residual's pointer, null without one. In place it derives from
+    /// the output's own pointer, so reads and writes share one provenance.
+    pub(super) fn residual(&self) -> *const f32 {
+        match (self.in_place, self.res) {
+            (true, _) => self.out as *const f32,
+            (false, Some(r)) => r.as_ptr(),
+            (false, None) => core::ptr::null(),
+        }
+    }
+}

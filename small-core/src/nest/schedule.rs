@@ -1,0 +1,179 @@
+//! Scheduling a call: its units of work (Algorithm 1's parallel loops
+//! over output-channel tiles, with the output rows), the split of the
+//! units into parts for threads, and the chunking of the reduction
+//! (Algorithm 1's `F_Cb` loop) so that a chunk's weights stay in L1.
+
+use core::ops::Range;
+
+use super::{Kernel, Problem};
+use crate::pack::out_padded;
+use crate::{CB, KernelKind};
+
+/// Multiply-accumulates below which a part is not worth a thread. The
+/// pool's fork and join cost 0.26 µs (median, 2 threads, Zen 5 VM,
+/// `small-bench --threads 2`); a part of 40 k MACs takes 0.2-0.4 µs at
+/// 100-200 GFLOP/s, so a split call is never slower than one thread (the
+/// bench's speed-up column: 1.00x at worst) and layers from about 80 k MACs
+/// up gain (the AD autoencoder's 640-wide layers: 1.45x on the network).
+pub const MIN_PART_MACS: usize = 40_000;
+
+// ANCHOR: l1_weights
+/// Bytes of one output-channel tile's weights that a pass over the whole
+/// output may stream: a larger reduction is split into chunks of input
+/// blocks (SMaLL's `F_Cb` blocking, MEMA's tiling of the reduction) whose
+/// weights stay in L1 while every pixel tile uses them; the partial sums
+/// go through the output. Half of a 48 KiB L1 (Zen 4/5; 32 KiB on older
+/// cores still holds it with the input rows and output tile).
+pub const L1_WEIGHT_BYTES: usize = 24 * 1024;
+// ANCHOR_END: l1_weights
+
+/// Input blocks per chunk of a reduction whose blocks hold `block_len`
+/// weights each: as many as fit [`L1_WEIGHT_BYTES`], at least one.
+const fn l1_chunk(block_len: usize) -> usize {
+    let n = L1_WEIGHT_BYTES / (block_len * 4);
+    if n == 0 { 1 } else { n }
+}
+
+/// The chunks of `full_blocks` input blocks of one output-channel tile
+/// (Algorithm 1, line 3): `(chunk, chunks)`, input blocks per chunk and
+/// their count. Only broadcast `fma` kernels chunk; not in place (the
+/// partial sums would overwrite the residual) nor for the narrow kernel
+/// (its partial-sum columns are folded at every store).
+#[inline(always)]
+pub(super) fn chunks<K: Kernel>(p: &Problem, full_blocks: usize) -> (usize, usize) {
+    let block_len = const { crate::pack::block_len(&K::SPEC, K::TC) };
+    let chunkable = K::SPEC.kind() == KernelKind::Broadcast
+        && K::SPEC.reduction == crate::Reduction::Fma
+        && !p.in_place
+        && !(K::NARROW && p.ow == 1);
+    if chunkable {
+        let chunk = l1_chunk(block_len);
+        (chunk, full_blocks.div_ceil(chunk).max(1))
+    } else {
+        (full_blocks.max(1), 1)
+    }
+}
+
+impl Problem<'_> {
+    /// Independent units of work: output rows of each output-channel tile,
+    /// or output rows when the channel tiles are the innermost loop.
+    /// (Only threads split calls into units.)
+    #[cfg(feature = "std")]
+    pub(crate) fn units(&self) -> usize {
+        if self.channels_inner() {
+            self.oh
+        } else if self.oh == 1 {
+            // A one-row problem (a flattened pointwise layer) also splits
+            // its row; its column tiles are at most its columns ([`Share`]).
+            self.channel_tiles() * self.ow
+        } else {
+            self.channel_tiles() * self.oh
+        }
+    }
+
+    /// Output-channel tiles of `tc` channels: of one block if elementwise.
+    fn channel_tiles(&self) -> usize {
+        if self.elementwise {
+            CB / self.tc
+        } else {
+            out_padded(self.spec) / self.tc
+        }
+    }
+
+    /// True if [`run`](super::run) loops over channel tiles innermost:
+    /// channelwise kernels with more than one channel tile and more than
+    /// one output row. With one channel tile there is nothing to share
+    /// (and depthwise 48x48x16 measured 10 % slower in that loop). A
+    /// one-row problem (a 1x1 stride-1 layer such as ReLU, flattened)
+    /// streams each channel block's plane in order instead, which its
+    /// loads prefer (ReLU 25x5x512 ran 28 % slower channel-innermost), and
+    /// splits over its channel tiles for threads.
+    pub(super) fn channels_inner(&self) -> bool {
+        self.spec.kind() == KernelKind::Channelwise && self.oh > 1 && self.channel_tiles() > 1
+    }
+
+    /// Multiply-accumulates of the call (saturating: only compared with
+    /// [`MIN_PART_MACS`] to choose the thread count).
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    pub(crate) fn macs(&self) -> usize {
+        let channels = if self.elementwise {
+            CB
+        } else {
+            self.spec.out_channels()
+        };
+        [self.ow, channels, self.spec.fh, self.spec.fw, self.spec.fc]
+            .iter()
+            .fold(self.oh, |m, &f| m.saturating_mul(f))
+    }
+
+    /// The output rows `j0..j1` of part `part` of `parts` when the channel
+    /// tiles are innermost ([`Problem::channels_inner`]): a unit is a row.
+    #[inline(always)]
+    pub(super) fn rows_of_part(&self, part: usize, parts: usize) -> Range<usize> {
+        if parts == 1 {
+            0..self.oh
+        } else {
+            (self.oh * part / parts)..(self.oh * (part + 1) / parts)
+        }
+    }
+}
+
+/// One part's share of the units of the general walk: (output-channel
+/// tile, row), or for a one-row problem (output-channel tile, column
+/// tile), so a flattened pointwise layer with one channel tile still
+/// splits over threads. The units are numbered tile by tile and a part
+/// owns a contiguous range `u0..u1` of them.
+pub(super) struct Share {
+    /// Units per output-channel tile: rows, or column tiles of one row.
+    per_tile: usize,
+    /// Column tiles of one row.
+    pub(super) row_tiles: usize,
+    /// This part's units.
+    u0: usize,
+    u1: usize,
+    /// The output-channel tiles that hold them.
+    pub(super) tiles: Range<usize>,
+}
+
+impl Share {
+    /// Part `part` of `parts` of `p`, with `K`'s constants.
+    #[inline(always)]
+    pub(super) fn of<K: Kernel>(p: &Problem, part: usize, parts: usize) -> Share {
+        // `Problem::channel_tiles`, with `K`'s constants.
+        let tiles = if p.elementwise {
+            const { CB / K::TC }
+        } else {
+            const { out_padded(&K::SPEC) / K::TC }
+        };
+        let row_tiles = p.ow.div_ceil(K::O_WB).max(1);
+        let per_tile = if p.oh == 1 { row_tiles } else { p.oh.max(1) };
+        let units = tiles * per_tile;
+        // One part (most calls of small layers) owns everything: no divisions.
+        let (u0, u1, ot0, ot1) = if parts == 1 {
+            (0, units, 0, tiles)
+        } else {
+            let (u0, u1) = (units * part / parts, units * (part + 1) / parts);
+            (u0, u1, u0 / per_tile, u1.div_ceil(per_tile))
+        };
+        Share {
+            per_tile,
+            row_tiles,
+            u0,
+            u1,
+            tiles: ot0..ot1,
+        }
+    }
+
+    /// This part's rows of output-channel tile `ot`, and its column tiles
+    /// of each row.
+    #[inline(always)]
+    pub(super) fn of_tile(&self, p: &Problem, ot: usize) -> (Range<usize>, Range<usize>) {
+        let start = ot * self.per_tile;
+        let mine = (self.u0.max(start) - start)..(self.u1.min(start + self.per_tile) - start);
+        if p.oh == 1 {
+            (0..1, mine)
+        } else {
+            (mine, 0..self.row_tiles)
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! The walk of Algorithm 1: [`run`] and, for channelwise kernels,
+//! `run_channelwise`. Each loop carries the name of the paper's loop as
+//! its label (`'output_channel_tiles`: lines 1-2, `'input_channel_blocks`:
+//! line 3, `'output_rows`: line 4, `'output_column_tiles`: line 5; see the
+//! table in [`crate::nest`]); the kernel is lines 6-12.
+//!
+//! Every function here is `#[inline(always)]` and generic over the
+//! [`Kernel`], and the sizes that `K` fixes are `const` blocks, so each
+//! layer's copy of the nest is one function with its shape folded in.
+
+// The labels name Algorithm 1's loops; most are never jumped to.
+#![allow(unused_labels)]
+
+use core::ops::Range;
+
+use small_ir::geometry::blocked_at;
+
+use super::schedule::{Share, chunks};
+use super::{Kernel, Problem, Tile};
+use crate::pack::{out_padded, tile_blocks, tile_len};
+use crate::{CB, KernelKind};
+
+impl Problem<'_> {
+    /// Output row `j`'s first input row (may be negative: padding) and its
+    /// valid filter rows `x0..x1`.
+    #[inline(always)]
+    fn rows_of<K: Kernel>(&self, j: usize) -> (isize, usize, usize) {
+        let r0 = (j * K::SPEC.sh) as isize - self.pad_top as isize;
+        let x0 = (-r0).clamp(0, K::SPEC.fh as isize) as usize;
+        let x1 = (self.ih as isize - r0).clamp(0, K::SPEC.fh as isize) as usize;
+        (r0, x0, x1)
+    }
+
+    /// The column tile at output column `l`: its first window column
+    /// (may be negative), its valid window columns `lo..hi` of `span`, and
+    /// its width.
+    ///
+    /// A channelwise tile narrower than `O_wb` (a row narrower than the
+    /// tile: depthwise 25x5 with 8-column tiles) also ends `hi` at its last
+    /// stored column's window, so its edge kernel skips the columns that
+    /// feed only outputs it does not store.
+    #[inline(always)]
+    fn columns_of<K: Kernel>(&self, l: usize, span: usize) -> (isize, usize, usize, usize) {
+        let c0 = (l * K::SPEC.sw) as isize - self.pad_left as isize;
+        let lo = (-c0).clamp(0, span as isize) as usize;
+        let hi = (self.iw as isize - c0).clamp(0, span as isize) as usize;
+        let w = K::O_WB.min(self.ow - l);
+        let hi = match K::SPEC.kind() {
+            KernelKind::Channelwise => hi.min((w - 1) * K::SPEC.sw + K::SPEC.fw),
+            KernelKind::Broadcast => hi,
+        };
+        (c0, lo, hi, w)
+    }
+
+    /// True if `t` takes [`Kernel::narrow`]: a one-column output whose
+    /// window starts inside the input.
+    #[inline(always)]
+    fn narrow_tile<K: Kernel>(&self, t: &Tile) -> bool {
+        K::NARROW && self.ow == 1 && t.lo == 0 && t.hi > 0
+    }
+
+    /// The tile every call of `p` starts from: the input, output, residual,
+    /// weights and bias at their first element, with their strides.
+    #[inline(always)]
+    fn first_tile<K: Kernel>(&self) -> Tile {
+        let (bias, wts) = self
+            .packed
+            .split_at(self.packed.len().min(const { out_padded(&K::SPEC) }));
+        Tile {
+            inp: self.inp.as_ptr(),
+            in_row: self.iw * CB,
+            in_plane: self.ih * self.iw * CB,
+            in_blocks: 0,
+            tail: false,
+            x0: 0,
+            x1: 0,
+            lo: 0,
+            hi: 0,
+            w: 0,
+            wts: wts.as_ptr(),
+            bias: bias.as_ptr(),
+            out: self.out,
+            out_plane: self.oh * self.ow * CB,
+            res: self.residual(),
+            partial_in: false,
+            partial_out: false,
+        }
+    }
+}
+
+/// Window columns of a full column tile: `O_wb` outputs' windows.
+#[inline(always)]
+fn span<K: Kernel>() -> usize {
+    (K::O_WB - 1) * K::SPEC.sw + K::SPEC.fw
+}
+
+/// True if `t` takes [`Kernel::full`]: `O_WB` columns whose windows (of
+/// `span` columns in all) lie inside the input.
+#[inline(always)]
+fn full_tile<K: Kernel>(t: &Tile, span: usize) -> bool {
+    t.lo == 0 && t.hi == span && t.w == K::O_WB
+}
+
+/// Runs part `part` of `parts` of a layer with kernel `K` (Algorithm 1):
+/// the units (output rows of each output-channel tile) are split into
+/// `parts` contiguous ranges. A unit's outputs do not depend on the split,
+/// so every thread count gives the same bits.
+///
+/// # Safety
+/// `K` must have been generated for `p`'s layer (same spec and `TC`), the
+/// CPU must support the arch `K` was generated for, and the calls for one
+/// `p` must use distinct `part`s of the same `parts`.
+#[inline(always)]
+pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
+    if p.channels_inner() {
+        // SAFETY: forwarded from the caller.
+        return unsafe { run_channelwise::<K>(p, part, parts) };
+    }
+    let share = Share::of::<K>(p, part, parts);
+    let first = p.first_tile::<K>();
+    // Algorithm 1, lines 1-2: `g` in steps of `G_b`, `k` in steps of `K_b`
+    // (parallel), as one loop over tiles of `TC = G_b x K_b` channels.
+    'output_channel_tiles: for ot in share.tiles.clone() {
+        let (rows, cols) = share.of_tile(p, ot);
+        // Without the whole row, another part owns the columns a shifted
+        // last tile would recompute.
+        let whole_row = cols.start == 0 && cols.end == share.row_tiles;
+        let ch = ot * K::TC;
+        let wts = first
+            .wts
+            .wrapping_add(ot * const { tile_len(&K::SPEC, K::TC) });
+        let blocks = InBlocks::of::<K>(p, ot, ch);
+        let (chunk, chunks) = chunks::<K>(p, blocks.full);
+        let block_len = const { crate::pack::block_len(&K::SPEC, K::TC) };
+        let mut t = Tile {
+            in_blocks: blocks.full,
+            tail: blocks.tail,
+            wts,
+            bias: first.bias.wrapping_add(ch),
+            ..first
+        };
+        // The last partial tile of a row may move left (see `row`); not in
+        // place, where the residual would be added twice, nor with chunks,
+        // where the partial sums would.
+        let shift = !p.in_place && chunks == 1 && whole_row;
+        // Line 3: `i` over `F_C` in steps of `F_Cb`, chunks of `chunk`
+        // input blocks whose weights fit L1; the partial sums go through
+        // the output.
+        'input_channel_blocks: for c in 0..chunks {
+            let b0 = c * chunk;
+            t.in_blocks = blocks.full.min(b0 + chunk) - b0.min(blocks.full);
+            t.tail = blocks.tail && c + 1 == chunks;
+            t.partial_in = c > 0;
+            t.partial_out = c + 1 < chunks;
+            t.wts = wts.wrapping_add(b0 * block_len);
+            let in_at = ((blocks.first + b0) * first.in_plane + blocks.lane) as isize;
+            // Line 4: `j` over `O_H`, this part's rows of the tile.
+            'output_rows: for j in rows.clone() {
+                // SAFETY: forwarded from the caller.
+                unsafe { row::<K>(p, &mut t, &first, j, cols.clone(), in_at, ch, shift) }
+            }
+        }
+    }
+}
+
+/// The input blocks output-channel tile `ot` (first channel `ch`) reduces
+/// over: the reduction of Algorithm 1's line 3 before chunking.
+struct InBlocks {
+    /// The first input block.
+    first: usize,
+    /// The tile's first lane in each block (channelwise kernels).
+    lane: usize,
+    /// Full blocks.
+    full: usize,
+    /// One more block of `Kernel::TAIL` lanes after them.
+    tail: bool,
+}
+
+impl InBlocks {
+    #[inline(always)]
+    fn of<K: Kernel>(p: &Problem, ot: usize, ch: usize) -> InBlocks {
+        let in_blocks = const { K::SPEC.in_channels().div_ceil(CB) };
+        let (first, end, lane) = match K::SPEC.kind() {
+            KernelKind::Broadcast => {
+                // From the Problem's spec, not `K::SPEC`: a reduction length
+                // known at compile time changed how the pointwise kernel's
+                // block loop was scheduled (DS-CNN's 64->64 layers 3 %
+                // slower, Zen 4).
+                let (a, b) = tile_blocks(p.spec, K::TC, ot);
+                (a, b, 0)
+            }
+            KernelKind::Channelwise => (ch / CB, ch / CB + 1, ch % CB),
+        };
+        let tail = K::TAIL != 0 && end == in_blocks && end > first;
+        InBlocks {
+            first,
+            lane,
+            full: end - first - tail as usize,
+            tail,
+        }
+    }
+}
+
+/// Output row `j` of the tile `t` (channel `ch`, its chunk's input at
+/// `in_at` from the first tile's): the column tiles `cols`, the last
+/// partial one moved left to end at the row's end if `shift`.
+///
+/// # Safety
+/// As [`run`], for `t` from `first` with the chunk's fields set.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn row<K: Kernel>(
+    p: &Problem,
+    t: &mut Tile,
+    first: &Tile,
+    j: usize,
+    cols: Range<usize>,
+    in_at: isize,
+    ch: usize,
+    shift: bool,
+) {
+    let span = span::<K>();
+    let r0;
+    (r0, t.x0, t.x1) = p.rows_of::<K>(j);
+    let mut l = cols.start * K::O_WB;
+    let end = (cols.end * K::O_WB).min(p.ow);
+    // Line 5: `l` over `O_W` in steps of `O_Wb`.
+    'output_column_tiles: while l < end {
+        // A last partial tile moves left to end at the row's end and
+        // recomputes a few columns (bit-identical: a column's sum does not
+        // depend on its place in the tile), so it is a full tile.
+        if l + K::O_WB > p.ow && p.ow >= K::O_WB && shift {
+            l = p.ow - K::O_WB;
+        }
+        let c0;
+        (c0, t.lo, t.hi, t.w) = p.columns_of::<K>(l, span);
+        t.inp = first
+            .inp
+            .wrapping_offset(in_at + r0 * t.in_row as isize + c0 * CB as isize);
+        let (block, offset) = blocked_at(ch, j * p.ow + l);
+        let at = block * first.out_plane + offset;
+        t.out = first.out.wrapping_add(at);
+        t.res = first.res.wrapping_add(at);
+        // Lines 6-12.
+        // SAFETY: the Tile bounds computed above describe exactly the
+        // in-bounds taps and columns; the caller guarantees K matches.
+        unsafe { kernel::<K>(p, t, span) }
+        l += K::O_WB;
+    }
+}
+
+/// Algorithm 1's lines 6-12 on tile `t`: the unguarded kernel, the narrow
+/// one or the guarded one.
+///
+/// # Safety
+/// As [`run`], with `t`'s bounds those of its tile.
+#[inline(always)]
+unsafe fn kernel<K: Kernel>(p: &Problem, t: &Tile, span: usize) {
+    // SAFETY: forwarded from the caller; each kernel is chosen by the
+    // bounds it accepts.
+    unsafe {
+        if full_tile::<K>(t, span) {
+            K::full(t)
+        } else if p.narrow_tile::<K>(t) {
+            K::narrow(t)
+        } else {
+            K::edge(t)
+        }
+    }
+}
+
+/// [`run`] for channelwise kernels (depthwise, pooling, elementwise): a
+/// channel tile's weights are a few vectors, so the channel tiles are the
+/// innermost loop and one output row's and column tile's geometry (valid
+/// filter rows and window columns, width, which kernel) serves all of
+/// them. On small feature maps that geometry cost as much as the kernel:
+/// depthwise 25x5x512 spent about 40 % of its time in the loop nest's
+/// scalar code when the channel tiles were outermost.
+///
+/// # Safety
+/// As [`run`].
+#[inline(always)]
+unsafe fn run_channelwise<K: Kernel>(p: &Problem, part: usize, parts: usize) {
+    let span = span::<K>();
+    let first = p.first_tile::<K>();
+    let mut t = first;
+    // Line 4: `j` over `O_H`, this part's rows (a row is a unit).
+    'output_rows: for j in p.rows_of_part(part, parts) {
+        let r0;
+        (r0, t.x0, t.x1) = p.rows_of::<K>(j);
+        let mut l = 0;
+        // Line 5: `l` over `O_W` in steps of `O_Wb`.
+        'output_column_tiles: while l < p.ow {
+            // The last partial tile moves left to end at the row's end (see
+            // `row`); not in place, where the residual would be added twice.
+            if l + K::O_WB > p.ow && p.ow >= K::O_WB && !p.in_place {
+                l = p.ow - K::O_WB;
+            }
+            let c0;
+            (c0, t.lo, t.hi, t.w) = p.columns_of::<K>(l, span);
+            let full = full_tile::<K>(&t, span);
+            let in_at = r0 * t.in_row as isize + c0 * CB as isize;
+            // Channel 0's element: the walk below steps to each tile's.
+            let (_, out_at) = blocked_at(0, j * p.ow + l);
+            t.inp = first.inp.wrapping_offset(in_at);
+            t.wts = first.wts;
+            t.bias = first.bias;
+            t.out = first.out.wrapping_add(out_at);
+            t.res = first.res.wrapping_add(out_at);
+            // SAFETY: the Tile bounds computed above describe exactly the
+            // in-bounds taps and columns; the caller guarantees K matches.
+            unsafe { channel_tiles::<K>(p, &mut t, full, first.in_plane, first.out_plane) }
+            l += K::O_WB;
+        }
+    }
+}
+
+/// Algorithm 1, lines 1-2 innermost: every output-channel tile of the
+/// column tile `t` (at channel 0), with the kernel `full` or not chose
+/// for all of them.
+///
+/// # Safety
+/// As [`run`], with `t`'s bounds those of its column tile.
+#[inline(always)]
+unsafe fn channel_tiles<K: Kernel>(
+    p: &Problem,
+    t: &mut Tile,
+    full: bool,
+    in_plane: usize,
+    out_plane: usize,
+) {
+    let tiles = const { out_padded(&K::SPEC) / K::TC };
+    let wlen = const { tile_len(&K::SPEC, K::TC) };
+    // The next channel tile: `TC` lanes on, or the next block's plane.
+    let next = |t: &mut Tile, ot: usize| {
+        let (di, dout) = if ((ot + 1) * K::TC).is_multiple_of(CB) {
+            (in_plane + K::TC - CB, out_plane + K::TC - CB)
+        } else {
+            (K::TC, K::TC)
+        };
+        t.inp = t.inp.wrapping_add(di);
+        t.wts = t.wts.wrapping_add(wlen);
+        t.bias = t.bias.wrapping_add(K::TC);
+        t.out = t.out.wrapping_add(dout);
+        t.res = t.res.wrapping_add(dout);
+    };
+    // One loop per kernel, so the unrolled `full` sits in a plain loop.
+    // SAFETY: forwarded from the caller: the bounds are the column tile's,
+    // alike for every channel tile.
+    unsafe {
+        if full {
+            'output_channel_tiles: for ot in 0..tiles {
+                K::full(t);
+                next(t, ot);
+            }
+        } else if p.narrow_tile::<K>(t) {
+            'output_channel_tiles: for ot in 0..tiles {
+                K::narrow(t);
+                next(t, ot);
+            }
+        } else {
+            'output_channel_tiles: for ot in 0..tiles {
+                K::edge(t);
+                next(t, ot);
+            }
+        }
+    }
+}
