@@ -11,7 +11,8 @@
 
 use small_core::load::{Generated, WeightSource};
 use small_core::model::Dims;
-use small_core::{Arch, tflite};
+use small_core::Arch;
+use small_core::load::tflite;
 use small_examples::check::{self, Propagation, argmax, first_mismatch, head_bound, max_diff};
 use small_examples::golden::read_f32;
 use small_examples::models::{Head, Network, ad, dscnn, resnet8, vww};

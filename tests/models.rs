@@ -175,7 +175,7 @@ fn short_arena_is_an_error() {
 
 // ---- Real weights and LiteRT's golden data (../shared/models) ----
 
-use small_core::tflite;
+use small_core::load::tflite;
 use small_examples::models::verify_wiring;
 use std::path::{Path, PathBuf};
 

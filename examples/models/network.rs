@@ -171,7 +171,7 @@ network!(sweep::SweepGroupFc, "sweep-group-fc", None, Reconstruction);
 /// the one the file fuses into the layer's last operator. The weights'
 /// shapes, strides and padding are checked when they load.
 pub fn verify_wiring<N: Network>(
-    model: &small_core::tflite::Model,
+    model: &small_core::load::tflite::Model,
 ) -> Result<Vec<usize>, LoadError> {
     let ops = model.operators();
     let op = |i: usize, layer: &str| {
@@ -185,7 +185,7 @@ pub fn verify_wiring<N: Network>(
     // Follow RESHAPE outputs back to the tensor they view.
     let source_of = |mut t: usize| {
         while let Some(r) = ops.iter().find(|o| {
-            o.kind == small_core::tflite::OpKind::Reshape && o.outputs.first() == Some(&t)
+            o.kind == small_core::load::tflite::OpKind::Reshape && o.outputs.first() == Some(&t)
         }) {
             match r.input(0) {
                 Some(i) => t = i,
@@ -223,7 +223,7 @@ pub fn verify_wiring<N: Network>(
             adds.sort();
             let mut want = vec![conv, Some(tensor[l.step.skip])];
             want.sort();
-            if last.kind != small_core::tflite::OpKind::Add || adds != want {
+            if last.kind != small_core::load::tflite::OpKind::Add || adds != want {
                 return Err(mismatch(
                     l,
                     "residual ADD",
