@@ -10,7 +10,7 @@
 //! | deterministic values, no file at all | `alloc` | [`Generated`] |
 //!
 //! A `model!` network loads every layer from a source with
-//! its `load`; running it never touches
+//! [`Model::load`](crate::model::Model::load); running it never touches
 //! the source again.
 
 #[cfg(feature = "safetensors")]
