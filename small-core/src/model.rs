@@ -517,8 +517,8 @@ pub struct LayerInfo {
 /// What every [`model!`](crate::model!) network is, for code generic over
 /// networks (a benchmark, a test harness, a firmware builder): its
 /// compile-time shapes and arena plan, its layers, loading from a
-/// [`WeightSource`](crate::load::WeightSource), packing ahead of time, and
-/// running. `model!` implements it by delegating to the struct's inherent
+/// `WeightSource` (`small_core::load`, feature `alloc`), packing ahead of
+/// time, and running. `model!` implements it by delegating to the struct's inherent
 /// items, which stay usable without this trait in scope (and, for the
 /// arrays, with their lengths in the type).
 ///
@@ -599,7 +599,7 @@ pub trait Model: Sized {
     /// were not generated for it).
     fn packed_len(arch: Arch) -> usize;
 
-    /// The network on weights [`Self::pack`] packed for `arch`, borrowed:
+    /// The network on weights `pack` packed for `arch`, borrowed:
     /// no copy and no allocation.
     fn from_packed(arch: Arch, packed: &'static [f32]) -> Result<Self, Error>;
 
