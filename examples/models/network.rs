@@ -1,5 +1,6 @@
-//! [`Network`]: one interface over the generated networks, and
-//! [`verify_wiring`] against a `.tflite` file (std only).
+//! [`Network`]: a generated network ([`Model`]) with its name, trained
+//! file and head, and [`verify_wiring`] of any [`Model`] against a
+//! `.tflite` file (std only).
 
 use super::{ad, dscnn, resnet8, sweep, vww, vww1};
 use small_core::Error;
@@ -90,7 +91,7 @@ network!(sweep::SweepGroupFc, "sweep-group-fc", None, Reconstruction);
 /// convolution and its skip tensor, and the activation declared must be
 /// the one the file fuses into the layer's last operator. The weights'
 /// shapes, strides and padding are checked when they load.
-pub fn verify_wiring<N: Network>(model: &tflite::Model) -> Result<Vec<usize>, LoadError> {
+pub fn verify_wiring<N: Model>(model: &tflite::Model) -> Result<Vec<usize>, LoadError> {
     let ops = model.operators();
     let op = |i: usize, layer: &str| {
         ops.get(i).ok_or_else(|| LoadError::Missing {
