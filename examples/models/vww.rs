@@ -1,5 +1,5 @@
 //! MLPerf Tiny visual wake words: MobileNetV1 on 96x96x3 images in
-//! [0, 1], 2 classes. [`mobilenet_v1!`] writes the network once, with its
+//! [0, 1], 2 classes. `mobilenet_v1!` writes the network once, with its
 //! channel counts as parameters; this module is width 0.25
 //! (`vww_96_float.tflite`: operator `i` of the file is line `i` of the
 //! model), and [`super::vww1`] is the same network at width 1.0.
