@@ -324,14 +324,14 @@ fn build_model<N: Network + 'static>(arch: Arch) -> Result<Case, Box<dyn StdErro
     let input = Generated::values(17, N::DIMS[0].elements(), 1.0);
     let mut out = vec![0.0f32; N::DIMS[N::OUTPUT].c];
     let mut arena = vec![0.0f32; N::ARENA];
-    let traffic = input.len() + out.len() + N::raw_weights();
+    let traffic = input.len() + out.len() + N::PARAMETERS;
     Ok(Case {
         name: N::NAME.to_string(),
         arch,
         macs: N::MACS as u64,
         fma: true,
         bytes: 4 * traffic as u64,
-        blocking: summarize(&net.blockings()),
+        blocking: summarize(&net.blockings().collect::<Vec<_>>()),
         tile: None,
         run: Box::new(move || net.infer(&mut arena, &input, &mut out)),
     })

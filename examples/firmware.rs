@@ -10,8 +10,9 @@
 
 use crate::golden::{models_dir, read_f32};
 use crate::models::Network;
+use small_core::LayerSpec;
+use small_core::load::tflite;
 use small_core::load::{Generated, LayerRef, LayerWeights, LoadError, WeightSource};
-use small_core::{LayerSpec, tflite};
 use std::path::{Path, PathBuf};
 
 /// Seed of the built-in weights (as in `tests/models.rs`).

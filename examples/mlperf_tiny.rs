@@ -9,9 +9,10 @@
 //!
 //! `SMALL_MODELS=DIR` works like `--models DIR`; `SMALL_ARCH` picks the arch.
 
+use small_core::Arch;
+use small_core::load::tflite;
 use small_core::load::{Generated, WeightSource};
 use small_core::model::Dims;
-use small_core::{Arch, tflite};
 use small_examples::check::{self, Propagation, argmax, first_mismatch, head_bound, max_diff};
 use small_examples::golden::read_f32;
 use small_examples::models::{Head, Network, ad, dscnn, resnet8, vww};
@@ -321,7 +322,7 @@ fn finish<N: Network>(
         name: N::NAME,
         macs: N::MACS,
         median,
-        weights_kb: kb(N::raw_weights()),
+        weights_kb: kb(N::PARAMETERS),
         packed_kb: kb(net.packed_weights()),
         arena_kb: kb(N::ARENA),
         bound_kb: kb(N::LOWER_BOUND),
@@ -339,7 +340,7 @@ fn print_layers<N: Network>(net: &N, arena: &mut [f32], input: &[f32]) -> Result
         "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10} {:>8}  blocking",
         "#", "layer", "declaration", "output", "MACs", "median us", "GFLOP/s"
     );
-    let blockings = net.blockings();
+    let blockings: Vec<_> = net.blockings().collect();
     for (i, l) in N::LAYERS.iter().enumerate() {
         // Bring the arena to the state layer i expects, then time it alone.
         N::tensor_mut(arena, 0)

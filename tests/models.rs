@@ -8,6 +8,7 @@
 
 use small_core::Arch;
 use small_core::load::Generated;
+use small_core::model::Model;
 use small_examples::check::{self, Propagation, first_mismatch, head_bound};
 
 /// Trained weights: the probabilistic bound (see `check::Propagation`).
@@ -118,7 +119,7 @@ fn arena_is_planned_tight() {
     // ResNet's three adds write over their residual: two 32x32x16 tensors
     // at the busiest step instead of three.
     assert_eq!(resnet8::Resnet8::IN_PLACE.iter().filter(|&&b| b).count(), 3);
-    assert_eq!(<resnet8::Resnet8 as Network>::ARENA, 2 * 32 * 32 * 16);
+    assert_eq!(<resnet8::Resnet8 as Model>::ARENA, 2 * 32 * 32 * 16);
 }
 
 /// The firmware's path: weights packed ahead of time (`pack`) and borrowed
@@ -175,7 +176,7 @@ fn short_arena_is_an_error() {
 
 // ---- Real weights and LiteRT's golden data (../shared/models) ----
 
-use small_core::tflite;
+use small_core::load::tflite;
 use small_examples::models::verify_wiring;
 use std::path::{Path, PathBuf};
 

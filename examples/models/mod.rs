@@ -1,8 +1,9 @@
 //! The MLPerf Tiny networks as small-rs programs: every layer a `#[layer]`
 //! declaration, wired with `small_core::model!`, one arena planned at
-//! compile time. With `std`, [`Network`] gives them one interface for the
-//! main job, the tests and the bench; without it only the declarations
-//! build (`no_std`, for the firmware).
+//! compile time. Each implements `small_core::model::Model`; with `std`,
+//! [`Network`] adds the name, trained file and head the main job, the
+//! tests and the bench use; without it only the declarations build
+//! (`no_std`, for the firmware).
 
 pub mod ad;
 pub mod dscnn;

@@ -1,10 +1,12 @@
-//! [`Network`]: one interface over the generated networks, and
-//! [`verify_wiring`] against a `.tflite` file (std only).
+//! [`Network`]: a generated network ([`Model`]) with its name, trained
+//! file and head, and [`verify_wiring`] of any [`Model`] against a
+//! `.tflite` file (std only).
 
 use super::{ad, dscnn, resnet8, sweep, vww, vww1};
-use small_core::load::{LoadError, WeightSource};
-use small_core::model::{Dims, LayerInfo};
-use small_core::{Arch, Blocked, Blocking, Error};
+use small_core::Error;
+use small_core::load::LoadError;
+use small_core::load::tflite::{self, OpKind};
+use small_core::model::{LayerInfo, Model};
 
 /// What a network's output means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,64 +17,23 @@ pub enum Head {
     Reconstruction,
 }
 
-/// One interface over the generated networks.
-pub trait Network: Sized {
+/// A generated network ([`Model`], which `model!` implements) with what
+/// the main job, the tests and the bench add: a name, the trained file and
+/// what the output means.
+pub trait Network: Model {
     /// Short name (`"resnet8"`).
     const NAME: &'static str;
     /// The trained `.tflite` file in the MLPerf Tiny models directory, if any.
     const FILE: Option<&'static str>;
     /// The task's output.
     const HEAD: Head;
-    /// Layers in execution order.
-    const LAYERS: &'static [LayerInfo];
-    /// Tensor dims (input first).
-    const DIMS: &'static [Dims];
-    /// Arena size in `f32`s.
-    const ARENA: usize;
-    /// Sum of the tensor sizes live at once at the busiest step: no plan can
-    /// use less.
-    const LOWER_BOUND: usize;
-    /// Id of the output tensor.
-    const OUTPUT: usize;
-    /// Multiply-accumulates per inference.
-    const MACS: usize;
-    /// Loads and packs every layer's weights.
-    fn load(source: &dyn WeightSource, arch: Arch) -> Result<Self, LoadError>;
-    /// Packed weight `f32`s of every layer for `arch`.
-    fn packed_len(arch: Arch) -> usize;
-    /// Packs every layer's weights for `arch` (which need not run here)
-    /// into one buffer, for `from_packed` on the target.
-    fn pack(source: &dyn WeightSource, arch: Arch, out: &mut [f32]) -> Result<(), LoadError>;
-    /// Runs the network on the arena.
-    fn forward(&self, arena: &mut [f32]) -> Result<(), Error>;
-    /// Runs layer `i`.
-    fn forward_layer(&self, i: usize, arena: &mut [f32]) -> Result<(), Error>;
-    /// Tensor `id` in the arena.
-    fn tensor(arena: &[f32], id: usize) -> Result<Blocked<&[f32]>, Error>;
-    /// Tensor `id` in the arena, writable.
-    fn tensor_mut(arena: &mut [f32], id: usize) -> Result<Blocked<&mut [f32]>, Error>;
-    /// Packed weight `f32`s.
-    fn packed_weights(&self) -> usize;
-    /// The arch in use.
-    fn arch(&self) -> Arch;
-    /// The blocking of each layer.
-    fn blockings(&self) -> Vec<&'static Blocking>;
-
-    /// Raw weights and biases (`f32`s) as published: what the file holds.
-    fn raw_weights() -> usize {
-        Self::LAYERS
-            .iter()
-            .filter(|l| l.spec.has_weights())
-            .map(|l| l.spec.weights_len() + l.spec.out_channels())
-            .sum()
-    }
 
     /// Writes an NHWC input, runs the network and returns its output
     /// (probabilities for classifiers, the reconstruction for the AD model).
     fn infer(&self, arena: &mut [f32], input_nhwc: &[f32], out: &mut [f32]) -> Result<(), Error> {
-        Self::tensor_mut(arena, 0)?.fill_from_nhwc(input_nhwc)?;
+        Self::input(arena)?.fill_from_nhwc(input_nhwc)?;
         self.forward(arena)?;
-        let y = Self::tensor(arena, Self::OUTPUT)?;
+        let y = Self::output(arena)?;
         // A 1x1 tensor: NHWC order is its channels in order.
         y.write_nhwc(out)?;
         if Self::HEAD == Head::Softmax {
@@ -88,46 +49,6 @@ macro_rules! network {
             const NAME: &'static str = $name;
             const FILE: Option<&'static str> = $file;
             const HEAD: Head = Head::$head;
-            const LAYERS: &'static [LayerInfo] = &<$ty>::LAYERS;
-            const DIMS: &'static [Dims] = &<$ty>::DIMS;
-            const ARENA: usize = <$ty>::ARENA;
-            const LOWER_BOUND: usize = <$ty>::PLAN.lower_bound;
-            const OUTPUT: usize = <$ty>::OUTPUT;
-            const MACS: usize = <$ty>::MACS;
-            fn load(source: &dyn WeightSource, arch: Arch) -> Result<Self, LoadError> {
-                <$ty>::load(source, arch)
-            }
-            fn packed_len(arch: Arch) -> usize {
-                <$ty>::packed_len(arch)
-            }
-            fn pack(
-                source: &dyn WeightSource,
-                arch: Arch,
-                out: &mut [f32],
-            ) -> Result<(), LoadError> {
-                <$ty>::pack(source, arch, out)
-            }
-            fn forward(&self, arena: &mut [f32]) -> Result<(), Error> {
-                <$ty>::forward(self, arena)
-            }
-            fn forward_layer(&self, i: usize, arena: &mut [f32]) -> Result<(), Error> {
-                <$ty>::forward_layer(self, i, arena)
-            }
-            fn tensor(arena: &[f32], id: usize) -> Result<Blocked<&[f32]>, Error> {
-                <$ty>::tensor(arena, id)
-            }
-            fn tensor_mut(arena: &mut [f32], id: usize) -> Result<Blocked<&mut [f32]>, Error> {
-                <$ty>::tensor_mut(arena, id)
-            }
-            fn packed_weights(&self) -> usize {
-                <$ty>::packed_weights(self)
-            }
-            fn arch(&self) -> Arch {
-                <$ty>::arch(self)
-            }
-            fn blockings(&self) -> Vec<&'static Blocking> {
-                <$ty>::blockings(self).to_vec()
-            }
         }
     };
 }
@@ -169,9 +90,7 @@ network!(sweep::SweepGroupFc, "sweep-group-fc", None, Reconstruction);
 /// convolution and its skip tensor, and the activation declared must be
 /// the one the file fuses into the layer's last operator. The weights'
 /// shapes, strides and padding are checked when they load.
-pub fn verify_wiring<N: Network>(
-    model: &small_core::tflite::Model,
-) -> Result<Vec<usize>, LoadError> {
+pub fn verify_wiring<N: Model>(model: &tflite::Model) -> Result<Vec<usize>, LoadError> {
     let ops = model.operators();
     let op = |i: usize, layer: &str| {
         ops.get(i).ok_or_else(|| LoadError::Missing {
@@ -183,9 +102,10 @@ pub fn verify_wiring<N: Network>(
     };
     // Follow RESHAPE outputs back to the tensor they view.
     let source_of = |mut t: usize| {
-        while let Some(r) = ops.iter().find(|o| {
-            o.kind == small_core::tflite::OpKind::Reshape && o.outputs.first() == Some(&t)
-        }) {
+        while let Some(r) = ops
+            .iter()
+            .find(|o| o.kind == OpKind::Reshape && o.outputs.first() == Some(&t))
+        {
             match r.input(0) {
                 Some(i) => t = i,
                 None => break,
@@ -222,7 +142,7 @@ pub fn verify_wiring<N: Network>(
             adds.sort();
             let mut want = vec![conv, Some(tensor[l.step.skip])];
             want.sort();
-            if last.kind != small_core::tflite::OpKind::Add || adds != want {
+            if last.kind != OpKind::Add || adds != want {
                 return Err(mismatch(
                     l,
                     "residual ADD",

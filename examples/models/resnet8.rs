@@ -30,7 +30,7 @@ pub struct Dense;
 
 model! {
     /// ResNet-8 (MLPerf Tiny IC). Output: 10 logits (softmax in
-    /// [`crate::models::Network::classify`]).
+    /// [`crate::models::Network::infer`]).
     pub struct Resnet8 {
         input image: [32, 32, 3];
         stem: Stem @ 0 (image) -> t22;

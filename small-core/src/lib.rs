@@ -11,8 +11,8 @@
 //! | --- | --- | --- |
 //! | `std` | yes | implies `alloc` and `arch-defs/std`: run-time CPU feature detection, `SMALL_ARCH`, the thread pool (`small_core::threads`, `SMALL_THREADS`), `small_core::probe`, `std::error::Error` for [`Error`] |
 //! | `alloc` | via `std` | heap-owning tensors and weights (`Vec`): `new` / `with_arch` of generated layers, `alloc_output`, `small_core::load` (`WeightSource`, `Generated`), the reference `reference::layer` oracle |
-//! | `tflite` | no | implies `alloc`: weights from `.tflite` flatbuffers (`small_core::tflite`) |
-//! | `safetensors` | no | implies `alloc`: weights from `.safetensors` files (`small_core::safetensors_source`) |
+//! | `tflite` | no | implies `alloc`: weights from `.tflite` flatbuffers (`small_core::load::tflite`) |
+//! | `safetensors` | no | implies `alloc`: weights from `.safetensors` files (`small_core::load::safetensors`) |
 //!
 //! Without default features (`default-features = false`) the crate is
 //! `core`-only: layers are built with `with_arch_in` on caller-provided
@@ -50,12 +50,6 @@ pub mod plan;
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub mod probe;
 pub mod reference;
-#[cfg(feature = "safetensors")]
-#[cfg_attr(docsrs, doc(cfg(feature = "safetensors")))]
-pub mod safetensors_source;
-#[cfg(feature = "tflite")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tflite")))]
-pub mod tflite;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub mod threads;

@@ -9,7 +9,7 @@
 //! microcontroller can hold it in one `static`.
 
 use crate::plan::{Plan, Tensor};
-use crate::{Blocked, Error, LayerSpec, blocked_len};
+use crate::{Arch, Blocked, Blocking, Error, LayerSpec, blocked_len};
 
 /// Channels, height and width of an activation tensor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -511,8 +511,142 @@ pub struct LayerInfo {
     pub macs: usize,
 }
 
-/// Declares a network: a struct holding its generated layers, and in
-/// `impl` the compile-time tensor shapes (`DIMS`), the layer wiring
+/// What every [`model!`](crate::model!) network is, for code generic over
+/// networks (a benchmark, a test harness, a firmware builder): its
+/// compile-time shapes and arena plan, its layers, loading from a
+/// `WeightSource` (`small_core::load`, feature `alloc`), packing ahead of
+/// time, and running. `model!` implements it by delegating to the struct's inherent
+/// items, which stay usable without this trait in scope (and, for the
+/// arrays, with their lengths in the type).
+///
+/// ```
+/// use small_core::model::Model;
+/// use small_core::{Arch, layer, load::Generated, model};
+/// #[layer(fh = 1, fw = 1, fc = 4, k = 2, archs(reference))]
+/// struct Dense;
+/// model! {
+///     struct Tiny {
+///         input x: [1, 1, 4];
+///         dense: Dense @ 0 (x) -> y;
+///     }
+/// }
+/// /// Any network: loads it and returns its output for one NHWC input.
+/// fn run<N: Model>(input: &[f32]) -> Result<Vec<f32>, Box<dyn std::error::Error>> {
+///     let net = N::load(&Generated { seed: 1 }, Arch::Reference)?;
+///     let mut arena = vec![0.0; N::ARENA];
+///     N::input(&mut arena)?.fill_from_nhwc(input)?;
+///     net.forward(&mut arena)?;
+///     Ok(N::output(&arena)?.to_nhwc())
+/// }
+/// assert_eq!(run::<Tiny>(&[1.0; 4])?.len(), 2);
+/// assert_eq!(<Tiny as Model>::PARAMETERS, 4 * 2 + 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait Model: Sized {
+    /// Dims of every tensor: the input, then each layer's output.
+    const DIMS: &'static [Dims];
+    /// Every layer, in execution order.
+    const LAYERS: &'static [LayerInfo];
+    /// Which layers write their output over their residual input.
+    const IN_PLACE: &'static [bool];
+    /// Offset of every tensor in the arena (indexed like [`Self::DIMS`]).
+    const OFFSETS: &'static [usize];
+    /// Arena size in `f32`s: all activations, input included.
+    const ARENA: usize;
+    /// The most `f32`s live at one step: no arena plan can use less.
+    const LOWER_BOUND: usize;
+    /// Id of the output tensor.
+    const OUTPUT: usize;
+    /// Multiply-accumulates per inference.
+    const MACS: usize;
+    /// Weights and biases (`f32`s) as a file holds them, before packing.
+    const PARAMETERS: usize = parameters(Self::LAYERS);
+
+    /// Loads every layer's weights from `source` and packs them for `arch`.
+    #[cfg(feature = "alloc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
+    fn load<W: crate::load::WeightSource + ?Sized>(
+        source: &W,
+        arch: Arch,
+    ) -> Result<Self, crate::load::LoadError>;
+
+    /// Packs every layer's weights from `source` for `arch` (which need
+    /// not run here) into `out` ([`Self::packed_len`] elements), the buffer
+    /// [`Self::from_packed`] takes.
+    #[cfg(feature = "alloc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
+    fn pack<W: crate::load::WeightSource + ?Sized>(
+        source: &W,
+        arch: Arch,
+        out: &mut [f32],
+    ) -> Result<(), crate::load::LoadError>;
+
+    /// The network on the reference layers (NHWC, weights from `source`):
+    /// every tensor, indexed like [`Self::DIMS`].
+    #[cfg(feature = "alloc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
+    fn reference<W: crate::load::WeightSource + ?Sized>(
+        source: &W,
+        input_nhwc: &[f32],
+    ) -> Result<alloc::vec::Vec<alloc::vec::Vec<f32>>, crate::load::LoadError> {
+        reference_run(source, Self::LAYERS, Self::DIMS, input_nhwc)
+    }
+
+    /// `f32`s of all layers' packed weights for `arch` (0 if the layers
+    /// were not generated for it).
+    fn packed_len(arch: Arch) -> usize;
+
+    /// The network on weights `pack` packed for `arch`, borrowed:
+    /// no copy and no allocation.
+    fn from_packed(arch: Arch, packed: &'static [f32]) -> Result<Self, Error>;
+
+    /// The input tensor in `arena`, to fill before [`Self::forward`].
+    fn input(arena: &mut [f32]) -> Result<Blocked<&mut [f32]>, Error>;
+
+    /// Tensor `id` (see [`Self::DIMS`]) in `arena`.
+    fn tensor(arena: &[f32], id: usize) -> Result<Blocked<&[f32]>, Error>;
+
+    /// Tensor `id` in `arena`, writable (to run one layer on chosen inputs).
+    fn tensor_mut(arena: &mut [f32], id: usize) -> Result<Blocked<&mut [f32]>, Error>;
+
+    /// The output tensor in `arena` after [`Self::forward`].
+    fn output(arena: &[f32]) -> Result<Blocked<&[f32]>, Error> {
+        Self::tensor(arena, Self::OUTPUT)
+    }
+
+    /// `f32`s of packed weights and biases, all layers.
+    fn packed_weights(&self) -> usize;
+
+    /// The arch every layer runs on.
+    fn arch(&self) -> Arch;
+
+    /// The blocking each layer runs with, in execution order.
+    fn blockings(&self) -> impl Iterator<Item = &'static Blocking>;
+
+    /// Runs layer `i` of [`Self::LAYERS`] on the arena.
+    fn forward_layer(&self, i: usize, arena: &mut [f32]) -> Result<(), Error>;
+
+    /// Runs every layer: the input must have been written with
+    /// [`Self::input`]; the result is [`Self::output`]. No allocation.
+    fn forward(&self, arena: &mut [f32]) -> Result<(), Error>;
+}
+
+/// Weights and biases of `layers` (`f32`s) as a file holds them.
+pub const fn parameters(layers: &[LayerInfo]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < layers.len() {
+        let s = &layers[i].spec;
+        if s.has_weights() {
+            n += s.weights_len() + s.out_channels();
+        }
+        i += 1;
+    }
+    n
+}
+
+/// Declares a network: a struct holding its generated layers, implementing
+/// [`Model`], and in `impl` the compile-time tensor shapes (`DIMS`), the layer wiring
 /// (`LAYERS`), the arena plan (`PLAN`, `ARENA` elements), `load` (weights
 /// from any `load::WeightSource`, feature `alloc`), `pack` and
 /// `from_packed` (weights packed ahead of time for any arch, then used in
@@ -795,6 +929,65 @@ macro_rules! model {
                         self.forward_layer(i, arena)?;
                     }
                     Ok(())
+                }
+            }
+
+            // For generic callers: the inherent items above (which take
+            // precedence in `Self::` paths), behind one trait.
+            impl $crate::model::Model for $name {
+                const DIMS: &'static [$crate::model::Dims] = &Self::DIMS;
+                const LAYERS: &'static [$crate::model::LayerInfo] = &Self::LAYERS;
+                const IN_PLACE: &'static [bool] = &Self::IN_PLACE;
+                const OFFSETS: &'static [usize] = &Self::PLAN.offsets;
+                const ARENA: usize = Self::ARENA;
+                const LOWER_BOUND: usize = Self::PLAN.lower_bound;
+                const OUTPUT: usize = Self::OUTPUT;
+                const MACS: usize = Self::MACS;
+
+                $crate::__if_alloc! {
+                    fn load<W: $crate::load::WeightSource + ?Sized>(
+                        source: &W,
+                        arch: $crate::Arch,
+                    ) -> Result<Self, $crate::load::LoadError> {
+                        Self::load(source, arch)
+                    }
+                    fn pack<W: $crate::load::WeightSource + ?Sized>(
+                        source: &W,
+                        arch: $crate::Arch,
+                        out: &mut [f32],
+                    ) -> Result<(), $crate::load::LoadError> {
+                        Self::pack(source, arch, out)
+                    }
+                }
+                fn packed_len(arch: $crate::Arch) -> usize {
+                    Self::packed_len(arch)
+                }
+                fn from_packed(arch: $crate::Arch, packed: &'static [f32]) -> Result<Self, $crate::Error> {
+                    Self::from_packed(arch, packed)
+                }
+                fn input(arena: &mut [f32]) -> Result<$crate::Blocked<&mut [f32]>, $crate::Error> {
+                    Self::input(arena)
+                }
+                fn tensor(arena: &[f32], id: usize) -> Result<$crate::Blocked<&[f32]>, $crate::Error> {
+                    Self::tensor(arena, id)
+                }
+                fn tensor_mut(arena: &mut [f32], id: usize) -> Result<$crate::Blocked<&mut [f32]>, $crate::Error> {
+                    Self::tensor_mut(arena, id)
+                }
+                fn packed_weights(&self) -> usize {
+                    Self::packed_weights(self)
+                }
+                fn arch(&self) -> $crate::Arch {
+                    Self::arch(self)
+                }
+                fn blockings(&self) -> impl Iterator<Item = &'static $crate::Blocking> {
+                    Self::blockings(self).into_iter()
+                }
+                fn forward_layer(&self, i: usize, arena: &mut [f32]) -> Result<(), $crate::Error> {
+                    Self::forward_layer(self, i, arena)
+                }
+                fn forward(&self, arena: &mut [f32]) -> Result<(), $crate::Error> {
+                    Self::forward(self, arena)
                 }
             }
         };

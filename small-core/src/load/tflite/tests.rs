@@ -4,10 +4,16 @@
 //! their `.ops.txt`, weights against golden activations, and truncated or
 //! corrupted copies).
 
+use super::check::padding_name;
 use super::schema_generated::tflite as fb;
 use super::*;
+use crate::load::{LayerRef, LayerWeights, LoadError, WeightSource};
+use crate::{Activation, LayerSpec, Padding, Reduction};
 use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::{String, ToString};
 use alloc::vec;
+use alloc::vec::Vec;
 
 // ---- building models ---------------------------------------------------------
 

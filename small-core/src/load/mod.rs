@@ -1,9 +1,24 @@
-//! Where a model's weights come from: a [`WeightSource`] hands each layer
-//! its weights in TFLite order (see [`LayerSpec::weights_len`]) after
-//! checking them against the layer's compile-time declaration. Sources:
-//! a `.tflite` file (`small_core::tflite`, feature `tflite`), a
-//! `safetensors` file (feature `safetensors`), or [`Generated`]
-//! deterministic values (no file at all).
+//! Loading a model's weights, apart from running it: a [`WeightSource`]
+//! hands each layer its weights in TFLite order (see
+//! [`LayerSpec::weights_len`]) after checking them against the layer's
+//! compile-time declaration. Sources:
+//!
+//! | source | feature | module |
+//! | --- | --- | --- |
+//! | a `.tflite` flatbuffer (decoded, then each operator checked against its layer) | `tflite` | `small_core::load::tflite` |
+//! | a `.safetensors` file (`<layer>.weight`, `<layer>.bias`) | `safetensors` | `small_core::load::safetensors` |
+//! | deterministic values, no file at all | `alloc` | [`Generated`] |
+//!
+//! A `model!` network loads every layer from a source with
+//! [`Model::load`](crate::model::Model::load); running it never touches
+//! the source again.
+
+#[cfg(feature = "safetensors")]
+#[cfg_attr(docsrs, doc(cfg(feature = "safetensors")))]
+pub mod safetensors;
+#[cfg(feature = "tflite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tflite")))]
+pub mod tflite;
 
 use crate::LayerSpec;
 use alloc::string::String;

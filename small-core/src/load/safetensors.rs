@@ -21,7 +21,7 @@
 //! ```
 //! use safetensors::{Dtype, tensor::TensorView};
 //! use small_core::load::{LayerRef, WeightSource};
-//! use small_core::safetensors_source::SafetensorsSource;
+//! use small_core::load::safetensors::SafetensorsSource;
 //! use small_core::LayerSpec;
 //!
 //! // A 1x1 convolution, 2 -> 3 channels: `conv1.weight` [3, 1, 1, 2], `conv1.bias` [3].
