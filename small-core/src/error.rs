@@ -89,7 +89,7 @@ impl fmt::Display for Error {
                 expected,
                 actual,
             } => small_ir::Error::BufferLength {
-                what: *what,
+                what,
                 expected: *expected,
                 actual: *actual,
             }
@@ -99,7 +99,7 @@ impl fmt::Display for Error {
                 expected,
                 actual,
             } => small_ir::Error::ShapeMismatch {
-                what: *what,
+                what,
                 expected: *expected,
                 actual: *actual,
             }
@@ -109,7 +109,7 @@ impl fmt::Display for Error {
                 minimum,
                 actual,
             } => small_ir::Error::InputTooSmall {
-                what: *what,
+                what,
                 minimum: *minimum,
                 actual: *actual,
             }
@@ -118,11 +118,9 @@ impl fmt::Display for Error {
                 f,
                 "element {index} lies in the zero padding of the last channel block but is not 0"
             ),
-            Error::Unsupported { what, detail } => small_ir::Error::Unsupported {
-                what: *what,
-                detail: *detail,
+            Error::Unsupported { what, detail } => {
+                small_ir::Error::Unsupported { what, detail }.fmt(f)
             }
-            .fmt(f),
             Error::UnknownArch => {
                 f.write_str("unknown arch; registered arches are:")?;
                 for a in arch_defs::ArchId::ALL {
@@ -160,7 +158,7 @@ impl fmt::Display for Error {
                 dims,
                 refused,
             } => small_ir::Error::TooLarge {
-                what: *what,
+                what,
                 dims: *dims,
                 refused: *refused,
             }

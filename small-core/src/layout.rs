@@ -42,7 +42,7 @@ pub struct Blocked<B> {
 
 impl<B: AsRef<[f32]>> Blocked<B> {
     /// Wraps a buffer already in the blocked layout. Fails if its length is
-    /// not [`blocked_len`] or a padding lane is not zero.
+    /// not [`blocked_len`](crate::blocked_len) or a padding lane is not zero.
     pub fn from_buffer(c: usize, h: usize, w: usize, data: B) -> Result<Self, Error> {
         crate::check_len("blocked tensor", tensor_len(c, h, w)?, data.as_ref().len())?;
         let t = Blocked { c, h, w, data };
@@ -156,7 +156,7 @@ impl<B: AsRef<[f32]>> Blocked<B> {
 }
 
 impl<B: AsRef<[f32]> + AsMut<[f32]>> Blocked<B> {
-    /// Takes a buffer of [`blocked_len`] elements and zeroes it: a tensor
+    /// Takes a buffer of [`blocked_len`](crate::blocked_len) elements and zeroes it: a tensor
     /// ready to be written by a layer, with no allocation.
     pub fn zeroed_in(c: usize, h: usize, w: usize, mut data: B) -> Result<Self, Error> {
         crate::check_len("blocked tensor", tensor_len(c, h, w)?, data.as_ref().len())?;
