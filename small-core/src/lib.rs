@@ -9,7 +9,7 @@
 //!
 //! | feature | default | what it adds |
 //! | --- | --- | --- |
-//! | `std` | yes | implies `alloc` and `arch-defs/std`: run-time CPU feature detection, `SMALL_ARCH`, the thread pool (`small_core::threads`, `SMALL_THREADS`), `small_core::probe`, `std::error::Error` for [`Error`] |
+//! | `std` | yes | implies `alloc` and `arch-defs/std`: run-time CPU feature detection, `SMALL_ARCH`, the thread pool (`small_core::threads`, `SMALL_THREADS`), `std::error::Error` for [`Error`] |
 //! | `alloc` | via `std` | heap-owning tensors and weights (`Vec`): `new` / `with_arch` of generated layers, `alloc_output`, `small_core::load` (`WeightSource`, `Generated`), the reference `reference::layer` oracle |
 //! | `tflite` | no | implies `alloc`: weights from `.tflite` flatbuffers (`small_core::tflite`) |
 //! | `safetensors` | no | implies `alloc`: weights from `.safetensors` files (`small_core::safetensors_source`) |
@@ -48,9 +48,6 @@ pub mod nest;
 pub mod ops;
 pub mod pack;
 pub mod plan;
-#[cfg(feature = "std")]
-#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub mod probe;
 pub mod reference;
 #[cfg(feature = "safetensors")]
 #[cfg_attr(docsrs, doc(cfg(feature = "safetensors")))]
