@@ -40,9 +40,6 @@ mod layout;
 #[cfg(feature = "alloc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub mod load;
-#[cfg(target_arch = "arm")]
-#[doc(hidden)]
-pub mod mcu_smoke;
 pub mod model;
 pub mod nest;
 pub mod ops;
