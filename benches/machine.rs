@@ -1,9 +1,12 @@
-//! This machine: the CPU's name, each arch's single-core FMA peak, and the
-//! single-core read bandwidth of L1, L2 and DRAM.
+//! This machine: the CPU's name, each arch's single-core FMA peak (the
+//! probe of `small_examples::peak`, shared with the main job), and the
+//! single-core read bandwidth of L1, L2 and DRAM. The per-arch code comes
+//! from the registered arch list (`fma_probe!`, `simd_dispatch!`), so a
+//! new arch needs no edit here.
 
 use small_core::Arch;
 use small_core::arch_defs::Simd;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The CPU as `/proc/cpuinfo` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,151 +90,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
-/// The best rate of `run(reps)`, which does `reps` repetitions and
-/// returns the work they did: `reps` grows until one run takes `min_run`
-/// seconds, then runs repeat for `total` seconds (5 runs at least). The
-/// best of many short runs keeps preemption (a loaded 2-core machine) and
-/// clock ramps out of the result.
-fn best_rate(min_run: f64, total: f64, mut run: impl FnMut(u64) -> f64) -> f64 {
-    let mut reps = 1u64;
-    loop {
-        let t = Instant::now();
-        run(reps);
-        if t.elapsed().as_secs_f64() >= min_run || reps >= 1 << 40 {
-            break;
-        }
-        reps *= 2;
-    }
-    let mut best = 0.0f64;
-    let start = Instant::now();
-    let mut n = 0;
-    while n < 5 || start.elapsed().as_secs_f64() < total {
-        let t = Instant::now();
-        let work = run(reps);
-        best = best.max(work / t.elapsed().as_secs_f64());
-        n += 1;
-    }
-    best
-}
-
-/// Independent FMA chains the peak probe runs on `arch`: 3 x latency x
-/// pipes, at most the registers less the two operands (AVX-512 24, AVX2
-/// 14, NEON 24). Latency 4 x 2 pipes needs 8; on Zen 5, 8 chains already
-/// reach the peak and 4 reach half of it.
-pub fn fma_chains(arch: Arch) -> usize {
-    let p = arch.params();
-    (3 * p.machine.fma_latency * p.machine.fma_per_cycle)
-        .min(p.machine.vector_regs - 2)
-        .min(24)
-}
-
-/// Measured single-core FMA peak of a SIMD `arch` in GFLOP/s (an FMA is 2
-/// FLOPs): [`fma_chains`] independent chains `acc = acc * a + b` with the
-/// arch's own `Simd::fma`, the best of many ~0.1 ms runs over `total`
-/// seconds. `None` if the arch cannot run here or is the reference: that
-/// is portable scalar code, vectorized (or not) by the compiler, on a
-/// baseline ISA without FMA (x86-64), so it has no FMA ceiling.
-///
-/// Not `small_core::probe::fma_peak_gflops`: its chains are enough
-/// (16 / 14 for avx512 / avx2), but it takes the best of five 20 ms runs,
-/// which on a loaded 2-core machine can all include preemption (it read
-/// 175 GFLOP/s for AVX-512 while a conv ran at 198, and 261 when idle),
-/// and its reference loop, `acc + a * b` with a constant `a * b`, lets the
-/// compiler hoist the multiply and measure adds.
-pub fn fma_peak(arch: Arch, total: f64) -> Option<f64> {
-    if !arch.available() {
-        return None;
-    }
-    let chains = fma_chains(arch);
-    let flops = (chains * arch.params().machine.lanes * 2) as f64;
-    fma_run(arch, chains, 1)?;
-    let run = |iters: u64| -> f64 {
-        std::hint::black_box(fma_run(arch, chains, iters));
-        iters as f64 * flops / 1e9
-    };
-    Some(best_rate(1e-4, total, run))
-}
-
-/// Runs `iters` rounds of `chains` independent FMA chains on `arch`;
-/// returns a value that depends on all, or `None` for an arch without an
-/// FMA probe (the reference) or not available here.
-fn fma_run(arch: Arch, chains: usize, iters: u64) -> Option<f32> {
-    #[allow(unused_macros)] // on targets without a SIMD arch
-    macro_rules! by_chains {
-        ($f:ident) => {
-            match chains {
-                24 => $f::<24>(iters),
-                16 => $f::<16>(iters),
-                14 => $f::<14>(iters),
-                12 => $f::<12>(iters),
-                _ => $f::<8>(iters),
-            }
-        };
-    }
-    match arch {
-        #[cfg(target_arch = "x86_64")]
-        Arch::Avx512 if arch.available() => {
-            #[target_feature(enable = "avx512f,avx2,fma")]
-            fn run<const N: usize>(iters: u64) -> f32 {
-                // SAFETY: entered only after `Arch::Avx512.available()`.
-                unsafe { fma_loop::<small_core::arch_defs::avx512::Avx512, N>(iters) }
-            }
-            // SAFETY: the CPU has AVX-512F, AVX2 and FMA (`available`).
-            Some(unsafe { by_chains!(run) })
-        }
-        #[cfg(target_arch = "x86_64")]
-        Arch::Avx2 if arch.available() => {
-            #[target_feature(enable = "avx2,fma")]
-            fn run<const N: usize>(iters: u64) -> f32 {
-                // SAFETY: entered only after `Arch::Avx2.available()`.
-                unsafe { fma_loop::<small_core::arch_defs::avx2::Avx2, N>(iters) }
-            }
-            // SAFETY: the CPU has AVX2 and FMA (`available`).
-            Some(unsafe { by_chains!(run) })
-        }
-        #[cfg(target_arch = "aarch64")]
-        Arch::Neon if arch.available() => {
-            fn run<const N: usize>(iters: u64) -> f32 {
-                // SAFETY: NEON is present (`available`).
-                unsafe { fma_loop::<small_core::arch_defs::neon::Neon, N>(iters) }
-            }
-            Some(by_chains!(run))
-        }
-        _ => {
-            let _ = (chains, iters);
-            None
-        }
-    }
-}
-
-/// `N` chains `acc = acc * a + b` for `iters` rounds. The chain runs
-/// through the multiplicand, so no part of the FMA is loop-invariant.
-///
-/// # Safety
-/// The CPU supports `A`.
-#[allow(dead_code)] // on targets without a SIMD arch
-#[inline(always)]
-unsafe fn fma_loop<A: Simd<Elem = f32>, const N: usize>(iters: u64) -> f32 {
-    // SAFETY: the caller guarantees `A` runs here; `out` holds 64 lanes,
-    // more than any arch's vector.
-    unsafe {
-        let a = A::splat(std::hint::black_box(0.999));
-        let b = A::splat(std::hint::black_box(1e-3));
-        let mut acc = [A::splat(1.0); N];
-        for _ in 0..iters {
-            for c in acc.iter_mut() {
-                *c = A::fma(b, *c, a);
-            }
-        }
-        let mut sum = A::zero();
-        for c in acc {
-            sum = A::add(sum, c);
-        }
-        let mut out = [0.0f32; 64];
-        A::store(out.as_mut_ptr(), sum);
-        out[0]
-    }
-}
+pub use small_examples::peak::{best_rate, fma_chains, fma_peak};
 
 /// One level of the memory hierarchy as the bench measures it.
 #[derive(Debug, Clone, PartialEq)]
@@ -308,8 +167,22 @@ pub fn bandwidths(total: f64) -> Vec<Bandwidth> {
 }
 
 /// `f32`s the read loop consumes per iteration: 8 vectors of the widest
-/// arch (AVX-512), so every buffer size is a multiple of it.
-pub const STEP: usize = 8 * 16;
+/// registered arch, so every buffer size is a multiple of it.
+pub const STEP: usize = 8 * widest();
+
+/// The most lanes of any registered arch.
+const fn widest() -> usize {
+    let (archs, mut i, mut lanes) = (small_core::arch_defs::ARCHS, 0, 1);
+    while i < archs.len() {
+        if archs[i].machine.lanes > lanes {
+            lanes = archs[i].machine.lanes;
+        }
+        i += 1;
+    }
+    lanes
+}
+
+small_macros::simd_dispatch!();
 
 /// Sum of `passes` reads of `buf` (its length a multiple of [`STEP`]) with
 /// `arch`'s vector loads and adds; the reference arch if `arch` is not
@@ -320,77 +193,59 @@ pub fn read_sum(arch: Arch, buf: &[f32], passes: usize) -> f32 {
         0,
         "read_sum: length not a multiple of STEP"
     );
-    let buf = std::hint::black_box(buf);
-    match arch {
-        #[cfg(target_arch = "x86_64")]
-        Arch::Avx512 if arch.available() => {
-            #[target_feature(enable = "avx512f,avx2,fma")]
-            fn run(buf: &[f32], passes: usize) -> f32 {
-                // SAFETY: entered only after `Arch::Avx512.available()`; the
-                // length is a multiple of 8 vectors (checked above).
-                unsafe { sum::<small_core::arch_defs::avx512::Avx512>(buf, passes) }
-            }
-            // SAFETY: the CPU has AVX-512F, AVX2 and FMA (`available`).
-            unsafe { run(buf, passes) }
-        }
-        #[cfg(target_arch = "x86_64")]
-        Arch::Avx2 if arch.available() => {
-            #[target_feature(enable = "avx2,fma")]
-            fn run(buf: &[f32], passes: usize) -> f32 {
-                // SAFETY: entered only after `Arch::Avx2.available()`; the
-                // length is a multiple of 8 vectors (checked above).
-                unsafe { sum::<small_core::arch_defs::avx2::Avx2>(buf, passes) }
-            }
-            // SAFETY: the CPU has AVX2 and FMA (`available`).
-            unsafe { run(buf, passes) }
-        }
-        #[cfg(target_arch = "aarch64")]
-        Arch::Neon if arch.available() => {
-            // SAFETY: NEON is present (`available`); the length is a
-            // multiple of 8 vectors (checked above).
-            unsafe { sum::<small_core::arch_defs::neon::Neon>(buf, passes) }
-        }
-        // SAFETY: the reference arch is plain scalar code; the length is a
-        // multiple of 8 elements (checked above).
-        _ => unsafe { sum::<small_core::arch_defs::reference::Reference>(buf, passes) },
-    }
+    let sum = Sum {
+        buf: std::hint::black_box(buf),
+        passes,
+    };
+    simd_dispatch(arch, sum)
+        .or_else(|| simd_dispatch(Arch::Reference, sum))
+        .expect("the reference arch runs everywhere")
 }
 
 /// `passes` sums of `buf` into 8 independent vector accumulators (enough
 /// to keep two loads per cycle busy behind a 3-cycle add).
-///
-/// # Safety
-/// The CPU supports `A`, and `buf.len()` is a multiple of `8 * A::LANES`.
-#[inline(always)]
-unsafe fn sum<A: Simd<Elem = f32>>(buf: &[f32], passes: usize) -> f32 {
-    let l = A::LANES;
-    let p = buf.as_ptr();
-    // SAFETY: the caller guarantees `A` runs here; every load reads
-    // `p[i + k * l .. i + (k + 1) * l]` with `i + 8 * l <= buf.len()`.
-    unsafe {
-        let (mut a0, mut a1, mut a2, mut a3) = (A::zero(), A::zero(), A::zero(), A::zero());
-        let (mut a4, mut a5, mut a6, mut a7) = (A::zero(), A::zero(), A::zero(), A::zero());
-        for _ in 0..passes {
-            let mut i = 0;
-            while i + 8 * l <= buf.len() {
-                a0 = A::add(a0, A::load(p.add(i)));
-                a1 = A::add(a1, A::load(p.add(i + l)));
-                a2 = A::add(a2, A::load(p.add(i + 2 * l)));
-                a3 = A::add(a3, A::load(p.add(i + 3 * l)));
-                a4 = A::add(a4, A::load(p.add(i + 4 * l)));
-                a5 = A::add(a5, A::load(p.add(i + 5 * l)));
-                a6 = A::add(a6, A::load(p.add(i + 6 * l)));
-                a7 = A::add(a7, A::load(p.add(i + 7 * l)));
-                i += 8 * l;
+#[derive(Clone, Copy)]
+struct Sum<'a> {
+    buf: &'a [f32],
+    passes: usize,
+}
+
+impl SimdFn for Sum<'_> {
+    type Output = f32;
+
+    #[inline(always)]
+    unsafe fn run<A: Simd<Elem = f32>>(self) -> f32 {
+        let (buf, l) = (self.buf, A::LANES);
+        // 8 vectors of any arch divide STEP (lane counts divide CB).
+        assert_eq!(buf.len() % (8 * l), 0);
+        let p = buf.as_ptr();
+        // SAFETY: the caller guarantees `A` runs here; every load reads
+        // `p[i + k * l .. i + (k + 1) * l]` with `i + 8 * l <= buf.len()`.
+        unsafe {
+            let (mut a0, mut a1, mut a2, mut a3) = (A::zero(), A::zero(), A::zero(), A::zero());
+            let (mut a4, mut a5, mut a6, mut a7) = (A::zero(), A::zero(), A::zero(), A::zero());
+            for _ in 0..self.passes {
+                let mut i = 0;
+                while i + 8 * l <= buf.len() {
+                    a0 = A::add(a0, A::load(p.add(i)));
+                    a1 = A::add(a1, A::load(p.add(i + l)));
+                    a2 = A::add(a2, A::load(p.add(i + 2 * l)));
+                    a3 = A::add(a3, A::load(p.add(i + 3 * l)));
+                    a4 = A::add(a4, A::load(p.add(i + 4 * l)));
+                    a5 = A::add(a5, A::load(p.add(i + 5 * l)));
+                    a6 = A::add(a6, A::load(p.add(i + 6 * l)));
+                    a7 = A::add(a7, A::load(p.add(i + 7 * l)));
+                    i += 8 * l;
+                }
             }
+            let s = A::add(
+                A::add(A::add(a0, a1), A::add(a2, a3)),
+                A::add(A::add(a4, a5), A::add(a6, a7)),
+            );
+            let mut out = [0.0f32; 64];
+            A::store(out.as_mut_ptr(), s);
+            out[..l].iter().sum()
         }
-        let s = A::add(
-            A::add(A::add(a0, a1), A::add(a2, a3)),
-            A::add(A::add(a4, a5), A::add(a6, a7)),
-        );
-        let mut out = [0.0f32; 64];
-        A::store(out.as_mut_ptr(), s);
-        out[..l].iter().sum()
     }
 }
 
@@ -428,19 +283,6 @@ mod tests {
         assert_eq!(parse_size("2M"), Some(2 << 20));
         assert_eq!(parse_size("512"), Some(512));
         assert_eq!(parse_size("x"), None);
-    }
-
-    #[test]
-    fn fma_peak_on_simd_arches_only() {
-        for arch in small_core::arch::available() {
-            let peak = fma_peak(arch, 0.0);
-            if arch == Arch::Reference {
-                assert_eq!(peak, None);
-            } else {
-                assert!(peak.is_some_and(|p| p > 0.0), "{}", arch.name());
-                assert!(fma_chains(arch) >= 2 * arch.params().machine.fma_latency);
-            }
-        }
     }
 
     #[test]

@@ -206,11 +206,21 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let peak_of = |a: Arch| peaks.iter().find(|p| p.0 == a).map(|p| p.1);
     let list: Vec<String> = peaks
         .iter()
-        .map(|(a, p)| format!("{} {p:.1} ({} chains)", a.name(), machine::fma_chains(*a)))
+        .map(|(a, p)| {
+            let chains = machine::fma_chains(*a).unwrap_or_default();
+            format!("{} {p:.1} ({chains} chains)", a.name())
+        })
+        .collect();
+    // Portable arches (no `cfg`) have no FMA ceiling.
+    let portable: Vec<&str> = available
+        .iter()
+        .filter(|a| machine::fma_chains(**a).is_none())
+        .map(|a| a.name())
         .collect();
     println!(
-        "FMA peak, GFLOP/s (single core): {}; reference: none (portable scalar code)",
-        list.join(", ")
+        "FMA peak, GFLOP/s (single core): {}; none for {} (portable scalar code)",
+        list.join(", "),
+        portable.join(", ")
     );
     let bws = machine::bandwidths(if o.quick { 0.02 } else { 0.3 });
     let list: Vec<String> = bws

@@ -5,6 +5,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use small_core::Arch;
 use std::path::Path;
 
 /// One measured case on one arch.
@@ -33,14 +34,27 @@ pub struct Roofline {
     pub points: Vec<Point>,
 }
 
-/// Color of an arch's ceiling and points.
+/// Colors of the arches, by position in `Arch::ALL` (so avx512 red, avx2
+/// blue, neon purple, cortex_m4 orange, reference green); more arches
+/// than colors reuse them.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(200, 30, 30),
+    RGBColor(30, 80, 200),
+    RGBColor(130, 50, 170),
+    RGBColor(220, 120, 0),
+    RGBColor(40, 140, 60),
+    RGBColor(0, 150, 160),
+    RGBColor(160, 110, 40),
+    RGBColor(210, 60, 150),
+];
+
+/// Color of an arch's ceiling and points; black for a name that is not a
+/// registered arch.
 fn color(arch: &str) -> RGBColor {
-    match arch {
-        "avx512" => RGBColor(200, 30, 30),
-        "avx2" => RGBColor(30, 80, 200),
-        "neon" => RGBColor(130, 50, 170),
-        _ => RGBColor(40, 140, 60),
-    }
+    Arch::ALL
+        .iter()
+        .position(|a| a.name() == arch)
+        .map_or(BLACK, |i| PALETTE[i % PALETTE.len()])
 }
 
 /// An axis label for the key point `v` of a log axis: `1`, `2` and `5`
@@ -286,6 +300,16 @@ mod tests {
         // Not past the area's left edge: the label goes right.
         let d = place(10, 500, 50, 12, (5, 0, 1000, 1000), &mut placed);
         assert_eq!(d.0, 18);
+    }
+
+    #[test]
+    fn arches_have_distinct_colors() {
+        let colors: Vec<RGBColor> = Arch::ALL.iter().map(|a| color(a.name())).collect();
+        for (i, c) in colors.iter().enumerate().take(PALETTE.len()) {
+            assert!(!colors[..i].contains(c), "{}", Arch::ALL[i].name());
+            assert_ne!(*c, BLACK);
+        }
+        assert_eq!(color("no such arch"), BLACK);
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! The MLPerf Tiny networks as small-rs programs, and the checks and
-//! timing the main job (`cargo run --release --example mlperf_tiny`), the
-//! tests and the bench share.
+//! The MLPerf Tiny networks as small-rs programs, and the checks, timing
+//! and FMA-peak probe ([`peak`]) the main job (`cargo run --release
+//! --example mlperf_tiny`), the tests and the bench share.
 
 //!
 //! Without the default `std` feature only the network declarations in
@@ -17,3 +17,5 @@ pub mod firmware;
 #[cfg(feature = "std")]
 pub mod golden;
 pub mod models;
+#[cfg(feature = "std")]
+pub mod peak;

@@ -9,7 +9,7 @@
 //!
 //! | feature | default | what it adds |
 //! | --- | --- | --- |
-//! | `std` | yes | implies `alloc` and `arch-defs/std`: run-time CPU feature detection, `SMALL_ARCH`, the thread pool (`small_core::threads`, `SMALL_THREADS`), `small_core::probe`, `std::error::Error` for [`Error`] |
+//! | `std` | yes | implies `alloc` and `arch-defs/std`: run-time CPU feature detection, `SMALL_ARCH`, the thread pool (`small_core::threads`, `SMALL_THREADS`), `std::error::Error` for [`Error`] |
 //! | `alloc` | via `std` | heap-owning tensors and weights (`Vec`): `new` / `with_arch` of generated layers, `alloc_output`, `small_core::load` (`WeightSource`, `Generated`), the reference `reference::layer` oracle |
 //! | `tflite` | no | implies `alloc`: weights from `.tflite` flatbuffers (`small_core::load::tflite`) |
 //! | `safetensors` | no | implies `alloc`: weights from `.safetensors` files (`small_core::load::safetensors`) |
@@ -38,17 +38,11 @@ mod layout;
 #[cfg(feature = "alloc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub mod load;
-#[cfg(target_arch = "arm")]
-#[doc(hidden)]
-pub mod mcu_smoke;
 pub mod model;
 mod nest;
 pub mod ops;
 mod pack;
 pub mod plan;
-#[cfg(feature = "std")]
-#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub mod probe;
 pub mod reference;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]

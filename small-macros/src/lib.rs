@@ -66,9 +66,23 @@ pub fn layer(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// Expands to `fma_chains(arch, iters)`, an FMA-bound loop per registered
-/// arch, used by `small_core::probe` to measure the machine's peak.
+/// Expands to `fma_chains(arch)` and `fma_run(arch, iters)`: the chain
+/// count derived from each registered arch's `Machine` and an FMA-bound
+/// loop per arch with its primitives and target features. The machine's
+/// FMA peak probe (`small_examples::peak`, used by the main job and the
+/// bench) times it. Not part of the library's API.
+#[doc(hidden)]
 #[proc_macro]
 pub fn fma_probe(_input: TokenStream) -> TokenStream {
-    probe::expand().into()
+    probe::fma_probe().into()
+}
+
+/// Expands to a trait `SimdFn` (code generic over the arch's `Simd`) and
+/// `simd_dispatch(arch, f)`, which runs it on any registered arch inside
+/// a function compiled with the arch's target features (the bench's
+/// bandwidth probe). Not part of the library's API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn simd_dispatch(_input: TokenStream) -> TokenStream {
+    probe::simd_dispatch().into()
 }

@@ -41,7 +41,7 @@ use core::fmt;
 /// The register blocking chosen for one layer on one arch (SMaLL
 /// §4.2.1): each kernel call updates an `O_wb x TC` tile of the output,
 /// `TC = G_b * K_b` channels, held in `accumulators` vector registers.
-/// `A` names the arch: its name from [`derive`], the runtime's arch id in
+/// `A` names the arch: its name from [`derive()`], the runtime's arch id in
 /// a generated layer's `BLOCKING`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Blocking<A = &'static str> {
