@@ -59,7 +59,7 @@ fn wrapping_tensor_sizes_are_errors() {
         Blocked::zeroed_in(16, WRAPS, 1, &mut buf[..]).unwrap_err(),
         too_large(TENSOR, [16, WRAPS, 1])
     );
-    assert!(Blocked::assume_padded(16, WRAPS, 1, &buf[..]).is_err());
+    assert!(small_core::__rt::assume_padded(16, WRAPS, 1, &buf[..]).is_err());
     // The arena view of a model: the same check.
     assert!(
         model::view(

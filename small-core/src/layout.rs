@@ -71,8 +71,7 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
     /// Wraps a buffer that a generated layer wrote (or will write) whole,
     /// checking only its length: for a model's arena, where scanning the
     /// padding lanes at every step would cost more than small layers do.
-    #[doc(hidden)]
-    pub fn assume_padded(c: usize, h: usize, w: usize, data: B) -> Result<Self, Error> {
+    pub(crate) fn assume_padded(c: usize, h: usize, w: usize, data: B) -> Result<Self, Error> {
         crate::check_len("blocked tensor", tensor_len(c, h, w)?, data.as_ref().len())?;
         Ok(Blocked::new(c, h, w, data))
     }

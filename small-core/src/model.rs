@@ -68,6 +68,7 @@ pub const fn output_dims(spec: &LayerSpec, x: Dims) -> Dims {
     }
 }
 
+#[doc(hidden)]
 /// Dims of every tensor of a model: `input`, then each step's output in
 /// order. Lenient where [`output_dims`] panics (a miswired layer still gets
 /// an output), so that [`check_layer`] can name what is wrong.
@@ -242,6 +243,7 @@ impl Message {
     }
 }
 
+#[doc(hidden)]
 /// Fails compilation with a message naming layer `k`, the tensors it reads
 /// and their shapes, if `k` is the first miswired layer ([`miswiring`]).
 /// `model!` calls it once per layer, from a `const` named after the layer.
@@ -336,14 +338,17 @@ pub const fn check_layer<const T: usize, const S: usize>(
     m.fail()
 }
 
+#[doc(hidden)]
 /// Multiply-accumulates of `spec` producing `y` (comparisons for max pool).
 pub const fn macs(spec: &LayerSpec, y: Dims) -> usize {
     y.h * y.w * spec.out_channels() * spec.fh * spec.fw * spec.fc
 }
 
+#[doc(hidden)]
 /// No tensor (a step without a residual input).
 pub const NONE: usize = usize::MAX;
 
+#[doc(hidden)]
 /// An error unless an arena of `len` elements holds `need`.
 pub fn check_arena(len: usize, need: usize) -> Result<(), Error> {
     if len < need {
@@ -356,6 +361,7 @@ pub fn check_arena(len: usize, need: usize) -> Result<(), Error> {
     Ok(())
 }
 
+#[doc(hidden)]
 /// One layer call: tensor ids it reads (`skip` may be [`NONE`]) and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Step {
@@ -367,6 +373,7 @@ pub struct Step {
     pub y: usize,
 }
 
+#[doc(hidden)]
 /// Lifetimes of `T` tensors used by `steps`, in time units where the input
 /// (tensor 0) is written at 0, step `s` runs at `s + 1`, and the output
 /// (the last step's `y`) is read after the last step.
@@ -402,6 +409,7 @@ pub const fn lifetimes<const T: usize, const S: usize>(
     t
 }
 
+#[doc(hidden)]
 /// Which steps write their output over their residual input: those whose
 /// residual no later step reads (ResNet's adds), so the residual's buffer
 /// serves as the output's and the two never need space at once.
@@ -420,6 +428,7 @@ pub const fn in_place<const T: usize, const S: usize>(
     r
 }
 
+#[doc(hidden)]
 /// The arena plan of a model (see [`crate::plan::plan`]); an in-place
 /// step's output shares its residual's offset.
 pub const fn plan<const T: usize, const S: usize>(dims: &[Dims; T], steps: &[Step; S]) -> Plan<T> {
@@ -452,6 +461,7 @@ pub const fn plan<const T: usize, const S: usize>(dims: &[Dims; T], steps: &[Ste
     p
 }
 
+#[doc(hidden)]
 /// The tensor `dims` at `offset` of `arena` (read-only), for a model's runner.
 pub fn view(arena: &[f32], offset: usize, dims: Dims) -> Result<Blocked<&[f32]>, Error> {
     let end = offset.saturating_add(dims.checked_len()?);
@@ -459,6 +469,7 @@ pub fn view(arena: &[f32], offset: usize, dims: Dims) -> Result<Blocked<&[f32]>,
     Blocked::assume_padded(dims.c, dims.h, dims.w, &arena[offset..end])
 }
 
+#[doc(hidden)]
 /// Splits `arena` into the output tensor of a step (mutable) and up to two
 /// inputs, which the plan placed apart from it. An overlap (a plan bug) is
 /// an error, not aliasing.
@@ -715,10 +726,10 @@ macro_rules! model {
                 const __TYPES: [&'static str; S] = [$( stringify!($ty) ),+];
                 const __TENSORS: [&'static str; T] = [stringify!($input), $( stringify!($y) ),+];
                 const __SPECS: [$crate::LayerSpec; S] = [$( $ty::SPEC ),+];
-                const __STEPS: [$crate::model::Step; S] = [$(
-                    $crate::model::Step {
+                const __STEPS: [$crate::__rt::Step; S] = [$(
+                    $crate::__rt::Step {
                         x: Id::$x as usize,
-                        skip: $crate::model!(@or $(Id::$skip as usize)? ; $crate::model::NONE),
+                        skip: $crate::model!(@or $(Id::$skip as usize)? ; $crate::__rt::NONE),
                         y: Id::$y as usize,
                     }
                 ),+];
@@ -728,7 +739,7 @@ macro_rules! model {
             // to compile with the layer, its tensors and their shapes.
             const _: () = { $(
                 #[allow(non_upper_case_globals, dead_code)]
-                const $field: () = $crate::model::check_layer(
+                const $field: () = $crate::__rt::check_layer(
                     Id::$y as usize - 1,
                     &Id::__LAYERS,
                     &Id::__TYPES,
@@ -742,7 +753,7 @@ macro_rules! model {
             #[allow(clippy::modulo_one)]
             impl $name {
                 /// Dims of every tensor: the input, then each layer's output.
-                pub const DIMS: [$crate::model::Dims; T] = $crate::model::dims(
+                pub const DIMS: [$crate::model::Dims; T] = $crate::__rt::dims(
                     &Id::__SPECS,
                     &Id::__STEPS,
                     $crate::model::Dims { c: $ic, h: $ih, w: $iw },
@@ -755,14 +766,14 @@ macro_rules! model {
                         op: $op,
                         out_op: $crate::model!(@or $($out_op)? ; $op),
                         step: Id::__STEPS[Id::$y as usize - 1],
-                        macs: $crate::model::macs(&$ty::SPEC, Self::DIMS[Id::$y as usize]),
+                        macs: $crate::__rt::macs(&$ty::SPEC, Self::DIMS[Id::$y as usize]),
                     }
                 ),+];
-                const STEPS: [$crate::model::Step; S] = Id::__STEPS;
+                const STEPS: [$crate::__rt::Step; S] = Id::__STEPS;
                 /// Steps whose output overwrites their residual input.
-                pub const IN_PLACE: [bool; S] = $crate::model::in_place(&Self::DIMS, &Self::STEPS);
+                pub const IN_PLACE: [bool; S] = $crate::__rt::in_place(&Self::DIMS, &Self::STEPS);
                 /// Where each tensor lives in the arena.
-                pub const PLAN: $crate::plan::Plan<T> = $crate::model::plan(&Self::DIMS, &Self::STEPS);
+                pub const PLAN: $crate::plan::Plan<T> = $crate::__rt::plan(&Self::DIMS, &Self::STEPS);
                 /// Arena size in `f32`s: all activations, input included.
                 pub const ARENA: usize = Self::PLAN.arena;
                 /// Id of the output tensor.
@@ -778,7 +789,7 @@ macro_rules! model {
                     m
                 };
 
-                $crate::__if_alloc! {
+                $crate::__rt::if_alloc! {
                     /// Loads every layer's weights from `source` and packs them
                     /// for `arch`.
                     pub fn load<W: $crate::load::WeightSource + ?Sized>(
@@ -854,29 +865,29 @@ macro_rules! model {
                 pub fn input(arena: &mut [f32]) -> Result<$crate::Blocked<&mut [f32]>, $crate::Error> {
                     let d = Self::DIMS[0];
                     let off = Self::PLAN.offsets[0];
-                    $crate::model::check_arena(arena.len(), Self::ARENA)?;
-                    $crate::Blocked::assume_padded(d.c, d.h, d.w, &mut arena[off..off + d.len()])
+                    $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
+                    $crate::__rt::assume_padded(d.c, d.h, d.w, &mut arena[off..off + d.len()])
                 }
 
                 /// Tensor `id` (see [`Self::DIMS`]) in `arena`; valid after the
                 /// step writing it and until the plan reuses its space.
                 pub fn tensor(arena: &[f32], id: usize) -> Result<$crate::Blocked<&[f32]>, $crate::Error> {
-                    $crate::model::check_arena(arena.len(), Self::ARENA)?;
+                    $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
                     if id >= T {
                         return Err($crate::Error::ShapeMismatch { what: "tensor id below", expected: T, actual: id });
                     }
-                    $crate::model::view(arena, Self::PLAN.offsets[id], Self::DIMS[id])
+                    $crate::__rt::view(arena, Self::PLAN.offsets[id], Self::DIMS[id])
                 }
 
                 /// Tensor `id` in `arena`, writable: to run one layer on chosen
                 /// inputs with [`Self::forward_layer`] (checks, debugging).
                 pub fn tensor_mut(arena: &mut [f32], id: usize) -> Result<$crate::Blocked<&mut [f32]>, $crate::Error> {
-                    $crate::model::check_arena(arena.len(), Self::ARENA)?;
+                    $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
                     if id >= T {
                         return Err($crate::Error::ShapeMismatch { what: "tensor id below", expected: T, actual: id });
                     }
                     let (d, off) = (Self::DIMS[id], Self::PLAN.offsets[id]);
-                    $crate::Blocked::assume_padded(d.c, d.h, d.w, &mut arena[off..off + d.len()])
+                    $crate::__rt::assume_padded(d.c, d.h, d.w, &mut arena[off..off + d.len()])
                 }
 
                 /// `f32`s of packed weights and biases, all layers.
@@ -901,12 +912,12 @@ macro_rules! model {
 
                 /// Runs layer `i` of [`Self::LAYERS`] on the arena.
                 pub fn forward_layer(&self, i: usize, arena: &mut [f32]) -> Result<(), $crate::Error> {
-                    $crate::model::check_arena(arena.len(), Self::ARENA)?;
+                    $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
                     let mut k = 0;
                     $(
                         if k == i {
                             let st = Self::LAYERS[k].step;
-                            let at = |id: usize| if id == $crate::model::NONE {
+                            let at = |id: usize| if id == $crate::__rt::NONE {
                                 (Self::PLAN.offsets[st.x], Self::DIMS[st.x])
                             } else {
                                 (Self::PLAN.offsets[id], Self::DIMS[id])
@@ -914,7 +925,7 @@ macro_rules! model {
                             // In place, the residual already is in `y`.
                             let skip = if Self::IN_PLACE[k] { st.x } else { st.skip };
                             let ([x, _skip], mut y) =
-                                $crate::model::step_views(arena, [at(st.x), at(skip)], at(st.y))?;
+                                $crate::__rt::step_views(arena, [at(st.x), at(skip)], at(st.y))?;
                             return $crate::model!(@call self.$field, Self::IN_PLACE[k], x, _skip, y $(, $skip)?);
                         }
                         k += 1;
@@ -944,7 +955,7 @@ macro_rules! model {
                 const OUTPUT: usize = Self::OUTPUT;
                 const MACS: usize = Self::MACS;
 
-                $crate::__if_alloc! {
+                $crate::__rt::if_alloc! {
                     fn load<W: $crate::load::WeightSource + ?Sized>(
                         source: &W,
                         arch: $crate::Arch,

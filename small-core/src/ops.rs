@@ -10,7 +10,7 @@ fn check_same<A: AsRef<[f32]>, B: AsRef<[f32]>>(
 ) -> Result<(), Error> {
     check_dim("channels", a.c(), b.c())?;
     check_dim("height", a.h(), b.h())?;
-    Ok(check_dim("width", a.w(), b.w())?)
+    check_dim("width", a.w(), b.w())
 }
 
 /// Element-wise `out = act(a + b)` (residual connections). Prefer a layer

@@ -6,6 +6,9 @@
 
 pub use crate::__if_alloc as if_alloc;
 pub use crate::layer::skip_mismatch;
+pub use crate::model::{
+    NONE, Step, check_arena, check_layer, dims, in_place, macs, plan, step_views, view,
+};
 pub use crate::nest::{Kernel, Problem, Tile, execute, run};
 pub use crate::weights::Weights;
 #[cfg(feature = "alloc")]
@@ -14,7 +17,7 @@ pub use small_ir::error::{check_dim, check_len};
 pub use small_ir::geometry::packed_len;
 
 pub use crate::pack::pack;
-use crate::{Arch, Blocking, Error, LayerSpec};
+use crate::{Arch, Blocked, Blocking, Error, LayerSpec};
 
 /// The blocking of `arch` in a layer's list, if the layer was generated for
 /// it and the CPU can run it.
@@ -103,4 +106,15 @@ pub fn pack_static(
 ) -> Result<Weights, Error> {
     pack(spec, b.tc, weights, bias, storage)?;
     Ok(Weights::Static(storage))
+}
+
+/// A tensor over an arena slice that generated layers write whole: only
+/// its length is checked (see `Blocked::assume_padded`).
+pub fn assume_padded<B: AsRef<[f32]>>(
+    c: usize,
+    h: usize,
+    w: usize,
+    data: B,
+) -> Result<Blocked<B>, Error> {
+    Blocked::assume_padded(c, h, w, data)
 }

@@ -17,7 +17,7 @@ pub fn activation(data: &mut [f32], act: Activation) {
 /// whole number of pixels of `c` channels. On failure `expected` is the
 /// largest such length not above `len`.
 fn check_pixels(what: &'static str, c: usize, len: usize) -> Result<(), Error> {
-    Ok(check_len(what, len - len % c, len)?)
+    check_len(what, len - len % c, len)
 }
 
 /// Batch normalisation (inference) in place on NHWC data of `c`
