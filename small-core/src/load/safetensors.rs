@@ -213,18 +213,9 @@ mod tests {
 
     fn spec(fh: usize, fw: usize, fc: usize, k: usize, g: usize) -> LayerSpec {
         LayerSpec {
-            fh,
-            fw,
-            fc,
-            k,
-            g,
-            sh: 1,
-            sw: 1,
             padding: Padding::Same,
-            reduction: Reduction::Fma,
             activation: Activation::Relu,
-            residual: false,
-            dtype: crate::Dtype::F32,
+            ..LayerSpec::new(fh, fw, fc, k, g)
         }
     }
 
