@@ -284,7 +284,7 @@ macro_rules! layer_case {
             .has_weights()
             .then(|| Generated::values(5, spec.out_channels(), 0.1));
         let layer = <$ty>::from_weights(arch, &weights, bias.as_deref())?;
-        let mut y = layer.alloc_output(&x)?;
+        let y = layer.alloc_output(&x)?;
         // The kernels read and write whole 64-byte lines when the buffers
         // start on one; wherever the allocator puts a Vec, the case runs on
         // such a copy, so its time does not depend on allocation order.

@@ -12,7 +12,7 @@ use small_ir::geometry::{packed_at, tap_len};
 use crate::{CB, Error, KernelKind, LayerSpec, check_len};
 
 /// Packs TFLite-order `weights` (see [`LayerSpec::weights_len`]) and an
-/// optional bias into `out`, which must hold [`packed_len`] elements.
+/// optional bias into `out`, which must hold [`packed_len`](crate::ir::geometry::packed_len) elements.
 pub fn pack(
     spec: &LayerSpec,
     tc: usize,

@@ -498,7 +498,7 @@ pub fn threads() -> usize {
 /// `p_max` from the call's independent units and
 /// [`MIN_PART_MACS`](crate::nest::MIN_PART_MACS). A call too small for two
 /// parts, or one while the pool runs solo, runs on this thread.
-pub fn execute(p: &crate::nest::Problem, f: &(dyn Fn(usize, usize) + Sync)) {
+pub(crate) fn execute(p: &crate::nest::Problem, f: &(dyn Fn(usize, usize) + Sync)) {
     // A call too small for two parts runs here without asking the pool.
     let most = p.macs() / crate::nest::MIN_PART_MACS;
     if most < 2 {
@@ -746,12 +746,16 @@ mod tests {
     #[test]
     fn a_failed_spawn_keeps_the_threads_it_got() {
         let exe = std::env::current_exe().unwrap();
-        // 256 MiB of address space: the test binary fits, 255 worker
-        // stacks of 2 MiB do not.
+        // 1 GiB of address space: the test binary fits, 255 worker stacks
+        // of 64 MiB do not. What a failed spawn leaves is less than one
+        // stack; with 2 MiB stacks it was sometimes too little for the
+        // next small allocation (an abort, not the error under test), with
+        // 64 MiB it almost never is.
         let out = std::process::Command::new("sh")
             .arg("-c")
-            .arg("ulimit -v 262144 && exec \"$0\" --exact threads::tests::spawn_under_a_memory_limit --ignored --nocapture --test-threads 1")
+            .arg("ulimit -v 1048576 && exec \"$0\" --exact threads::tests::spawn_under_a_memory_limit --ignored --nocapture --test-threads 1")
             .arg(&exe)
+            .env("RUST_MIN_STACK", "67108864")
             .output()
             .unwrap();
         let stdout = std::string::String::from_utf8_lossy(&out.stdout);

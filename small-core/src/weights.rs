@@ -4,7 +4,7 @@
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-/// Packed weights and bias of a generated layer (see [`crate::pack`]).
+/// Packed weights and bias of a generated layer (laid out as [`crate::ir::geometry`] describes).
 #[derive(Debug, Clone)]
 pub enum Weights {
     /// The layer has no weights (max pool, ReLU).

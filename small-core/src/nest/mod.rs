@@ -130,7 +130,7 @@ pub unsafe trait Kernel {
 
 /// Runs `f(part, parts)` for the parts of a layer call: on the pool's
 /// threads with `std` (`threads::execute`: `parts = min(threads, p_max)`,
-/// `p_max` from the independent units and [`MIN_PART_MACS`]), else on
+/// `p_max` from the independent units and `MIN_PART_MACS`), else on
 /// this thread.
 #[inline]
 pub fn execute(p: &Problem, f: &(dyn Fn(usize, usize) + Sync)) {
