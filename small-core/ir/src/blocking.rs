@@ -76,27 +76,6 @@ pub struct Blocking<A = &'static str> {
     pub rate: f64,
 }
 
-impl<A> Blocking<A> {
-    /// The same blocking, named by another arch id.
-    pub fn with_arch<B>(self, arch: B) -> Blocking<B> {
-        Blocking {
-            arch,
-            kind: self.kind,
-            columns: self.columns,
-            o_wb: self.o_wb,
-            g_b: self.g_b,
-            k_b: self.k_b,
-            f_cb: self.f_cb,
-            tc: self.tc,
-            vectors: self.vectors,
-            accumulators: self.accumulators,
-            registers: self.registers,
-            ops_per_load: self.ops_per_load,
-            rate: self.rate,
-        }
-    }
-}
-
 /// One tile the model considers.
 #[derive(Debug, Clone, Copy)]
 struct Candidate {

@@ -59,28 +59,12 @@ pub enum Dtype {
 }
 
 impl Dtype {
-    /// Every element type, in the order `#[layer(dtype = ..)]` lists them.
-    pub const ALL: [Dtype; 2] = [Dtype::F32, Dtype::I8];
-
     /// The name `#[layer(dtype = ..)]` takes: `"f32"`, `"i8"`.
     pub const fn name(self) -> &'static str {
         match self {
             Dtype::F32 => "f32",
             Dtype::I8 => "i8",
         }
-    }
-
-    /// Bytes of one element.
-    pub const fn size(self) -> usize {
-        match self {
-            Dtype::F32 => 4,
-            Dtype::I8 => 1,
-        }
-    }
-
-    /// Bytes of one accumulator (and of one bias value).
-    pub const fn acc_size(self) -> usize {
-        4
     }
 }
 

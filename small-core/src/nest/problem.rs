@@ -96,7 +96,7 @@ impl<'a> Problem<'a> {
         // problem with full tiles instead of a partial one per row.
         // Without weights (ReLU) every block is alike, and the blocks'
         // planes are contiguous too: one row of one block holds them all.
-        let pointwise = spec.fh == 1 && spec.fw == 1 && spec.sh == 1 && spec.sw == 1;
+        let pointwise = spec.pointwise();
         let elementwise =
             pointwise && spec.kind() == KernelKind::Channelwise && !spec.has_weights();
         let (ih, iw, oh, ow) = if elementwise {

@@ -17,8 +17,6 @@ pub struct Shape {
     pub lanes: usize,
     pub nv: usize,
     pub o_wb: usize,
-    pub fw: usize,
-    pub sw: usize,
     /// Lanes of a partial last input block (broadcast kernels), 0 if none.
     pub tail: usize,
     /// The layer has fewer input channels than one block: no full blocks.
@@ -27,9 +25,6 @@ pub struct Shape {
     /// Broadcast kernels: stream each input column once per filter row and
     /// lane through every tap that reads it (see [`columns_compute`]).
     pub columns: bool,
-    pub reduction: Reduction,
-    pub activation: Activation,
-    pub residual: bool,
 }
 
 impl Shape {
@@ -41,8 +36,6 @@ impl Shape {
             lanes,
             nv: b.vectors,
             o_wb: b.o_wb,
-            fw: spec.fw,
-            sw: spec.sw,
             tail: if channelwise {
                 0
             } else {
@@ -51,9 +44,6 @@ impl Shape {
             only_tail: !channelwise && spec.in_channels() < CB,
             channelwise,
             columns: b.columns,
-            reduction: spec.reduction,
-            activation: spec.activation,
-            residual: spec.residual,
         }
     }
     fn tc(&self) -> usize {
@@ -61,7 +51,7 @@ impl Shape {
     }
     /// Window columns one tile reads.
     fn span(&self) -> usize {
-        (self.o_wb - 1) * self.sw + self.fw
+        (self.o_wb - 1) * self.spec.sw + self.spec.fw
     }
 }
 
@@ -108,12 +98,12 @@ pub enum Mode {
 /// with a narrow kernel beside ran 5-8 % slower on depthwise 48x48x16
 /// (Zen 4, same run), where no tile is narrow.
 pub fn has_narrow(s: &Shape) -> bool {
-    let fma = s.reduction == Reduction::Fma;
+    let fma = s.spec.reduction == Reduction::Fma;
     s.o_wb > 1
         && if s.channelwise {
-            !fma && s.fw > 1
+            !fma && s.spec.fw > 1
         } else {
-            fma && s.fw == 1
+            fma && s.spec.fw == 1
         }
 }
 
@@ -145,7 +135,7 @@ fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
     let mut init = Vec::new();
     for v in 0..s.nv {
         let b = format_ident!("b{}", v);
-        init.push(match s.reduction {
+        init.push(match s.spec.reduction {
             Reduction::Fma => {
                 let p = at(&format_ident!("bias"), v * s.lanes);
                 quote!(let #b = A::load(#p);)
@@ -187,7 +177,7 @@ fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
         .flat_map(|ll| {
             (0..s.nv).map(move |v| {
                 let (c, b) = (acc(ll, v), format_ident!("b{}", v));
-                if mode == Mode::Narrow && ll > 0 && s.reduction == Reduction::Fma {
+                if mode == Mode::Narrow && ll > 0 && s.spec.reduction == Reduction::Fma {
                     quote!(let mut #c = A::zero();)
                 } else {
                     quote!(let mut #c = #b;)
@@ -195,7 +185,7 @@ fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
             })
         })
         .collect();
-    let bias = match s.reduction {
+    let bias = match s.spec.reduction {
         Reduction::Fma => quote!(let bias = t.bias;),
         Reduction::Max | Reduction::Avg => quote!(),
     };
@@ -205,7 +195,7 @@ fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
 /// True if the kernel can run one chunk of a split reduction
 /// (`Tile::partial_in` / `partial_out`): broadcast FMA kernels.
 fn chunked(s: &Shape, mode: Mode) -> bool {
-    !s.channelwise && s.reduction == Reduction::Fma && mode != Mode::Narrow
+    !s.channelwise && s.spec.reduction == Reduction::Fma && mode != Mode::Narrow
 }
 
 /// Address of accumulator `(ll, v)`'s place in the tensor at `base`: its
@@ -272,14 +262,14 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
                     steps.push(quote!(let #w = A::load(#p);));
                 }
                 for ll in 0..s.o_wb {
-                    let p = at(&format_ident!("row"), ll * s.sw * CB + ii);
+                    let p = at(&format_ident!("row"), ll * s.spec.sw * CB + ii);
                     let fmas = (0..s.nv).map(|v| {
                         let (c, w) = (acc(ll, v), format_ident!("w{}", v));
                         quote!(#c = A::fma(#c, i, #w);)
                     });
                     let step = quote! { let i = A::broadcast(#p); #(#fmas)* };
                     steps.push(if guarded {
-                        tap_guard(ll, ll * s.sw, step)
+                        tap_guard(ll, ll * s.spec.sw, step)
                     } else {
                         step
                     });
@@ -287,14 +277,14 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
             }
             quote!(#(#steps)*)
         };
-        let (wtap, fw) = (lit(wtap_len(s)), lit(s.fw));
+        let (wtap, fw) = (lit(wtap_len(s)), lit(s.spec.fw));
         // In an edge tile most taps are still valid for every column (all
         // but one of a 3x3 filter's at a SAME border): those run the
         // unguarded steps, and only the others test each column. (Columns
         // past `t.w` then sum in-bounds inputs that are never stored.)
         let taps = if mode == Mode::Edge {
             let (fast, slow) = (steps(false), steps(true));
-            let last = lit((s.o_wb - 1) * s.sw);
+            let last = lit((s.o_wb - 1) * s.spec.sw);
             quote! {
                 if t.lo <= y && #last + y < t.hi { #fast } else { #slow }
             }
@@ -327,7 +317,7 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
     let block = |lanes: usize| {
         let mut steps = Vec::new();
         for ii in 0..lanes {
-            for y in 0..s.fw {
+            for y in 0..s.spec.fw {
                 for v in 0..s.nv {
                     let (w, p) = (
                         format_ident!("w{}_{}", y, v),
@@ -372,8 +362,8 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
 fn column_taps(s: &Shape, col: usize) -> Vec<(usize, usize)> {
     (0..s.o_wb)
         .filter_map(|ll| {
-            col.checked_sub(ll * s.sw)
-                .filter(|y| *y < s.fw)
+            col.checked_sub(ll * s.spec.sw)
+                .filter(|y| *y < s.spec.fw)
                 .map(|y| (ll, y))
         })
         .collect()
@@ -445,8 +435,8 @@ fn tap_guard(ll: usize, base: usize, body: TokenStream) -> TokenStream {
 /// it to every output column whose window contains it.
 fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
     let mut weights = Vec::new();
-    if s.reduction == Reduction::Fma {
-        for y in 0..s.fw {
+    if s.spec.reduction == Reduction::Fma {
+        for y in 0..s.spec.fw {
             for v in 0..s.nv {
                 let (w, p) = (
                     format_ident!("w{}_{}", y, v),
@@ -485,7 +475,7 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
 /// row's input (`row`) and, for FMA, its weights (`wr`) in scope of `body`.
 fn channelwise_rows(s: &Shape, body: TokenStream) -> TokenStream {
     let wrow = lit(geometry::row_len(&s.spec, s.tc()));
-    let wr = if s.reduction == Reduction::Fma {
+    let wr = if s.spec.reduction == Reduction::Fma {
         quote!(let wr = t.wts.wrapping_add(x * #wrow);)
     } else {
         quote!()
@@ -501,7 +491,7 @@ fn channelwise_rows(s: &Shape, body: TokenStream) -> TokenStream {
 
 /// `c = c (+) i` for the layer's reduction; `w` is the weight operand (FMA).
 fn reduce_step(s: &Shape, c: &Ident, w: TokenStream) -> TokenStream {
-    match s.reduction {
+    match s.spec.reduction {
         Reduction::Fma => quote!(#c = A::fma(#c, i, #w);),
         Reduction::Max => quote!(#c = A::max(#c, i);),
         Reduction::Avg => quote!(#c = A::add(#c, i);),
@@ -512,7 +502,7 @@ fn reduce_step(s: &Shape, c: &Ident, w: TokenStream) -> TokenStream {
 /// filter's columns if fewer (channelwise).
 fn narrow_columns(s: &Shape) -> usize {
     if s.channelwise {
-        s.o_wb.min(s.fw)
+        s.o_wb.min(s.spec.fw)
     } else {
         s.o_wb
     }
@@ -524,7 +514,7 @@ fn narrow_columns(s: &Shape) -> usize {
 /// on the right) is skipped.
 fn channelwise_narrow_compute(s: &Shape) -> TokenStream {
     let (row, wr) = (format_ident!("row"), format_ident!("wr"));
-    let steps = (0..s.fw).map(|y| {
+    let steps = (0..s.spec.fw).map(|y| {
         let group = (0..s.nv).map(|v| {
             let p = at(&row, y * CB + v * s.lanes);
             let w = at(&wr, w_at(s, y, 0, v));
@@ -552,7 +542,7 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
         for ll in 1..narrow_columns(s) {
             for v in 0..s.nv {
                 let (c0, c) = (acc(0, v), acc(ll, v));
-                out.push(match s.reduction {
+                out.push(match s.spec.reduction {
                     Reduction::Max => quote!(#c0 = A::max(#c0, #c);),
                     Reduction::Fma | Reduction::Avg => quote!(#c0 = A::add(#c0, #c);),
                 });
@@ -560,31 +550,31 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
         }
     }
     let columns = if mode == Mode::Narrow { 1 } else { s.o_wb };
-    if s.reduction == Reduction::Avg {
+    if s.spec.reduction == Reduction::Avg {
         out.push(quote!(let rows = (t.x1 - t.x0) as f32;));
     }
-    match s.activation {
+    match s.spec.activation {
         Activation::None => {}
         Activation::Relu => out.push(quote!(let zero = A::zero();)),
         Activation::Relu6 => out.push(quote!(let zero = A::zero(); let six = A::splat(6.0);)),
     }
     for ll in 0..columns {
         let mut col = Vec::new();
-        if s.reduction == Reduction::Avg {
+        if s.spec.reduction == Reduction::Avg {
             // A narrow tile's window may end past the input (`hi`).
             col.push(avg_scale(s, ll, mode != Mode::Full));
         }
         for v in 0..s.nv {
             let c = acc(ll, v);
-            if s.reduction == Reduction::Avg {
+            if s.spec.reduction == Reduction::Avg {
                 col.push(quote!(#c = A::mul(#c, scale);));
             }
             let at_of = |base: &str| out_at(s, base, ll, v);
-            if s.residual {
+            if s.spec.residual {
                 let r = at_of("res");
                 col.push(quote!(#c = A::add(#c, A::load(#r));));
             }
-            match s.activation {
+            match s.spec.activation {
                 Activation::None => {}
                 Activation::Relu => col.push(quote!(#c = A::max(#c, zero);)),
                 Activation::Relu6 => col.push(quote!(#c = A::min(A::max(#c, zero), six);)),
@@ -599,7 +589,7 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
             col
         });
     }
-    let res = if s.residual {
+    let res = if s.spec.residual {
         quote!(let res = t.res;)
     } else {
         quote!()
@@ -645,11 +635,11 @@ fn store_value(s: &Shape, p: TokenStream, c: &Ident) -> TokenStream {
 /// `let scale = 1 / (valid taps of output column ll)`: TensorFlow's
 /// average pool counts only the positions inside the input.
 fn avg_scale(s: &Shape, ll: usize, guarded: bool) -> TokenStream {
-    let fw = lit(s.fw);
+    let fw = lit(s.spec.fw);
     if !guarded {
         return quote!(let scale = A::splat(1.0 / (rows * #fw as f32)););
     }
-    let (first, end) = (lit(ll * s.sw), lit(ll * s.sw + s.fw));
+    let (first, end) = (lit(ll * s.spec.sw), lit(ll * s.spec.sw + s.spec.fw));
     quote! {
         let cols = t.hi.min(#end).saturating_sub(t.lo.max(#first)) as f32;
         let scale = A::splat(1.0 / (rows * cols));
