@@ -5,6 +5,7 @@
 //! Shared by the bench binary (`main.rs`) and the criterion benches
 //! (`criterion.rs`).
 
+use small_core::Filter;
 use small_core::load::Generated;
 use small_core::model::Dims;
 use small_core::{Arch, Blocked, Blocking, Error, layer};
@@ -283,7 +284,7 @@ macro_rules! layer_case {
         let bias = spec
             .has_weights()
             .then(|| Generated::values(5, spec.out_channels(), 0.1));
-        let layer = <$ty>::from_weights(arch, &weights, bias.as_deref())?;
+        let layer = <$ty>::from_weights(arch, Filter::ohwi(&weights), bias.as_deref())?;
         let y = layer.alloc_output(&x)?;
         // The kernels read and write whole 64-byte lines when the buffers
         // start on one; wherever the allocator puts a Vec, the case runs on

@@ -15,10 +15,10 @@
 //! the same input, so a failure names the layer.
 
 use crate::models::Head;
-use small_core::Activation;
 use small_core::load::{LayerRef, LoadError, WeightSource};
 use small_core::model::{Dims, LayerInfo, NONE};
 use small_core::reference::{self, Shape};
+use small_core::{Activation, Filter};
 
 fn shape(d: Dims) -> Shape {
     Shape::new(d.h, d.w, d.c)
@@ -67,19 +67,26 @@ pub fn bounds(
         // magnitudes for the bounds.
         let w = signed(source, l)?;
         let (signed_w, signed_b) = match &w {
-            Some(w) => (&w.weights[..], w.bias.as_deref()),
-            None => (&[][..], None),
+            Some(w) => (w.filter(), w.bias.as_deref()),
+            None => (Filter::none(), None),
         };
         let abs = |v: &[f32]| v.iter().map(|x| x.abs()).collect::<Vec<f32>>();
-        let (wts, bias) = (abs(signed_w), signed_b.map(abs));
-        let (wts, bias) = (&wts[..], bias.as_deref());
+        let (abs_w, bias) = (abs(signed_w.values), signed_b.map(abs));
+        let (wts, bias) = (
+            Filter {
+                values: &abs_w,
+                ..signed_w
+            },
+            bias.as_deref(),
+        );
         let (x, ex) = (&values[l.step.x], &e[l.step.x]);
         let s = shape(dims[l.step.x]);
         // The input's difference through |W| (or W² on squares); no bias:
         // it is exact on both sides.
         let (mut out, _) = if quadrature {
-            let w2: Vec<f32> = wts.iter().map(|w| w * w).collect();
-            let (mut o, sh) = reference::layer(&lin, ex, s, &w2, None, None)?;
+            let w2: Vec<f32> = wts.values.iter().map(|w| w * w).collect();
+            let w2 = Filter { values: &w2, ..wts };
+            let (mut o, sh) = reference::layer(&lin, ex, s, w2, None, None)?;
             if l.spec.reduction == small_core::Reduction::Avg
                 && l.spec.padding == small_core::Padding::Valid
             {
@@ -168,8 +175,8 @@ pub fn layer_bounds(
 ) -> Result<Vec<f32>, LoadError> {
     let w = signed(source, l)?;
     let (wts, bias) = match &w {
-        Some(w) => (&w.weights[..], w.bias.as_deref()),
-        None => (&[][..], None),
+        Some(w) => (w.filter(), w.bias.as_deref()),
+        None => (Filter::none(), None),
     };
     let skip = (l.step.skip != NONE).then(|| values[l.step.skip].as_slice());
     Ok(reference::tolerances(

@@ -8,6 +8,7 @@
 //! length (`small_tests::tolerances`), so an error names the stage; the
 //! end-to-end class must also match the reference chain's.
 
+use small_core::Filter;
 use small_core::reference::{self, Shape};
 use small_core::{Activation, Arch, Blocked, Error, LayerSpec, layer, ops};
 use small_tests::{Rng, first_mismatch, reference_forward, tolerances};
@@ -40,6 +41,7 @@ fn stage(
     let shape = Shape::new(input.h(), input.w(), input.c());
     let x = input.to_nhwc();
     let skip = skip.map(|s| s.to_nhwc());
+    let w = Filter::ohwi(w);
     let (want, _) = reference_forward(spec, &x, shape, w, b, skip.as_deref()).unwrap();
     let tol = tolerances(spec, &x, shape, w, b, skip.as_deref());
     if let Some((i, g, r, t)) = first_mismatch(&got.to_nhwc(), &want, &tol) {
@@ -59,12 +61,12 @@ fn chain_matches_the_reference_layer_by_layer() -> Result<(), Error> {
     let wf = (rng.vec(Fc::WEIGHTS_LEN), rng.vec(10));
     for arch in small_core::arch::available() {
         let x = Blocked::from_nhwc(h, w, 3, &input)?;
-        let conv = Conv::with_arch(arch, &wc.0, Some(&wc.1))?;
+        let conv = Conv::with_arch(arch, Filter::ohwi(&wc.0), Some(&wc.1))?;
         let mut a = conv.alloc_output(&x)?;
         conv.forward(&x, &mut a)?;
         stage("conv", arch, &Conv::SPEC, &x, &wc.0, Some(&wc.1), None, &a);
 
-        let dw = Depthwise::with_arch(arch, &wd.0, Some(&wd.1))?;
+        let dw = Depthwise::with_arch(arch, Filter::ohwi(&wd.0), Some(&wd.1))?;
         let mut b = dw.alloc_output(&a)?;
         dw.forward(&a, &mut b)?;
         stage(
@@ -78,7 +80,7 @@ fn chain_matches_the_reference_layer_by_layer() -> Result<(), Error> {
             &b,
         );
 
-        let pw = Pointwise::with_arch(arch, &wp.0, Some(&wp.1))?;
+        let pw = Pointwise::with_arch(arch, Filter::ohwi(&wp.0), Some(&wp.1))?;
         let mut c = pw.alloc_output(&b)?;
         pw.forward(&b, &mut c)?;
         stage(
@@ -97,7 +99,7 @@ fn chain_matches_the_reference_layer_by_layer() -> Result<(), Error> {
         pool.forward(&c, &mut d)?;
         stage("max pool", arch, &Pool::SPEC, &c, &[], None, None, &d);
 
-        let res = Residual::with_arch(arch, &wr.0, Some(&wr.1))?;
+        let res = Residual::with_arch(arch, Filter::ohwi(&wr.0), Some(&wr.1))?;
         let mut e = res.alloc_output(&d)?;
         res.forward_add(&d, &d, &mut e)?;
         stage(
@@ -128,7 +130,7 @@ fn chain_matches_the_reference_layer_by_layer() -> Result<(), Error> {
         );
 
         let v = Blocked::from_nhwc(1, 1, 24, &pooled)?;
-        let fc = Fc::with_arch(arch, &wf.0, Some(&wf.1))?;
+        let fc = Fc::with_arch(arch, Filter::ohwi(&wf.0), Some(&wf.1))?;
         let mut logits = fc.alloc_output(&v)?;
         fc.forward(&v, &mut logits)?;
         stage("fc", arch, &Fc::SPEC, &v, &wf.0, Some(&wf.1), None, &logits);
@@ -153,12 +155,12 @@ type Params<'a> = &'a (Vec<f32>, Vec<f32>);
 
 fn reference_chain(input: &[f32], h: usize, w: usize, p: [Params; 5]) -> Result<Vec<f32>, Error> {
     let run = |spec: &LayerSpec, x: &[f32], s: Shape, p: Params, skip: Option<&[f32]>| {
-        reference_forward(spec, x, s, &p.0, Some(&p.1), skip)
+        reference_forward(spec, x, s, Filter::ohwi(&p.0), Some(&p.1), skip)
     };
     let (a, sa) = run(&Conv::SPEC, input, Shape::new(h, w, 3), p[0], None)?;
     let (b, sb) = run(&Depthwise::SPEC, &a, sa, p[1], None)?;
     let (c, sc) = run(&Pointwise::SPEC, &b, sb, p[2], None)?;
-    let (d, sd) = reference_forward(&Pool::SPEC, &c, sc, &[], None, None)?;
+    let (d, sd) = reference_forward(&Pool::SPEC, &c, sc, Filter::none(), None, None)?;
     let (e, se) = run(&Residual::SPEC, &d, sd, p[3], Some(&d))?;
     let mut f = vec![0.0; e.len()];
     reference::add(&e, &d, &mut f)?;

@@ -7,13 +7,13 @@
 //! reduction length (`small_tests::tolerances`); max layers exactly.
 
 use small_core::reference::Shape;
-use small_core::{Arch, Blocked, Error, LayerSpec, layer};
+use small_core::{Arch, Blocked, Error, Filter, LayerSpec, Order, layer};
 use small_tests::{Rng, first_mismatch, reference_forward, tolerances};
 
 /// Builds the layer on an arch and runs it: (arch, weights, bias, input, residual).
 type Run<'a> = &'a dyn Fn(
     Arch,
-    &[f32],
+    Filter<'_>,
     Option<&[f32]>,
     &Blocked<Vec<f32>>,
     Option<&Blocked<Vec<f32>>>,
@@ -39,6 +39,16 @@ fn check(name: &str, spec: &LayerSpec, max_owb: usize, cases: usize, run: Run) {
         let shape = Shape::new(h, w, spec.in_channels());
         let input = rng.vec(shape.len());
         let weights = rng.vec(spec.weights_len());
+        // Layers with one input channel per group take either of TFLite's
+        // orders (the reference reorders on its own): alternate them.
+        let order = match (spec.fc, case % 2) {
+            (1, 1) => Order::Depthwise,
+            _ => Order::Ohwi,
+        };
+        let filter = Filter {
+            order,
+            values: &weights,
+        };
         let bias = (spec.has_weights() && case % 2 == 0).then(|| rng.vec(spec.out_channels()));
         let x = Blocked::from_nhwc(h, w, shape.c, &input).unwrap();
         // Residual layers add a random tensor of the output's shape.
@@ -51,11 +61,11 @@ fn check(name: &str, spec: &LayerSpec, max_owb: usize, cases: usize, run: Run) {
             (v, b)
         });
         let skip_nhwc = skip.as_ref().map(|s| s.0.as_slice());
-        let want = reference_forward(spec, &input, shape, &weights, bias.as_deref(), skip_nhwc);
+        let want = reference_forward(spec, &input, shape, filter, bias.as_deref(), skip_nhwc);
         for (arch, count) in counts.iter_mut() {
             let got = run(
                 *arch,
-                &weights,
+                filter,
                 bias.as_deref(),
                 &x,
                 skip.as_ref().map(|s| &s.1),
@@ -69,7 +79,7 @@ fn check(name: &str, spec: &LayerSpec, max_owb: usize, cases: usize, run: Run) {
                         (y.h(), y.w(), y.c()),
                         (out_shape.h, out_shape.w, out_shape.c)
                     );
-                    let tol = tolerances(spec, &input, shape, &weights, bias.as_deref(), skip_nhwc);
+                    let tol = tolerances(spec, &input, shape, filter, bias.as_deref(), skip_nhwc);
                     if let Some((i, g, r, t)) = first_mismatch(&y.to_nhwc(), want, &tol) {
                         panic!(
                             "{name} on {arch:?}, input {h}x{w}: element {i} is {g}, reference {r}, tolerance {t}"
@@ -346,7 +356,12 @@ fma_case!(depthwise_2x7_stride_1x7_same_19_relu, Depthwise2x7, 40);
 
 #[test]
 fn shape_errors_name_expected_and_actual() {
-    let conv = Conv3x3::with_arch(Arch::Reference, &vec![0.0; Conv3x3::WEIGHTS_LEN], None).unwrap();
+    let conv = Conv3x3::with_arch(
+        Arch::Reference,
+        Filter::ohwi(&vec![0.0; Conv3x3::WEIGHTS_LEN]),
+        None,
+    )
+    .unwrap();
     let x = Blocked::zeros(15, 4, 4).unwrap();
     assert_eq!(
         conv.alloc_output(&x).unwrap_err(),
@@ -376,7 +391,7 @@ fn shape_errors_name_expected_and_actual() {
         }
     );
     assert_eq!(
-        Conv3x3::with_arch(Arch::Reference, &[0.0; 5], None).unwrap_err(),
+        Conv3x3::with_arch(Arch::Reference, Filter::ohwi(&[0.0; 5]), None).unwrap_err(),
         Error::BufferLength {
             what: "weights",
             expected: 3 * 3 * 16 * 32,
@@ -386,7 +401,7 @@ fn shape_errors_name_expected_and_actual() {
     assert_eq!(
         Conv3x3::with_arch(
             Arch::Reference,
-            &vec![0.0; Conv3x3::WEIGHTS_LEN],
+            Filter::ohwi(&vec![0.0; Conv3x3::WEIGHTS_LEN]),
             Some(&[0.0; 3])
         )
         .unwrap_err(),
@@ -396,8 +411,12 @@ fn shape_errors_name_expected_and_actual() {
             actual: 3
         }
     );
-    let add = ConvAddRelu::with_arch(Arch::Reference, &vec![0.0; ConvAddRelu::WEIGHTS_LEN], None)
-        .unwrap();
+    let add = ConvAddRelu::with_arch(
+        Arch::Reference,
+        Filter::ohwi(&vec![0.0; ConvAddRelu::WEIGHTS_LEN]),
+        None,
+    )
+    .unwrap();
     let (x, mut y) = (
         Blocked::zeros(16, 4, 4).unwrap(),
         Blocked::zeros(16, 4, 4).unwrap(),
@@ -440,7 +459,7 @@ fn batch_norm_as_a_1x1_depthwise_layer_matches_the_reference() {
     small_core::reference::batch_norm(&mut want, c, &mean, &var, &gamma, &beta, 1e-3).unwrap();
     let x = Blocked::from_nhwc(h, w, c, &input).unwrap();
     for arch in small_core::arch::available() {
-        let bn = Scale::with_arch(arch, &scale, Some(&shift)).unwrap();
+        let bn = Scale::with_arch(arch, Filter::ohwi(&scale), Some(&shift)).unwrap();
         let mut y = bn.alloc_output(&x).unwrap();
         bn.forward(&x, &mut y).unwrap();
         // scale * x + shift vs gamma * (x - mean) / sqrt(var + eps) + beta: a few
@@ -473,21 +492,21 @@ fn fused_epilogues_equal_the_unfused_sequence() {
         let x = Blocked::from_nhwc(h, wd, 16, &rng.vec(h * wd * 16)).unwrap();
         let skip = Blocked::from_nhwc(h, wd, 16, &rng.vec(h * wd * 16)).unwrap();
         for arch in small_core::arch::available() {
-            let plain = ConvPlain::with_arch(arch, &w, Some(&b)).unwrap();
+            let plain = ConvPlain::with_arch(arch, Filter::ohwi(&w), Some(&b)).unwrap();
             let mut conv = plain.alloc_output(&x).unwrap();
             plain.forward(&x, &mut conv).unwrap();
             // conv -> ReLU6 layer vs conv with a fused ReLU6.
             let relu6 = Relu6Layer16::with_arch(arch).unwrap();
             let mut unfused = relu6.alloc_output(&conv).unwrap();
             relu6.forward(&conv, &mut unfused).unwrap();
-            let fused = ConvRelu6::with_arch(arch, &w, Some(&b)).unwrap();
+            let fused = ConvRelu6::with_arch(arch, Filter::ohwi(&w), Some(&b)).unwrap();
             let mut y = fused.alloc_output(&x).unwrap();
             fused.forward(&x, &mut y).unwrap();
             assert_eq!(y.as_slice(), unfused.as_slice(), "relu6 on {arch:?}");
             // conv -> add -> ReLU vs conv with the residual and ReLU fused.
             let mut unfused = Blocked::zeros(16, h, wd).unwrap();
             small_core::ops::add(&conv, &skip, &mut unfused, small_core::Activation::Relu).unwrap();
-            let fused = ConvAddRelu::with_arch(arch, &w, Some(&b)).unwrap();
+            let fused = ConvAddRelu::with_arch(arch, Filter::ohwi(&w), Some(&b)).unwrap();
             fused.forward_add(&x, &skip, &mut y).unwrap();
             assert_eq!(y.as_slice(), unfused.as_slice(), "residual on {arch:?}");
         }

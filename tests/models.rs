@@ -277,9 +277,9 @@ fn golden<N: Network>() {
             } else {
                 None
             };
-            let (wts, bias) = w
-                .as_ref()
-                .map_or((&[][..], None), |w| (&w.weights[..], w.bias.as_deref()));
+            let (wts, bias) = w.as_ref().map_or((small_core::Filter::none(), None), |w| {
+                (w.filter(), w.bias.as_deref())
+            });
             let d = N::DIMS[l.step.x];
             let shape = small_core::reference::Shape::new(d.h, d.w, d.c);
             let mut tol =
@@ -290,12 +290,15 @@ fn golden<N: Network>() {
                 let half_step = x.iter().fold(0.0f32, |m, v| m.max(v.abs())) / 254.0;
                 let mut lin = l.spec;
                 lin.activation = small_core::Activation::None;
-                let abs: Vec<f32> = wts.iter().map(|w| w.abs()).collect();
+                let abs: Vec<f32> = wts.values.iter().map(|w| w.abs()).collect();
                 let (q, _) = small_core::reference::layer(
                     &lin,
                     &vec![half_step; x.len()],
                     shape,
-                    &abs,
+                    small_core::Filter {
+                        values: &abs,
+                        ..wts
+                    },
                     None,
                     None,
                 )

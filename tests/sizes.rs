@@ -4,6 +4,7 @@
 //! allocation, no hang, no panic. Each test names the failure it pins.
 
 use small_core::__rt::{Problem, pack};
+use small_core::Filter;
 use small_core::ir::geometry::checked_packed_len;
 use small_core::load::{Generated, LayerRef, WeightSource};
 use small_core::model::{self, Dims};
@@ -35,7 +36,12 @@ fn too_large(what: &'static str, dims: [usize; 3]) -> Error {
 const TENSOR: &str = "blocked tensor (channels x height x width)";
 
 fn conv() -> Conv {
-    Conv::with_arch(Arch::Reference, &vec![0.01; Conv::WEIGHTS_LEN], None).unwrap()
+    Conv::with_arch(
+        Arch::Reference,
+        Filter::ohwi(&vec![0.01; Conv::WEIGHTS_LEN]),
+        None,
+    )
+    .unwrap()
 }
 
 /// Failure 1: `zeros(16, 2^60 + 1, 1)` had a wrapped length of 16, and a
@@ -247,8 +253,12 @@ fn layer_entry_points_error_or_work() {
         assert!(Conv::output_shape(h, w).is_err());
     }
     let conv = conv();
-    let res =
-        Residual::with_arch(Arch::Reference, &vec![0.5; Residual::WEIGHTS_LEN], None).unwrap();
+    let res = Residual::with_arch(
+        Arch::Reference,
+        Filter::ohwi(&vec![0.5; Residual::WEIGHTS_LEN]),
+        None,
+    )
+    .unwrap();
     for (h, w) in [(0, 0), (0, 3), (1, 1), (1, 9), (7, 1)] {
         let x = Blocked::<Vec<f32>>::zeros(16, h, w).unwrap();
         match conv.alloc_output(&x) {
@@ -342,7 +352,7 @@ fn run_time_specs_and_sizes_error_or_work() {
     for s in &huge {
         assert!(s.checked_weights_len().is_err(), "{s:?}");
         assert!(checked_packed_len(s, 16).is_err(), "{s:?}");
-        assert!(pack(s, 16, &[], None, &mut []).is_err(), "{s:?}");
+        assert!(pack(s, 16, Filter::none(), None, &mut []).is_err(), "{s:?}");
         assert!(Problem::new(s, 16, &x, &mut y, &[]).is_err(), "{s:?}");
         let e = Generated { seed: 1 }
             .layer(
@@ -366,7 +376,7 @@ fn run_time_specs_and_sizes_error_or_work() {
         k: 2,
         ..spec
     };
-    assert!(pack(&wide, 16, &[], None, &mut []).is_err());
+    assert!(pack(&wide, 16, Filter::none(), None, &mut []).is_err());
     // Zero-sized filters and strides: errors, not a division by 0.
     for s in [LayerSpec { sh: 0, ..spec }, LayerSpec { fw: 0, ..spec }] {
         assert!(s.output_dims(4, 4).is_err());

@@ -6,6 +6,7 @@
 //!
 //! One test function: the thread count is process-wide.
 
+use small_core::Filter;
 use small_core::load::Generated;
 use small_core::{Blocked, layer, threads};
 use small_examples::models::{Network, ad, dscnn, resnet8, vww};
@@ -81,7 +82,7 @@ fn every_thread_count_gives_the_same_bits() {
     let x = input(&mut rng, 16, 33, 29);
     let l = Conv::with_arch(
         arch,
-        &w(&mut rng, Conv::WEIGHTS_LEN),
+        Filter::ohwi(&w(&mut rng, Conv::WEIGHTS_LEN)),
         Some(&w(&mut rng, 32)),
     )
     .unwrap();
@@ -92,7 +93,12 @@ fn every_thread_count_gives_the_same_bits() {
     });
 
     let x = input(&mut rng, 120, 14, 13);
-    let l = ConvChunked::with_arch(arch, &w(&mut rng, ConvChunked::WEIGHTS_LEN), None).unwrap();
+    let l = ConvChunked::with_arch(
+        arch,
+        Filter::ohwi(&w(&mut rng, ConvChunked::WEIGHTS_LEN)),
+        None,
+    )
+    .unwrap();
     same_bits("conv 3x3 s2, chunked reduction", &|| {
         let mut y = l.alloc_output(&x).unwrap();
         l.forward(&x, &mut y).unwrap();
@@ -103,7 +109,7 @@ fn every_thread_count_gives_the_same_bits() {
     let skip = input(&mut rng, 32, 30, 31);
     let l = ConvAdd::with_arch(
         arch,
-        &w(&mut rng, ConvAdd::WEIGHTS_LEN),
+        Filter::ohwi(&w(&mut rng, ConvAdd::WEIGHTS_LEN)),
         Some(&w(&mut rng, 32)),
     )
     .unwrap();
@@ -122,7 +128,7 @@ fn every_thread_count_gives_the_same_bits() {
         let x = input(&mut rng, 16, h, w_);
         let l = Pointwise::with_arch(
             arch,
-            &w(&mut rng, Pointwise::WEIGHTS_LEN),
+            Filter::ohwi(&w(&mut rng, Pointwise::WEIGHTS_LEN)),
             Some(&w(&mut rng, 16)),
         )
         .unwrap();
@@ -135,7 +141,7 @@ fn every_thread_count_gives_the_same_bits() {
     let x = input(&mut rng, 640, 7, 9);
     let l = PointwiseChunked::with_arch(
         arch,
-        &w(&mut rng, PointwiseChunked::WEIGHTS_LEN),
+        Filter::ohwi(&w(&mut rng, PointwiseChunked::WEIGHTS_LEN)),
         Some(&w(&mut rng, 64)),
     )
     .unwrap();
@@ -146,7 +152,12 @@ fn every_thread_count_gives_the_same_bits() {
     });
 
     let x = input(&mut rng, 64, 61, 59);
-    let l = Depthwise::with_arch(arch, &w(&mut rng, Depthwise::WEIGHTS_LEN), None).unwrap();
+    let l = Depthwise::with_arch(
+        arch,
+        Filter::depthwise(&w(&mut rng, Depthwise::WEIGHTS_LEN)),
+        None,
+    )
+    .unwrap();
     same_bits("depthwise 3x3", &|| {
         let mut y = l.alloc_output(&x).unwrap();
         l.forward(&x, &mut y).unwrap();
@@ -170,7 +181,7 @@ fn every_thread_count_gives_the_same_bits() {
     let x = input(&mut rng, 1000, 1, 1);
     let l = Dense::with_arch(
         arch,
-        &w(&mut rng, Dense::WEIGHTS_LEN),
+        Filter::ohwi(&w(&mut rng, Dense::WEIGHTS_LEN)),
         Some(&w(&mut rng, 1024)),
     )
     .unwrap();

@@ -11,7 +11,7 @@ use crate::{Arch, Blocked, Blocking, Element, Error, LayerSpec};
 /// ([`Blocked::view`], [`Blocked::view_mut`]).
 ///
 /// ```
-/// use small_core::{Arch, Blocked, Layer, layer};
+/// use small_core::{Arch, Blocked, Filter, Layer, layer};
 ///
 /// #[layer(fh = 1, fw = 1, fc = 4, k = 8, archs(reference))]
 /// pub struct Expand;
@@ -19,7 +19,7 @@ use crate::{Arch, Blocked, Blocking, Element, Error, LayerSpec};
 /// pub struct Pool;
 ///
 /// let table: Vec<Box<dyn Layer>> = vec![
-///     Box::new(Expand::with_arch(Arch::Reference, &[0.5; Expand::WEIGHTS_LEN], None)?),
+///     Box::new(Expand::with_arch(Arch::Reference, Filter::ohwi(&[0.5; Expand::WEIGHTS_LEN]), None)?),
 ///     Box::new(Pool::with_arch(Arch::Reference)?),
 /// ];
 /// let mut x = Blocked::from_nhwc(4, 4, 4, &[1.0; 4 * 4 * 4])?;

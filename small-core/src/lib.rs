@@ -59,12 +59,14 @@ pub use small_ir as ir;
 pub use small_ir::Error;
 pub(crate) use small_ir::error::{check_dim, check_len};
 pub use small_ir::geometry::{MAX_ELEMENTS, blocked_len, checked_blocked_len};
-pub use small_ir::{Activation, Dim, Dtype, Element, KernelKind, LayerSpec, Padding, Reduction};
+pub use small_ir::{
+    Activation, Dim, Dtype, Element, Filter, KernelKind, LayerSpec, Order, Padding, Reduction,
+};
 /// A tested example (one of every argument is in the README's table and
 /// in the argument list below):
 ///
 /// ```
-/// use small_core::{Arch, Blocked, layer};
+/// use small_core::{Arch, Blocked, Filter, layer};
 ///
 /// #[layer(fh = 3, fw = 3, fc = 16, k = 32, g = 1, stride = 2, padding = same,
 ///         reduction = fma, activation = relu, channels = 16, archs(reference, avx2))]
@@ -72,13 +74,13 @@ pub use small_ir::{Activation, Dim, Dtype, Element, KernelKind, LayerSpec, Paddi
 /// #[layer(fh = 1, fw = 1, fc = 32, k = 32, residual, archs(reference))]
 /// pub struct Skip;
 ///
-/// let conv = Conv3x3s2::with_arch(Arch::Reference, &[0.01; Conv3x3s2::WEIGHTS_LEN], None)?;
+/// let conv = Conv3x3s2::with_arch(Arch::Reference, Filter::ohwi(&[0.01; Conv3x3s2::WEIGHTS_LEN]), None)?;
 /// let x = Blocked::from_nhwc(9, 11, 16, &[1.0; 9 * 11 * 16])?;
 /// let mut y = conv.alloc_output(&x)?;
 /// conv.forward(&x, &mut y)?;
 /// assert_eq!((y.h(), y.w(), y.c()), (5, 6, 32));
 ///
-/// let skip = Skip::with_arch(Arch::Reference, &[0.0; Skip::WEIGHTS_LEN], None)?;
+/// let skip = Skip::with_arch(Arch::Reference, Filter::ohwi(&[0.0; Skip::WEIGHTS_LEN]), None)?;
 /// let mut z = skip.alloc_output(&y)?;
 /// skip.forward_add(&y, &y, &mut z)?; // 0 * y + y
 /// assert_eq!(z.to_nhwc(), y.to_nhwc());

@@ -800,7 +800,7 @@ macro_rules! model {
                             $field: {
                                 let r = $crate::load::LayerRef { name: stringify!($field), op: $op };
                                 let w = source.layer(r, &$ty::SPEC)?;
-                                $ty::from_weights(arch, &w.weights, w.bias.as_deref())?
+                                $ty::from_weights(arch, w.filter(), w.bias.as_deref())?
                             },
                         )+ })
                     }
@@ -821,7 +821,7 @@ macro_rules! model {
                             let n = $ty::packed_len(arch);
                             let r = $crate::load::LayerRef { name: stringify!($field), op: $op };
                             let w = source.layer(r, &$ty::SPEC)?;
-                            $ty::pack_for(arch, &w.weights, w.bias.as_deref(), &mut out[at..at + n])?;
+                            $ty::pack_for(arch, w.filter(), w.bias.as_deref(), &mut out[at..at + n])?;
                             at += n;
                         } )+
                         let _ = at;
@@ -1044,7 +1044,7 @@ pub fn reference_run<W: crate::load::WeightSource + ?Sized>(
             &l.spec,
             &t[l.step.x],
             shape(dims[l.step.x]),
-            w.as_ref().map_or(&[][..], |w| &w.weights),
+            w.as_ref().map_or(crate::Filter::none(), |w| w.filter()),
             w.as_ref().and_then(|w| w.bias.as_deref()),
             skip,
         )?;

@@ -9,18 +9,18 @@ pub(crate) use small_ir::geometry::{
 };
 use small_ir::geometry::{packed_at, tap_len};
 
-use crate::{CB, Error, KernelKind, LayerSpec, check_len};
+use crate::{CB, Error, Filter, KernelKind, LayerSpec, check_len};
 
-/// Packs TFLite-order `weights` (see [`LayerSpec::weights_len`]) and an
-/// optional bias into `out`, which must hold [`packed_len`](crate::ir::geometry::packed_len) elements.
+/// Packs `filter` (either [`Order`](crate::Order)) and an optional bias
+/// into `out`, which must hold [`packed_len`](crate::ir::geometry::packed_len) elements.
 pub fn pack(
     spec: &LayerSpec,
     tc: usize,
-    weights: &[f32],
+    filter: Filter<'_, f32>,
     bias: Option<&[f32]>,
     out: &mut [f32],
 ) -> Result<(), Error> {
-    check_len("weights", spec.checked_weights_len()?, weights.len())?;
+    filter.check(spec)?;
     check_len("packed weights", checked_packed_len(spec, tc)?, out.len())?;
     if let Some(b) = bias {
         let expected = if spec.has_weights() {
@@ -35,23 +35,21 @@ pub fn pack(
     }
     out.fill(0.0);
     let (oc, taps) = (spec.out_channels(), spec.fh * spec.fw);
+    let weight = |o, tap, i| filter.values[filter.order.index(spec, o, tap, i)];
     if let Some(b) = bias {
         out[..b.len()].copy_from_slice(b);
     }
     for ot in 0..out_padded(spec) / tc {
         match spec.kind() {
             KernelKind::Channelwise => {
-                // TFLite depthwise [1][F_H][F_W][C].
                 for tap in 0..taps {
                     for t in 0..tc.min(oc.saturating_sub(ot * tc)) {
-                        let c = ot * tc + t;
-                        out[packed_at(spec, tc, ot, 0, tap, 0, t)] = weights[tap * oc + c];
+                        out[packed_at(spec, tc, ot, 0, tap, 0, t)] = weight(ot * tc + t, tap, 0);
                     }
                 }
             }
             KernelKind::Broadcast => {
-                // OHWI [G*K][F_H][F_W][F_C], the input lanes of the blocks
-                // this tile reads.
+                // The input lanes of the blocks this tile reads.
                 let (first, end) = tile_blocks(spec, tc, ot);
                 let lanes = tap_len(spec, tc) / tc;
                 for b in 0..end - first {
@@ -61,8 +59,8 @@ pub fn pack(
                             for t in 0..tc {
                                 let o = ot * tc + t;
                                 if o < oc && ci < spec.in_channels() && ci / spec.fc == o / spec.k {
-                                    let from = (o * taps + tap) * spec.fc + ci % spec.fc;
-                                    out[packed_at(spec, tc, ot, b, tap, lane, t)] = weights[from];
+                                    out[packed_at(spec, tc, ot, b, tap, lane, t)] =
+                                        weight(o, tap, ci % spec.fc);
                                 }
                             }
                         }
@@ -78,6 +76,7 @@ pub fn pack(
 mod tests {
     use super::*;
     use crate::Padding;
+    use alloc::vec::Vec;
 
     fn spec(fh: usize, fw: usize, fc: usize, k: usize, g: usize) -> LayerSpec {
         LayerSpec {
@@ -103,7 +102,10 @@ mod tests {
                 "{s:?}"
             );
             assert!(s.checked_weights_len().is_err(), "{s:?}");
-            assert!(pack(&s, 16, &[], None, &mut []).is_err(), "{s:?}");
+            assert!(
+                pack(&s, 16, Filter::none(), None, &mut []).is_err(),
+                "{s:?}"
+            );
         }
         // Tiles of 0 channels divided by 0; a filter of 0 taps walked its
         // tiles in chunks of 0 (a panic).
@@ -114,7 +116,44 @@ mod tests {
         let empty = spec(0, 3, 16, 16, 1);
         assert_eq!(checked_packed_len(&empty, 16), Ok(16));
         let mut out = [1.0; 16];
-        pack(&empty, 16, &[], Some(&[2.0; 16]), &mut out).unwrap();
+        pack(&empty, 16, Filter::none(), Some(&[2.0; 16]), &mut out).unwrap();
         assert_eq!(out, [2.0; 16]);
+    }
+
+    /// TFLite writes the same grouped layer as DEPTHWISE_CONV_2D
+    /// (`[F_H][F_W][G*K]`) or as CONV_2D with groups (`[G*K][F_H][F_W][1]`):
+    /// packed from either order, the buffers are the same.
+    #[test]
+    fn both_orders_pack_alike() {
+        for (k, g, tc) in [(1, 20, 16), (1, 5, 16), (2, 9, 16), (3, 4, 8)] {
+            let s = spec(3, 2, 1, k, g);
+            let (oc, taps) = (s.out_channels(), 6);
+            let ohwi: Vec<f32> = (0..oc * taps).map(|v| v as f32 + 1.0).collect();
+            let mut dw = alloc::vec![0.0; ohwi.len()];
+            for o in 0..oc {
+                for tap in 0..taps {
+                    dw[tap * oc + o] = ohwi[o * taps + tap];
+                }
+            }
+            let bias: Vec<f32> = (0..oc).map(|v| -(v as f32)).collect();
+            let n = checked_packed_len(&s, tc).unwrap();
+            let (mut a, mut b) = (alloc::vec![0.0; n], alloc::vec![0.0; n]);
+            pack(&s, tc, Filter::ohwi(&ohwi), Some(&bias), &mut a).unwrap();
+            pack(&s, tc, Filter::depthwise(&dw), Some(&bias), &mut b).unwrap();
+            assert_eq!(a, b, "{s:?}");
+            // Every weight landed somewhere.
+            assert_eq!(a.iter().filter(|v| **v > 0.0).count(), oc * taps, "{s:?}");
+        }
+        // Depthwise order with several input channels per group is refused.
+        let s = spec(1, 1, 2, 1, 4);
+        let mut out = alloc::vec![0.0; checked_packed_len(&s, 16).unwrap()];
+        assert!(matches!(
+            pack(&s, 16, Filter::depthwise(&[0.0; 8]), None, &mut out),
+            Err(Error::ShapeMismatch {
+                expected: 1,
+                actual: 2,
+                ..
+            })
+        ));
     }
 }

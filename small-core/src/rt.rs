@@ -17,7 +17,7 @@ pub use small_ir::error::{check_dim, check_len};
 pub use small_ir::geometry::packed_len;
 
 pub use crate::pack::pack;
-use crate::{Arch, Blocked, Blocking, Error, LayerSpec};
+use crate::{Arch, Blocked, Blocking, Error, Filter, LayerSpec};
 
 /// The blocking of `arch` in a layer's list, if the layer was generated for
 /// it and the CPU can run it.
@@ -41,12 +41,12 @@ pub fn pack_for(
     spec: &LayerSpec,
     list: &'static [Blocking],
     arch: Arch,
-    weights: &[f32],
+    filter: Filter<'_, f32>,
     bias: Option<&[f32]>,
     out: &mut [f32],
 ) -> Result<(), Error> {
     let b = blocking_of(list, arch)?;
-    pack(spec, b.tc, weights, bias, out)
+    pack(spec, b.tc, filter, bias, out)
 }
 
 /// Weights already packed for `arch` by [`pack_for`], e.g. in flash. Only
@@ -77,12 +77,12 @@ pub fn from_packed(
 pub fn pack_owned(
     spec: &LayerSpec,
     b: &Blocking,
-    weights: &[f32],
+    filter: Filter<'_, f32>,
     bias: Option<&[f32]>,
 ) -> Result<Weights, Error> {
-    // The weights' length before the allocation: a bad one is an error
-    // whatever the packed size, and the packed size is checked too.
-    crate::check_len("weights", spec.checked_weights_len()?, weights.len())?;
+    // The weights before the allocation: bad ones are an error whatever
+    // the packed size, and the packed size is checked too.
+    filter.check(spec)?;
     let n = crate::pack::checked_packed_len(spec, b.tc)?;
     let mut buf = alloc::vec::Vec::new();
     buf.try_reserve_exact(n).map_err(|_| Error::TooLarge {
@@ -92,7 +92,7 @@ pub fn pack_owned(
         refused: Some(n * core::mem::size_of::<f32>()),
     })?;
     buf.resize(n, 0.0);
-    pack(spec, b.tc, weights, bias, &mut buf)?;
+    pack(spec, b.tc, filter, bias, &mut buf)?;
     Ok(Weights::Owned(buf))
 }
 
@@ -100,11 +100,11 @@ pub fn pack_owned(
 pub fn pack_static(
     spec: &LayerSpec,
     b: &Blocking,
-    weights: &[f32],
+    filter: Filter<'_, f32>,
     bias: Option<&[f32]>,
     storage: &'static mut [f32],
 ) -> Result<Weights, Error> {
-    pack(spec, b.tc, weights, bias, storage)?;
+    pack(spec, b.tc, filter, bias, storage)?;
     Ok(Weights::Static(storage))
 }
 

@@ -14,6 +14,7 @@
 //! [`two_threads_split_rows_without_a_race`], which checks that the
 //! parts of a split layer touch disjoint memory (Miri's race detector).
 
+use small_core::Filter;
 use small_core::load::{Generated, LayerRef, WeightSource};
 use small_core::reference::{self, Shape};
 use small_core::{Arch, Blocked, Error, LayerSpec, layer, model, threads};
@@ -84,6 +85,7 @@ fn check(
     skip: Option<&[f32]>,
     got: &[f32],
 ) {
+    let w = Filter::ohwi(w);
     let (want, _) = reference::layer(spec, x, shape, w, b, skip).unwrap();
     let tol = reference::tolerances(spec, x, shape, w, b, skip);
     assert_eq!(got.len(), want.len(), "{name} {shape:?}: output length");
@@ -104,7 +106,7 @@ macro_rules! check_weighted {
         let c = spec.in_channels();
         let wts = rng.vec(<$ty>::WEIGHTS_LEN);
         let bias = rng.vec(spec.out_channels());
-        let l = <$ty>::with_arch(ARCH, &wts, Some(&bias))?;
+        let l = <$ty>::with_arch(ARCH, Filter::ohwi(&wts), Some(&bias))?;
         for (h, w) in $shapes {
             let shape = Shape::new(h, w, c);
             let x = rng.vec(shape.len());
@@ -205,8 +207,8 @@ fn residual_with_a_skip_tensor_and_in_place() -> Result<(), Error> {
     let mut rng = Rng::new(7);
     let (w1, b1) = (rng.vec(Residual::WEIGHTS_LEN), rng.vec(20));
     let (w3, b3) = (rng.vec(Residual3x3::WEIGHTS_LEN), rng.vec(18));
-    let r1 = Residual::with_arch(ARCH, &w1, Some(&b1))?;
-    let r3 = Residual3x3::with_arch(ARCH, &w3, Some(&b3))?;
+    let r1 = Residual::with_arch(ARCH, Filter::ohwi(&w1), Some(&b1))?;
+    let r3 = Residual3x3::with_arch(ARCH, Filter::ohwi(&w3), Some(&b3))?;
     let spec1 = Residual::SPEC;
     for (h, w) in [(1, 1), (2, 5), (3, 7)] {
         let shape = Shape::new(h, w, 20);
@@ -297,8 +299,8 @@ fn two_layer_model() -> Result<(), Box<dyn std::error::Error>> {
         weights("conv", 0, &NetConv::SPEC)?,
         weights("res", 1, &NetRes::SPEC)?,
     );
-    let conv = NetConv::with_arch(ARCH, &w1.weights, w1.bias.as_deref())?;
-    let res = NetRes::with_arch(ARCH, &w2.weights, w2.bias.as_deref())?;
+    let conv = NetConv::with_arch(ARCH, w1.filter(), w1.bias.as_deref())?;
+    let res = NetRes::with_arch(ARCH, w2.filter(), w2.bias.as_deref())?;
     let x = Blocked::from_nhwc(7, 9, 3, &input)?;
     let mut a = conv.alloc_output(&x)?;
     conv.forward(&x, &mut a)?;
@@ -345,7 +347,7 @@ fn two_layer_model() -> Result<(), Box<dyn std::error::Error>> {
 fn two_threads_split_rows_without_a_race() -> Result<(), Error> {
     let mut rng = Rng::new(11);
     let (wts, bias) = (rng.vec(Split::WEIGHTS_LEN), rng.vec(16));
-    let l = Split::with_arch(ARCH, &wts, Some(&bias))?;
+    let l = Split::with_arch(ARCH, Filter::ohwi(&wts), Some(&bias))?;
     let shape = Shape::new(5, 7, 16);
     let x = rng.vec(shape.len());
     let xb = Blocked::from_nhwc(5, 7, 16, &x)?;

@@ -42,7 +42,7 @@ impl Conv3x3 {
     pub const IN_CHANNELS: usize = 2;
     /// Output channels (`G * K`).
     pub const OUT_CHANNELS: usize = 8;
-    /// Weights expected by the constructor, in TFLite order.
+    /// Weights the constructor's `Filter` holds (either order).
     pub const WEIGHTS_LEN: usize = Self::SPEC.weights_len();
     /// The register blocking derived for every arch this layer was generated for.
     pub const BLOCKING: &'static [::small_core::Blocking] = &[
@@ -116,26 +116,26 @@ impl Conv3x3 {
     }
     ::small_core::__rt::if_alloc! {
         #[doc =
-        "Packs the weights once for the default arch (`SMALL_ARCH` or the best the CPU has).\n\n`weights`: `[G*K][F_H][F_W][F_C]` (TFLite CONV_2D order, OHWI); `bias`: `[G*K]` or `None`."]
-        pub fn new(weights : & [f32], bias : Option < & [f32] >) -> Result < Self,
-        ::small_core::Error > { Self::with_arch(::small_core::arch::selected() ?,
-        weights, bias) } #[doc =
+        "Packs the weights once for the default arch (`SMALL_ARCH` or the best the CPU has).\n\n`filter`: `Filter::ohwi(w)`, `[G*K][F_H][F_W][F_C]` (TFLite CONV_2D order, grouped too); `bias`: `[G*K]` or `None`."]
+        pub fn new(filter : ::small_core::Filter < '_, f32 >, bias : Option < & [f32] >,)
+        -> Result < Self, ::small_core::Error > {
+        Self::with_arch(::small_core::arch::selected() ?, filter, bias) } #[doc =
         r" As [`Self::new`], for a given arch; an error if it cannot run here."] pub fn
-        with_arch(arch : ::small_core::Arch, weights : & [f32], bias : Option < & [f32]
-        >,) -> Result < Self, ::small_core::Error > { let b =
+        with_arch(arch : ::small_core::Arch, filter : ::small_core::Filter < '_, f32 >,
+        bias : Option < & [f32] >,) -> Result < Self, ::small_core::Error > { let b =
         ::small_core::__rt::blocking_for(Self::BLOCKING, arch) ?; let weights =
-        ::small_core::__rt::pack_owned(& Self::SPEC, b, weights, bias) ?; Ok(Self { arch,
+        ::small_core::__rt::pack_owned(& Self::SPEC, b, filter, bias) ?; Ok(Self { arch,
         weights }) } #[doc =
         r" The constructor every layer has (for `model!`): [`Self::with_arch`]."] pub fn
-        from_weights(arch : ::small_core::Arch, weights : & [f32], bias : Option < &
-        [f32] >,) -> Result < Self, ::small_core::Error > { Self::with_arch(arch,
-        weights, bias) }
+        from_weights(arch : ::small_core::Arch, filter : ::small_core::Filter < '_, f32
+        >, bias : Option < & [f32] >,) -> Result < Self, ::small_core::Error > {
+        Self::with_arch(arch, filter, bias) }
     }
     /// As [`Self::new`] without allocating: packs into `storage`, which
     /// must hold [`Self::packed_len`]`(arch)` elements.
     pub fn with_arch_in(
         arch: ::small_core::Arch,
-        weights: &[f32],
+        filter: ::small_core::Filter<'_, f32>,
         bias: Option<&[f32]>,
         storage: &'static mut [f32],
     ) -> Result<Self, ::small_core::Error> {
@@ -143,18 +143,18 @@ impl Conv3x3 {
         let weights = ::small_core::__rt::pack_static(
             &Self::SPEC,
             b,
-            weights,
+            filter,
             bias,
             storage,
         )?;
         Ok(Self { arch, weights })
     }
-    /// Packs TFLite-order weights for `arch` into `out`, which must hold
+    /// Packs `filter` for `arch` into `out`, which must hold
     /// [`Self::packed_len`]`(arch)` elements. `arch` need not run on this
     /// CPU: a build script packs a microcontroller's weights this way.
     pub fn pack_for(
         arch: ::small_core::Arch,
-        weights: &[f32],
+        filter: ::small_core::Filter<'_, f32>,
         bias: Option<&[f32]>,
         out: &mut [f32],
     ) -> Result<(), ::small_core::Error> {
@@ -162,7 +162,7 @@ impl Conv3x3 {
             &Self::SPEC,
             Self::BLOCKING,
             arch,
-            weights,
+            filter,
             bias,
             out,
         )

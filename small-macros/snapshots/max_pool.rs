@@ -38,7 +38,7 @@ impl MaxPool {
     pub const IN_CHANNELS: usize = 16;
     /// Output channels (`G * K`).
     pub const OUT_CHANNELS: usize = 16;
-    /// Weights expected by the constructor, in TFLite order.
+    /// Weights the constructor's `Filter` holds (either order).
     pub const WEIGHTS_LEN: usize = Self::SPEC.weights_len();
     /// The register blocking derived for every arch this layer was generated for.
     pub const BLOCKING: &'static [::small_core::Blocking] = &[
@@ -123,22 +123,22 @@ impl MaxPool {
         })
     }
     /// The constructor every layer has (for `model!`): no weights
-    /// here, so `weights` must be empty and `bias` `None`.
+    /// here, so `filter` must be empty and `bias` `None`.
     pub fn from_weights(
         arch: ::small_core::Arch,
-        weights: &[f32],
+        filter: ::small_core::Filter<'_, f32>,
         bias: Option<&[f32]>,
     ) -> Result<Self, ::small_core::Error> {
-        ::small_core::__rt::check_len("weights", 0, weights.len())?;
+        ::small_core::__rt::check_len("weights", 0, filter.values.len())?;
         ::small_core::__rt::check_len("bias", 0, bias.map_or(0, |b| b.len()))?;
         Self::with_arch(arch)
     }
-    /// Packs TFLite-order weights for `arch` into `out`, which must hold
+    /// Packs `filter` for `arch` into `out`, which must hold
     /// [`Self::packed_len`]`(arch)` elements. `arch` need not run on this
     /// CPU: a build script packs a microcontroller's weights this way.
     pub fn pack_for(
         arch: ::small_core::Arch,
-        weights: &[f32],
+        filter: ::small_core::Filter<'_, f32>,
         bias: Option<&[f32]>,
         out: &mut [f32],
     ) -> Result<(), ::small_core::Error> {
@@ -146,7 +146,7 @@ impl MaxPool {
             &Self::SPEC,
             Self::BLOCKING,
             arch,
-            weights,
+            filter,
             bias,
             out,
         )

@@ -11,6 +11,7 @@
 //! | [`padding`] | TensorFlow's SAME / VALID output sizes and border padding |
 //! | [`machine`] | what the blocking model knows of an arch: registers, lanes, FMA latency and rate |
 //! | [`blocking`] | the analytic register blocking (§4.2.1) and `explain` |
+//! | [`filter`] | a layer's weights as handed over, tagged with their order (CONV_2D's OHWI or DEPTHWISE_CONV_2D's) |
 //! | [`geometry`] | the blocked activation layout and the packed-weight layout, as `const fn`s |
 //! | [`error`] | the errors of run-time geometry (sizes, shapes) |
 //!
@@ -21,6 +22,7 @@
 
 pub mod blocking;
 pub mod error;
+pub mod filter;
 pub mod geometry;
 pub mod machine;
 pub mod padding;
@@ -28,6 +30,7 @@ pub mod spec;
 
 pub use blocking::Blocking;
 pub use error::Error;
+pub use filter::{Filter, Order};
 pub use geometry::{CB, MAX_ELEMENTS};
 pub use machine::Machine;
 pub use padding::{Dim, Padding};

@@ -20,7 +20,7 @@ pub mod safetensors;
 #[cfg_attr(docsrs, doc(cfg(feature = "tflite")))]
 pub mod tflite;
 
-use crate::LayerSpec;
+use crate::{Filter, LayerSpec, Order};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -34,13 +34,26 @@ pub struct LayerRef {
     pub op: usize,
 }
 
-/// A layer's weights, in TFLite order, and its bias.
+/// A layer's weights, in the order its source stores them, and its bias.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LayerWeights {
-    /// `[G*K][F_H][F_W][F_C]` (OHWI) or `[F_H][F_W][G]` (depthwise).
+    /// `[G*K][F_H][F_W][F_C]` ([`Order::Ohwi`]) or `[F_H][F_W][G*K]`
+    /// ([`Order::Depthwise`]), as `order` says; empty for pools.
     pub weights: Vec<f32>,
+    /// The order of `weights`.
+    pub order: Order,
     /// `[G*K]`, if the layer has one.
     pub bias: Option<Vec<f32>>,
+}
+
+impl LayerWeights {
+    /// The weights as a layer's constructor takes them.
+    pub fn filter(&self) -> Filter<'_> {
+        Filter {
+            order: self.order,
+            values: &self.weights,
+        }
+    }
 }
 
 /// An error while loading a model's weights. Every variant names the
@@ -143,7 +156,8 @@ impl From<crate::Error> for LoadError {
 
 /// Gives each layer of a model its weights.
 pub trait WeightSource {
-    /// The weights of `layer`, declared as `spec`, checked against it.
+    /// The weights of `layer`, declared as `spec`, checked against it
+    /// (`Filter::check` passes on [`LayerWeights::filter`]).
     /// A layer without weights (max or average pool) gets none: empty
     /// `weights` and no `bias`.
     fn layer(&self, layer: LayerRef, spec: &LayerSpec) -> Result<LayerWeights, LoadError>;
@@ -220,6 +234,7 @@ impl WeightSource for Generated {
         };
         Ok(LayerWeights {
             weights: Self::try_values(seed, n, scale)?,
+            order: Order::Ohwi,
             bias,
         })
     }

@@ -2,15 +2,15 @@
 //!
 //! A layer named `name` (the `name` of its [`LayerRef`]; the operator index
 //! is only used in messages) reads the tensor `<name>.weight` and, if
-//! present, `<name>.bias`, both `F32`. The weights are in TFLite order,
-//! the order small-rs layers take ([`LayerSpec::weights_len`]); the shapes
+//! present, `<name>.bias`, both `F32`. The weights are in one of TFLite's
+//! orders ([`Order`](crate::Order)), told apart by their shape; the shapes
 //! accepted are:
 //!
 //! | layer | `<name>.weight` | `<name>.bias` |
 //! | --- | --- | --- |
-//! | channel-mixing (`fc > 1` or `k > 1`): conv, group conv, pointwise | `[G*K, FH, FW, FC]` (OHWI) | `[G*K]` |
-//! | the same with `fh = fw = 1`, `g = 1` (fully connected) | also `[K, FC]` | `[K]` |
-//! | depthwise (`fc = k = 1`) | `[FH, FW, G]` or `[1, FH, FW, G]` | `[G]` |
+//! | any | `[G*K, FH, FW, FC]` (OHWI: conv, group conv, pointwise) | `[G*K]` |
+//! | `fh = fw = 1`, `g = 1` (fully connected) | also `[K, FC]` | `[K]` |
+//! | `fc = 1` (depthwise, multiplier `K`) | also `[FH, FW, G*K]` or `[1, FH, FW, G*K]` (depthwise order) | `[G*K]` |
 //! | max or average pool | none (not read) | none |
 //!
 //! So PyTorch weights need a permutation first: a `Conv2d` weight
@@ -45,7 +45,7 @@
 //! ```
 
 use crate::load::{LayerRef, LayerWeights, LoadError, WeightSource};
-use crate::{KernelKind, LayerSpec, Reduction};
+use crate::{KernelKind, LayerSpec, Order, Reduction};
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -140,26 +140,27 @@ impl SafetensorsSource {
             .collect())
     }
 
-    /// `<layer>.<suffix>` after checking its shape is one of `shapes`.
+    /// `<layer>.<suffix>` after checking its shape is one of `shapes`,
+    /// and the index of that shape.
     fn get(
         &self,
         layer: LayerRef,
         suffix: &str,
         shapes: &[&[usize]],
-    ) -> Result<Option<Vec<f32>>, LoadError> {
+    ) -> Result<Option<(Vec<f32>, usize)>, LoadError> {
         let name = format!("{}.{suffix}", layer.name);
         let Some(e) = self.tensors.get(&name) else {
             return Ok(None);
         };
         let label = format!("{name} (layer `{}`, op {})", layer.name, layer.op);
-        if !shapes.contains(&e.shape.as_slice()) {
+        let Some(which) = shapes.iter().position(|s| *s == e.shape.as_slice()) else {
             return Err(LoadError::Shape {
                 tensor: label,
                 expected: shapes[0].to_vec(),
                 actual: e.shape.clone(),
             });
-        }
-        Self::f32_of(e, &label).map(Some)
+        };
+        Self::f32_of(e, &label).map(|v| Some((v, which)))
     }
 }
 
@@ -171,32 +172,51 @@ impl WeightSource for SafetensorsSource {
         if spec.reduction != Reduction::Fma {
             return Ok(LayerWeights {
                 weights: Vec::new(),
+                order: Order::Ohwi,
                 bias: None,
             });
         }
         // The declaration's own sizes are checked (a `LayerSpec` may be
         // built at run time); the file's tensors were checked by the crate.
         spec.checked_weights_len()?;
-        let (fh, fw, fc, g, out) = (spec.fh, spec.fw, spec.fc, spec.g, spec.g * spec.k);
+        let (fh, fw, fc, out) = (spec.fh, spec.fw, spec.fc, spec.g * spec.k);
         let ohwi = [out, fh, fw, fc];
         let fc_2d = [spec.k, fc];
-        let dw = [fh, fw, g];
-        let dw_4d = [1, fh, fw, g];
-        let shapes: Vec<&[usize]> = match spec.kind() {
-            KernelKind::Channelwise => alloc::vec![&dw[..], &dw_4d[..]],
-            KernelKind::Broadcast if (fh, fw, g) == (1, 1, 1) => alloc::vec![&ohwi[..], &fc_2d[..]],
-            KernelKind::Broadcast => alloc::vec![&ohwi[..]],
+        let dw = [fh, fw, out];
+        let dw_4d = [1, fh, fw, out];
+        // (shape, order) in the order they are tried; the first one is
+        // the one an error names.
+        let shapes: Vec<(&[usize], Order)> = match spec.kind() {
+            KernelKind::Channelwise => alloc::vec![
+                (&dw[..], Order::Depthwise),
+                (&dw_4d[..], Order::Depthwise),
+                (&ohwi[..], Order::Ohwi),
+            ],
+            _ if (fh, fw, spec.g) == (1, 1, 1) => {
+                alloc::vec![(&ohwi[..], Order::Ohwi), (&fc_2d[..], Order::Ohwi)]
+            }
+            _ if fc == 1 => alloc::vec![
+                (&ohwi[..], Order::Ohwi),
+                (&dw[..], Order::Depthwise),
+                (&dw_4d[..], Order::Depthwise),
+            ],
+            _ => alloc::vec![(&ohwi[..], Order::Ohwi)],
         };
-        let weights = self
-            .get(layer, "weight", &shapes)?
-            .ok_or_else(|| LoadError::Missing {
-                what: format!(
-                    "tensor `{}.weight` for layer `{}` (op {})",
-                    layer.name, layer.name, layer.op
-                ),
-            })?;
-        let bias = self.get(layer, "bias", &[&[out]])?;
-        Ok(LayerWeights { weights, bias })
+        let names: Vec<&[usize]> = shapes.iter().map(|s| s.0).collect();
+        let (weights, which) =
+            self.get(layer, "weight", &names)?
+                .ok_or_else(|| LoadError::Missing {
+                    what: format!(
+                        "tensor `{}.weight` for layer `{}` (op {})",
+                        layer.name, layer.name, layer.op
+                    ),
+                })?;
+        let bias = self.get(layer, "bias", &[&[out]])?.map(|(b, _)| b);
+        Ok(LayerWeights {
+            weights,
+            order: shapes[which].1,
+            bias,
+        })
     }
 }
 

@@ -3,8 +3,27 @@
 //! two correct implementations of it can differ by.
 
 use super::{Conv, Shape, Window};
-use crate::{Error, KernelKind, LayerSpec, Reduction};
+use crate::{Error, Filter, KernelKind, LayerSpec, Order, Reduction};
 use alloc::vec::Vec;
+
+/// `filter`'s values in `order` (a copy; the reference convolutions each
+/// read one order).
+fn in_order(spec: &LayerSpec, filter: Filter<'_>, order: Order) -> Result<Vec<f32>, Error> {
+    filter.check(spec)?;
+    if filter.order == order || !spec.has_weights() {
+        return Ok(filter.values.to_vec());
+    }
+    let mut out = alloc::vec![0.0; filter.values.len()];
+    for o in 0..spec.out_channels() {
+        for tap in 0..spec.fh * spec.fw {
+            for i in 0..spec.fc {
+                out[order.index(spec, o, tap, i)] =
+                    filter.values[filter.order.index(spec, o, tap, i)];
+            }
+        }
+    }
+    Ok(out)
+}
 
 /// The reference layers' result for `spec` on an NHWC input, the
 /// residual `skip` (NHWC, output shape) added and the activation applied:
@@ -13,7 +32,7 @@ pub fn layer(
     spec: &LayerSpec,
     input: &[f32],
     shape: Shape,
-    weights: &[f32],
+    filter: Filter<'_>,
     bias: Option<&[f32]>,
     skip: Option<&[f32]>,
 ) -> Result<(Vec<f32>, Shape), Error> {
@@ -29,7 +48,8 @@ pub fn layer(
             super::avg_pool(input, shape, window, &mut out)?;
         }
         (Reduction::Fma, KernelKind::Channelwise) => {
-            super::depthwise_conv2d(input, shape, weights, bias, window, 1, &mut out)?;
+            let weights = in_order(spec, filter, Order::Depthwise)?;
+            super::depthwise_conv2d(input, shape, &weights, bias, window, 1, &mut out)?;
         }
         (Reduction::Fma, KernelKind::Broadcast) => {
             let conv = Conv {
@@ -38,7 +58,8 @@ pub fn layer(
                 k: spec.k,
                 g: spec.g,
             };
-            super::conv2d(input, shape, weights, bias, conv, &mut out)?;
+            let weights = in_order(spec, filter, Order::Ohwi)?;
+            super::conv2d(input, shape, &weights, bias, conv, &mut out)?;
         }
     }
     if let Some(skip) = skip {
@@ -59,7 +80,7 @@ pub fn tolerances(
     spec: &LayerSpec,
     input: &[f32],
     shape: Shape,
-    weights: &[f32],
+    filter: Filter<'_>,
     bias: Option<&[f32]>,
     skip: Option<&[f32]>,
 ) -> Vec<f32> {
@@ -75,7 +96,10 @@ pub fn tolerances(
         &plain,
         &abs(input),
         shape,
-        &abs(weights),
+        Filter {
+            values: &abs(filter.values),
+            ..filter
+        },
         abs_bias.as_deref(),
         abs_skip.as_deref(),
     )

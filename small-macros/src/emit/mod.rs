@@ -10,7 +10,7 @@ use arch_defs::ArchParams;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use small_ir::blocking::{self, Blocking};
-use small_ir::{Dtype, KernelKind, LayerSpec, Reduction};
+use small_ir::{Dtype, LayerSpec, Reduction};
 use syn::ItemStruct;
 
 fn lit(n: usize) -> Literal {
@@ -101,7 +101,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
             pub const IN_CHANNELS: usize = #in_c;
             /// Output channels (`G * K`).
             pub const OUT_CHANNELS: usize = #out_c;
-            /// Weights expected by the constructor, in TFLite order.
+            /// Weights the constructor's `Filter` holds (either order).
             pub const WEIGHTS_LEN: usize = Self::SPEC.weights_len();
             /// The register blocking derived for every arch this layer was generated for.
             pub const BLOCKING: &'static [::small_core::Blocking] = &[#(#blocking_consts),*];
@@ -147,16 +147,16 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
 
             #constructors
 
-            /// Packs TFLite-order weights for `arch` into `out`, which must hold
+            /// Packs `filter` for `arch` into `out`, which must hold
             /// [`Self::packed_len`]`(arch)` elements. `arch` need not run on this
             /// CPU: a build script packs a microcontroller's weights this way.
             pub fn pack_for(
                 arch: ::small_core::Arch,
-                weights: &[f32],
+                filter: ::small_core::Filter<'_, f32>,
                 bias: Option<&[f32]>,
                 out: &mut [f32],
             ) -> Result<(), ::small_core::Error> {
-                ::small_core::__rt::pack_for(&Self::SPEC, Self::BLOCKING, arch, weights, bias, out)
+                ::small_core::__rt::pack_for(&Self::SPEC, Self::BLOCKING, arch, filter, bias, out)
             }
 
             /// The layer on weights [`Self::pack_for`] packed for `arch`, borrowed
@@ -465,10 +465,13 @@ fn forward(spec: &LayerSpec) -> TokenStream {
 
 /// Constructors: with weights (FMA) or without (max).
 fn constructors(spec: &LayerSpec) -> TokenStream {
-    let weights_doc = if spec.kind() == KernelKind::Channelwise {
-        "`weights`: `[F_H][F_W][G]` (TFLite DEPTHWISE_CONV_2D order, multiplier 1)"
+    let weights_doc = if spec.fc == 1 {
+        "`filter`: `Filter::ohwi(w)` for `[G*K][F_H][F_W][F_C]` (TFLite CONV_2D \
+         order, grouped too) or `Filter::depthwise(w)` for `[F_H][F_W][G*K]` \
+         (TFLite DEPTHWISE_CONV_2D)"
     } else {
-        "`weights`: `[G*K][F_H][F_W][F_C]` (TFLite CONV_2D order, OHWI)"
+        "`filter`: `Filter::ohwi(w)`, `[G*K][F_H][F_W][F_C]` (TFLite CONV_2D \
+         order, grouped too)"
     };
     match spec.reduction {
         Reduction::Max | Reduction::Avg => quote! {
@@ -482,13 +485,13 @@ fn constructors(spec: &LayerSpec) -> TokenStream {
                 Ok(Self { arch, weights: ::small_core::__rt::Weights::None })
             }
             /// The constructor every layer has (for `model!`): no weights
-            /// here, so `weights` must be empty and `bias` `None`.
+            /// here, so `filter` must be empty and `bias` `None`.
             pub fn from_weights(
                 arch: ::small_core::Arch,
-                weights: &[f32],
+                filter: ::small_core::Filter<'_, f32>,
                 bias: Option<&[f32]>,
             ) -> Result<Self, ::small_core::Error> {
-                ::small_core::__rt::check_len("weights", 0, weights.len())?;
+                ::small_core::__rt::check_len("weights", 0, filter.values.len())?;
                 ::small_core::__rt::check_len("bias", 0, bias.map_or(0, |b| b.len()))?;
                 Self::with_arch(arch)
             }
@@ -501,38 +504,41 @@ fn constructors(spec: &LayerSpec) -> TokenStream {
             quote! {
                 ::small_core::__rt::if_alloc! {
                     #[doc = #new_doc]
-                    pub fn new(weights: &[f32], bias: Option<&[f32]>) -> Result<Self, ::small_core::Error> {
-                        Self::with_arch(::small_core::arch::selected()?, weights, bias)
+                    pub fn new(
+                        filter: ::small_core::Filter<'_, f32>,
+                        bias: Option<&[f32]>,
+                    ) -> Result<Self, ::small_core::Error> {
+                        Self::with_arch(::small_core::arch::selected()?, filter, bias)
                     }
                     /// As [`Self::new`], for a given arch; an error if it cannot run here.
                     pub fn with_arch(
                         arch: ::small_core::Arch,
-                        weights: &[f32],
+                        filter: ::small_core::Filter<'_, f32>,
                         bias: Option<&[f32]>,
                     ) -> Result<Self, ::small_core::Error> {
                         let b = ::small_core::__rt::blocking_for(Self::BLOCKING, arch)?;
-                        let weights = ::small_core::__rt::pack_owned(&Self::SPEC, b, weights, bias)?;
+                        let weights = ::small_core::__rt::pack_owned(&Self::SPEC, b, filter, bias)?;
                         Ok(Self { arch, weights })
                     }
                     /// The constructor every layer has (for `model!`): [`Self::with_arch`].
                     pub fn from_weights(
                         arch: ::small_core::Arch,
-                        weights: &[f32],
+                        filter: ::small_core::Filter<'_, f32>,
                         bias: Option<&[f32]>,
                     ) -> Result<Self, ::small_core::Error> {
-                        Self::with_arch(arch, weights, bias)
+                        Self::with_arch(arch, filter, bias)
                     }
                 }
                 /// As [`Self::new`] without allocating: packs into `storage`, which
                 /// must hold [`Self::packed_len`]`(arch)` elements.
                 pub fn with_arch_in(
                     arch: ::small_core::Arch,
-                    weights: &[f32],
+                    filter: ::small_core::Filter<'_, f32>,
                     bias: Option<&[f32]>,
                     storage: &'static mut [f32],
                 ) -> Result<Self, ::small_core::Error> {
                     let b = ::small_core::__rt::blocking_for(Self::BLOCKING, arch)?;
-                    let weights = ::small_core::__rt::pack_static(&Self::SPEC, b, weights, bias, storage)?;
+                    let weights = ::small_core::__rt::pack_static(&Self::SPEC, b, filter, bias, storage)?;
                     Ok(Self { arch, weights })
                 }
             }

@@ -1,4 +1,4 @@
-use small_core::{Arch, Blocked, Error, layer};
+use small_core::{Arch, Blocked, Error, Filter, layer};
 
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 8, padding = same, archs(reference, avx2))]
 struct Depthwise;
@@ -13,10 +13,10 @@ fn main() {
     assert!(generated.contains(&Arch::Reference));
     let weights = vec![1.0; Depthwise::WEIGHTS_LEN];
     assert_eq!(
-        Depthwise::with_arch(Arch::Avx512, &weights, None).unwrap_err(),
+        Depthwise::with_arch(Arch::Avx512, Filter::depthwise(&weights), None).unwrap_err(),
         Error::ArchUnavailable { name: "avx512" }
     );
-    let dw = Depthwise::with_arch(Arch::Reference, &weights, None).unwrap();
+    let dw = Depthwise::with_arch(Arch::Reference, Filter::depthwise(&weights), None).unwrap();
     let x = Blocked::from_nhwc(4, 4, 8, &vec![1.0; 4 * 4 * 8]).unwrap();
     let mut y = dw.alloc_output(&x).unwrap();
     dw.forward(&x, &mut y).unwrap();

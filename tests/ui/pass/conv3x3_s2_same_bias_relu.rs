@@ -1,4 +1,4 @@
-use small_core::{Blocked, layer};
+use small_core::{Blocked, Filter, layer};
 
 #[layer(fh = 3, fw = 3, fc = 4, k = 8, stride = 2, padding = same, activation = relu)]
 struct Conv;
@@ -6,7 +6,7 @@ struct Conv;
 fn main() {
     let weights = vec![0.5; Conv::WEIGHTS_LEN];
     let bias = vec![-100.0; Conv::OUT_CHANNELS];
-    let conv = Conv::new(&weights, Some(&bias)).unwrap();
+    let conv = Conv::new(Filter::ohwi(&weights), Some(&bias)).unwrap();
     let x = Blocked::from_nhwc(5, 7, 4, &vec![1.0; 5 * 7 * 4]).unwrap();
     let mut y = conv.alloc_output(&x).unwrap();
     conv.forward(&x, &mut y).unwrap();

@@ -1,4 +1,4 @@
-use small_core::{Blocked, layer};
+use small_core::{Blocked, Filter, layer};
 
 #[layer(fh = 3, fw = 3, fc = 2, k = 3, g = 4, padding = same)]
 struct Group;
@@ -6,7 +6,7 @@ struct Group;
 fn main() {
     assert_eq!((Group::IN_CHANNELS, Group::OUT_CHANNELS), (8, 12));
     let weights = vec![1.0; Group::WEIGHTS_LEN];
-    let conv = Group::new(&weights, None).unwrap();
+    let conv = Group::new(Filter::ohwi(&weights), None).unwrap();
     let x = Blocked::from_nhwc(4, 4, 8, &vec![1.0; 4 * 4 * 8]).unwrap();
     let mut y = conv.alloc_output(&x).unwrap();
     conv.forward(&x, &mut y).unwrap();

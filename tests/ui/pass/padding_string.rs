@@ -1,4 +1,4 @@
-use small_core::{Blocked, Padding, layer};
+use small_core::{Blocked, Filter, Padding, layer};
 
 #[layer(fh = 3, fw = 3, fc = 4, k = 4, padding = "same", activation = "relu")]
 struct Conv;
@@ -6,7 +6,7 @@ struct Conv;
 fn main() {
     assert_eq!(Conv::SPEC.padding, Padding::Same);
     let weights = vec![0.1; Conv::WEIGHTS_LEN];
-    let conv = Conv::new(&weights, None).unwrap();
+    let conv = Conv::new(Filter::ohwi(&weights), None).unwrap();
     let x = Blocked::from_nhwc(6, 5, 4, &vec![1.0; 6 * 5 * 4]).unwrap();
     let mut y = conv.alloc_output(&x).unwrap();
     conv.forward(&x, &mut y).unwrap();

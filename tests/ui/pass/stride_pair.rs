@@ -1,4 +1,4 @@
-use small_core::{Blocked, layer};
+use small_core::{Blocked, Filter, layer};
 
 #[layer(fh = 3, fw = 1, fc = 2, k = 4, stride = (2, 1), padding = valid)]
 struct Strided;
@@ -6,7 +6,7 @@ struct Strided;
 fn main() {
     assert_eq!((Strided::SPEC.sh, Strided::SPEC.sw), (2, 1));
     let weights = vec![1.0; Strided::WEIGHTS_LEN];
-    let conv = Strided::new(&weights, None).unwrap();
+    let conv = Strided::new(Filter::ohwi(&weights), None).unwrap();
     let x = Blocked::from_nhwc(7, 5, 2, &vec![1.0; 7 * 5 * 2]).unwrap();
     let mut y = conv.alloc_output(&x).unwrap();
     conv.forward(&x, &mut y).unwrap();

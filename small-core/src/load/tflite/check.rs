@@ -5,7 +5,7 @@
 
 use super::{Model, OpKind, Operator, Tensor};
 use crate::load::{LayerRef, LayerWeights, LoadError, WeightSource};
-use crate::{Activation, KernelKind, LayerSpec, Padding, Reduction};
+use crate::{Activation, LayerSpec, Order, Padding, Reduction};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -197,7 +197,7 @@ impl WeightSource for Model {
         let o = &op.options;
         let unit =
             |what: &'static str, v: Option<(usize, usize)>| target.check(what, (1, 1), v, hxw);
-        let (weights, bias) = match (spec.reduction, spec.kind()) {
+        let (weights, order, bias) = match (spec.reduction, spec.kind()) {
             (Reduction::Max | Reduction::Avg, _) => {
                 let (kind, name) = match spec.reduction {
                     Reduction::Max => (OpKind::MaxPool2d, "MAX_POOL_2D"),
@@ -209,26 +209,37 @@ impl WeightSource for Model {
                 target.check("filter", (spec.fh, spec.fw), o.filter, hxw)?;
                 target.window(spec)?;
                 target.input_channels(spec.in_channels())?;
-                (Vec::new(), None)
+                (Vec::new(), Order::Ohwi, None)
             }
-            (Reduction::Fma, KernelKind::Channelwise) => {
-                if op.kind != OpKind::DepthwiseConv2d {
-                    return Err(target.kind("DEPTHWISE_CONV_2D"));
+            (Reduction::Fma, _) => match op.kind {
+                // A depthwise convolution with multiplier M is the grouped
+                // layer fc = 1, k = M, g = C.
+                OpKind::DepthwiseConv2d => {
+                    if spec.fc != 1 {
+                        return Err(target.mismatch(
+                            "operator",
+                            format!("CONV_2D ({} input channels per group)", spec.fc),
+                            "DEPTHWISE_CONV_2D (1 input channel per group)".into(),
+                        ));
+                    }
+                    target.window(spec)?;
+                    unit("dilation", o.dilation)?;
+                    // A negative multiplier reads as none.
+                    let m = o.depth_multiplier.and_then(|m| usize::try_from(m).ok());
+                    target.check("depth_multiplier", spec.k, m, |m| m.to_string())?;
+                    target.input_channels(spec.g)?;
+                    let out = spec.out_channels();
+                    let w = target.filter(&[1, spec.fh, spec.fw, out])?;
+                    (w, Order::Depthwise, target.bias(out)?)
                 }
-                target.window(spec)?;
-                unit("dilation", o.dilation)?;
-                target.check("depth_multiplier", 1, o.depth_multiplier, |m| m.to_string())?;
-                target.input_channels(spec.g)?;
-                let w = target.filter(&[1, spec.fh, spec.fw, spec.g])?;
-                (w, target.bias(spec.g)?)
-            }
-            (Reduction::Fma, KernelKind::Broadcast) => match op.kind {
+                // Grouped too: TFLite infers the groups from the input's
+                // channels over the filter's.
                 OpKind::Conv2d => {
                     target.window(spec)?;
                     unit("dilation", o.dilation)?;
                     target.input_channels(spec.in_channels())?;
                     let w = target.filter(&[spec.out_channels(), spec.fh, spec.fw, spec.fc])?;
-                    (w, target.bias(spec.out_channels())?)
+                    (w, Order::Ohwi, target.bias(spec.out_channels())?)
                 }
                 OpKind::FullyConnected => {
                     if (spec.fh, spec.fw, spec.g) != (1, 1, 1) {
@@ -257,9 +268,11 @@ impl WeightSource for Model {
                     }
                     target.input_rows(spec.fc)?;
                     let w = target.filter(&[spec.k, spec.fc])?;
-                    (w, target.bias(spec.k)?)
+                    (w, Order::Ohwi, target.bias(spec.k)?)
                 }
-                _ => return Err(target.kind("CONV_2D or FULLY_CONNECTED")),
+                _ => {
+                    return Err(target.kind("CONV_2D, DEPTHWISE_CONV_2D or FULLY_CONNECTED"));
+                }
             },
         };
         if weights.len() != spec.weights_len() {
@@ -269,6 +282,10 @@ impl WeightSource for Model {
                 actual: alloc::vec![weights.len()],
             });
         }
-        Ok(LayerWeights { weights, bias })
+        Ok(LayerWeights {
+            weights,
+            order,
+            bias,
+        })
     }
 }

@@ -8,7 +8,7 @@ use super::check::padding_name;
 use super::schema_generated::tflite as fb;
 use super::*;
 use crate::load::{LayerRef, LayerWeights, LoadError, WeightSource};
-use crate::{Activation, LayerSpec, Padding, Reduction};
+use crate::{Activation, LayerSpec, Order, Padding, Reduction};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -372,8 +372,9 @@ fn layers_get_the_files_data_in_order() {
     assert_eq!(conv.bias, Some(vec![0.5, -0.5, 1.0, 2.0]));
     assert_eq!(m.tensor_f32(1).unwrap(), conv.weights);
 
+    assert_eq!(conv.order, Order::Ohwi);
     let dw = m.layer(DW, &dw_spec()).unwrap();
-    assert_eq!(dw.weights, ramp(36, 0.1));
+    assert_eq!((&dw.weights, dw.order), (&ramp(36, 0.1), Order::Depthwise));
     assert_eq!(dw.bias, Some(vec![1.0, 2.0, 3.0, 4.0]));
 
     let pool = m.layer(POOL, &pool_spec()).unwrap();
@@ -381,6 +382,7 @@ fn layers_get_the_files_data_in_order() {
         pool,
         LayerWeights {
             weights: vec![],
+            order: Order::Ohwi,
             bias: None
         }
     );
@@ -477,6 +479,56 @@ fn shape_mismatches_name_layer_tensor_expected_and_actual() {
     assert!(t.contains("expected shape [4], found [5]"), "{t}");
 }
 
+/// TensorFlow's converter writes a grouped convolution as CONV_2D (filter
+/// `[G*K, FH, FW, FC]`, groups = input channels / FC) and a depthwise one
+/// with multiplier M as DEPTHWISE_CONV_2D: a layer with one input
+/// channel per group loads from either, each in its own order.
+#[test]
+fn grouped_conv_2d_and_depth_multipliers_load_in_their_order() {
+    // Op 1 as CONV_2D with 4 groups: the depthwise filter's 36 values as
+    // [4, 3, 3, 1].
+    let mut toy = Toy::new();
+    toy.op(1).opcode_index = 0;
+    toy.op(1).builtin_options = Some(conv_options(1, fb::Padding::Valid, 1));
+    toy.tensor(4).shape = Some(vec![4, 3, 3, 1]);
+    let w = toy.parse().layer(DW, &dw_spec()).unwrap();
+    assert_eq!((&w.weights, w.order), (&ramp(36, 0.1), Order::Ohwi));
+    // The same op declared with 2 input channels per group: 2 groups.
+    toy.tensor(4).shape = Some(vec![2, 3, 3, 2]);
+    toy.tensor(5).shape = Some(vec![2]);
+    *toy.buffer(4) = f32_buffer(&[1.0, 2.0]);
+    let w = toy
+        .parse()
+        .layer(DW, &spec(3, 3, 2, 1, 2, 1, Padding::Valid))
+        .unwrap();
+    assert_eq!((w.weights.len(), w.order), (36, Order::Ohwi));
+
+    // Depthwise with multiplier 2 on 2 channels: fc = 1, k = 2, g = 2.
+    let mut toy = Toy::new();
+    toy.tensor(3).shape = Some(vec![1, 3, 3, 2]);
+    let Some(fb::BuiltinOptions::DepthwiseConv2DOptions(o)) = &mut toy.op(1).builtin_options else {
+        panic!("op 1 is depthwise")
+    };
+    o.depth_multiplier = 2;
+    let m = toy.parse();
+    let w = m
+        .layer(DW, &spec(3, 3, 1, 2, 2, 1, Padding::Valid))
+        .unwrap();
+    assert_eq!((&w.weights, w.order), (&ramp(36, 0.1), Order::Depthwise));
+    assert_eq!(
+        w.filter().check(&spec(3, 3, 1, 2, 2, 1, Padding::Valid)),
+        Ok(())
+    );
+    // Declared as multiplier 1 on 4 channels, it names the multiplier.
+    assert!(matches!(
+        m.layer(DW, &dw_spec()),
+        Err(LoadError::Mismatch {
+            what: "depth_multiplier",
+            ..
+        })
+    ));
+}
+
 #[test]
 fn option_and_kind_mismatches_name_what_differs() {
     let m = Toy::new().parse();
@@ -499,10 +551,16 @@ fn option_and_kind_mismatches_name_what_differs() {
             DW,
             conv_spec(),
             "operator",
-            "CONV_2D or FULLY_CONNECTED",
-            "DEPTHWISE_CONV_2D",
+            "CONV_2D (2 input channels per group)",
+            "DEPTHWISE_CONV_2D (1 input channel per group)",
         ),
-        (CONV, dw_spec(), "operator", "DEPTHWISE_CONV_2D", "CONV_2D"),
+        (
+            POOL,
+            dw_spec(),
+            "operator",
+            "CONV_2D, DEPTHWISE_CONV_2D or FULLY_CONNECTED",
+            "MAX_POOL_2D",
+        ),
         (
             FC,
             spec(1, 1, 8, 3, 1, 2, Padding::Valid),
@@ -1385,8 +1443,8 @@ mod real {
         let x = golden(dir, name, x_t.index);
         let want = golden(dir, name, op.outputs[0]);
         let (got, _) =
-            crate::reference::layer(&s, &x, shape, &w.weights, w.bias.as_deref(), None).unwrap();
-        let tol = crate::reference::tolerances(&s, &x, shape, &w.weights, w.bias.as_deref(), None);
+            crate::reference::layer(&s, &x, shape, w.filter(), w.bias.as_deref(), None).unwrap();
+        let tol = crate::reference::tolerances(&s, &x, shape, w.filter(), w.bias.as_deref(), None);
         assert_eq!(got.len(), want.len(), "{name} op {i}");
         for (j, ((g, w), t)) in got.iter().zip(&want).zip(&tol).enumerate() {
             // Both orders of summation are within `t` of the exact sum.
