@@ -12,6 +12,7 @@
 //! | [`machine`] | what the blocking model knows of an arch: registers, lanes, FMA latency and rate |
 //! | [`blocking`] | the analytic register blocking (§4.2.1) and `explain` |
 //! | [`geometry`] | the blocked activation layout and the packed-weight layout, as `const fn`s |
+//! | [`quant`] | int8 requantization, bit for bit as TFLite's reference kernels |
 //! | [`error`] | the errors of run-time geometry (sizes, shapes) |
 //!
 //! `no_std`, no dependencies: everything is `core`, and everything the
@@ -24,6 +25,7 @@ pub mod error;
 pub mod geometry;
 pub mod machine;
 pub mod padding;
+pub mod quant;
 pub mod spec;
 
 pub use blocking::Blocking;
