@@ -22,6 +22,9 @@
 //!   they agree with the oracle up to rounding: compare with a tolerance
 //!   that scales with the number of terms, not bit for bit.
 //!
+//! The int8 operators, TFLite's integer arithmetic bit for bit, are in
+//! [`int8`].
+//!
 //! Every size is checked before anything is written; nothing panics on
 //! bad input. The checks run in this order, and the first failure is
 //! returned:
@@ -43,6 +46,7 @@ use crate::{Dim, Error, Padding};
 
 mod conv;
 mod elementwise;
+pub mod int8;
 #[cfg(feature = "alloc")]
 mod layer;
 pub(crate) mod math;

@@ -2,8 +2,9 @@
 //! (name, shape, element type, quantization), the operators in execution
 //! order (kind, inputs, outputs, builtin [`Options`]) and the constant
 //! buffers of its one subgraph, and a tensor's data as `f32`
-//! (dequantized). Nothing here knows about layers: checking an operator
-//! against a layer's declaration is [`super::check`]'s job.
+//! (dequantized) or as stored (`i8`, `i32`: int8 weights and biases).
+//! Nothing here knows about layers: checking an operator against a
+//! layer's declaration is [`super::check`]'s job.
 
 use super::schema_generated::tflite as fb;
 use crate::load::LoadError;
@@ -170,7 +171,7 @@ impl fmt::Display for OpKind {
 
 /// The builtin options small-rs uses; `None` where the operator has no
 /// such option (or the file omits its options table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Options {
     /// Stride `(h, w)`: convolutions and pools.
     pub stride: Option<(usize, usize)>,
@@ -186,6 +187,8 @@ pub struct Options {
     pub fused_activation: Option<FusedActivation>,
     /// Fully connected weights in a shuffled (non-row-major) format.
     pub shuffled_weights: bool,
+    /// `beta`: softmax.
+    pub beta: Option<f32>,
 }
 
 /// TFLite's `ActivationFunctionType`.
@@ -690,8 +693,10 @@ impl Model {
             (OpKind::Add, fb::BuiltinOptionsRef::AddOptions(c)) => {
                 o.fused_activation = fused(c.fused_activation_function())?;
             }
-            (OpKind::Reshape, fb::BuiltinOptionsRef::ReshapeOptions(_))
-            | (OpKind::Softmax, fb::BuiltinOptionsRef::SoftmaxOptions(_)) => {}
+            (OpKind::Softmax, fb::BuiltinOptionsRef::SoftmaxOptions(c)) => {
+                o.beta = Some(c.beta().ctx(what)?);
+            }
+            (OpKind::Reshape, fb::BuiltinOptionsRef::ReshapeOptions(_)) => {}
             (_, other) => {
                 return Err(malformed(
                     what(),
@@ -755,6 +760,60 @@ impl Model {
     pub fn tensor_f32(&self, i: usize) -> Result<Vec<f32>, LoadError> {
         let t = self.tensor_or_missing(i)?;
         self.f32_of(t, &Self::label(t))
+    }
+
+    /// Tensor `i`'s constant data as stored, for an `INT8` tensor (the
+    /// weights of an int8 model): no dequantization; its
+    /// [`Tensor::quantization`] gives the scales. Errors: as
+    /// [`Model::tensor_f32`], and another element type →
+    /// [`LoadError::DType`].
+    pub fn tensor_i8(&self, i: usize) -> Result<Vec<i8>, LoadError> {
+        let t = self.tensor_or_missing(i)?;
+        let data = self.raw_of(t, DType::Int8, 1)?;
+        Ok(data.iter().map(|&b| b as i8).collect())
+    }
+
+    /// Tensor `i`'s constant data as stored, for an `INT32` tensor (the
+    /// biases of an int8 model, in the scale `input_scale * weight_scale`).
+    /// Errors: as [`Model::tensor_i8`].
+    pub fn tensor_i32(&self, i: usize) -> Result<Vec<i32>, LoadError> {
+        let t = self.tensor_or_missing(i)?;
+        let data = self.raw_of(t, DType::Int32, 4)?;
+        Ok(data
+            .chunks_exact(4)
+            .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
+    }
+
+    /// The dense data of `t`, which must be of type `dtype` (`width` bytes
+    /// each) and fill its shape.
+    fn raw_of(&self, t: &Tensor, dtype: DType, width: usize) -> Result<&[u8], LoadError> {
+        let label = Self::label(t);
+        if t.dtype != dtype || t.sparse {
+            return Err(LoadError::DType {
+                tensor: label,
+                expected: if dtype == DType::Int8 {
+                    "dense int8"
+                } else {
+                    "dense int32"
+                },
+                actual: format!("{}{}", if t.sparse { "sparse " } else { "" }, t.dtype),
+            });
+        }
+        let data = self.data_of(t, &label)?;
+        let n = t.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        if n.and_then(|n| n.checked_mul(width)) != Some(data.len()) {
+            return Err(malformed(
+                label,
+                format!(
+                    "{} bytes of data for shape {:?} of {}",
+                    data.len(),
+                    t.shape,
+                    t.dtype
+                ),
+            ));
+        }
+        Ok(data)
     }
 
     fn tensor_or_missing(&self, i: usize) -> Result<&Tensor, LoadError> {

@@ -1,0 +1,816 @@
+//! Int8 requantization arithmetic, bit for bit as TensorFlow Lite's
+//! reference kernels compute it.
+//!
+//! An int8 tensor stores `q` for the real value `scale * (q - zero_point)`.
+//! A multiply-and-sum operator accumulates `w * (x - input_zero_point)` in
+//! an `i32`, and its output stage brings that sum to the output's scale:
+//! `out = clamp(rescale(acc) + output_zero_point, min, max)`. TFLite has
+//! several ways to do `rescale`, and they round differently, so an int8
+//! result is only reproducible with the very arithmetic of the operator
+//! that produced it. This module has each of them, scalar and `const fn`,
+//! named after the TFLite (and gemmlowp) function it mirrors:
+//!
+//! | here | TFLite / gemmlowp | used by (LiteRT reference kernels) |
+//! | --- | --- | --- |
+//! | [`saturating_rounding_doubling_high_mul`] | `gemmlowp::SaturatingRoundingDoublingHighMul` | the double-rounding forms |
+//! | [`rounding_divide_by_pot`] | `gemmlowp::RoundingDivideByPOT` | the double-rounding forms, SOFTMAX |
+//! | [`multiply_by_quantized_multiplier`] | `MultiplyByQuantizedMultiplier` (default build: double rounding) | per-channel CONV_2D, DEPTHWISE_CONV_2D |
+//! | [`multiply_by_quantized_multiplier_single_rounding`] | the same under `TFLITE_SINGLE_ROUNDING` | TFLite Micro builds with single rounding |
+//! | [`multiply_by_quantized_multiplier_smaller_than_one_exp`] | `MultiplyByQuantizedMultiplierSmallerThanOneExp` | ADD |
+//! | [`multiply_by_quantized_multiplier_greater_than_one`] | `MultiplyByQuantizedMultiplierGreaterThanOne` | SOFTMAX |
+//! | [`quantize_multiplier`] | `QuantizeMultiplier` (`frexp`, in double) | every multiplier above |
+//! | [`Rescale::Real`] | `round((double)acc * scale)` of `reference_integer_ops::FullyConnected` | int8 FULLY_CONNECTED |
+//! | [`rounding_average`] | the rounding division of `reference_integer_ops::AveragePool` | AVERAGE_POOL_2D |
+//! | [`AddRescale`] | `add.cc`'s `Prepare` and `reference_integer_ops::AddFunc` | ADD |
+//! | [`activation_range`] | `CalculateActivationRangeQuantized` | every fused activation |
+//!
+//! Which operator uses which form was read in LiteRT's source (the golden
+//! data of `../shared/models` comes from LiteRT 2.3's reference kernels,
+//! `BUILTIN_REF`) and is confirmed bit for bit by small-core's
+//! `int8_reference` test on all four MLPerf Tiny int8 networks. In
+//! particular LiteRT's reference FULLY_CONNECTED does not use a fixed-point
+//! multiplier at all: it rounds `acc * scale` in double, half away from
+//! zero ([`Rescale::Real`]). TFLite Micro's FULLY_CONNECTED uses
+//! [`multiply_by_quantized_multiplier`] (double rounding) instead: this is
+//! the operator whose rounding differs from TFLite Micro's default build.
+//! On the golden data it changes 9 elements of 5 of the AD autoencoder's
+//! 10 layers (input 0) by one step, the output of all 9 AD inputs and of
+//! 1 of 8 ResNet-8 inputs. The single-rounding fixed-point form
+//! ([`Rescale::SingleRounding`]) reproduces every golden FULLY_CONNECTED
+//! tensor too; it differs from [`Rescale::Real`] only where `acc * scale`
+//! lies within about `2^-31` of a tie (4 of the 6.8 million accumulators
+//! `-2^18..2^18` of the 13 FULLY_CONNECTED layers of the four networks).
+//! The convolutions use double rounding: single rounding there changes
+//! up to 0.4 % of a convolution's output elements by one step (35 of the
+//! 45 convolutions of KWS, ResNet-8 and VWW differ somewhere).
+//!
+//! Everything here is `core` only: `f64::frexp` and `f64::round` are not
+//! in `core`, so [`quantize_multiplier`] reads the exponent from the bits
+//! and the rounding is written out ([`round_f64`], [`round_f32`]). The
+//! integer functions never panic and never branch on data except where
+//! TFLite does; overflow wraps where TFLite's C++ would overflow (which it
+//! documents as impossible for valid parameters).
+
+use crate::Activation;
+
+/// gemmlowp's `SaturatingRoundingDoublingHighMul`: `round(a * b / 2^31)`,
+/// the high 32 bits of the doubled 64-bit product, rounded to nearest with
+/// ties toward +∞ (`-0.5` becomes `0`, `0.5` becomes `1`), saturated: the
+/// one product that does not fit, `i32::MIN * i32::MIN` (`2^31`), gives
+/// `i32::MAX`. This is the scalar form of Arm's `SQRDMULH`.
+///
+/// ```
+/// use small_ir::quant::saturating_rounding_doubling_high_mul as srdhm;
+/// assert_eq!(srdhm(1 << 30, 1 << 30), 1 << 29); // 0.5 * 0.5 in Q31
+/// assert_eq!(srdhm(i32::MIN, i32::MIN), i32::MAX);
+/// ```
+pub const fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {
+    if a == i32::MIN && b == i32::MIN {
+        return i32::MAX;
+    }
+    let ab = a as i64 * b as i64;
+    let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
+    // C++ `/` truncates toward zero, as Rust's does. |ab| <= 2^62, so the
+    // sum fits, and the quotient fits in i32 once MIN * MIN is excluded.
+    ((ab + nudge) / (1i64 << 31)) as i32
+}
+
+/// gemmlowp's `RoundingDivideByPOT`: `x / 2^exponent` rounded to nearest,
+/// ties away from zero (`2.5 → 3`, `-2.5 → -3`), for `exponent` in
+/// `0..=31` (`0` returns `x`).
+///
+/// ```
+/// use small_ir::quant::rounding_divide_by_pot;
+/// assert_eq!(rounding_divide_by_pot(5, 1), 3);
+/// assert_eq!(rounding_divide_by_pot(-5, 1), -3);
+/// assert_eq!(rounding_divide_by_pot(i32::MIN, 31), -1);
+/// ```
+///
+/// An `exponent` above 31 is a caller bug (gemmlowp asserts); it is
+/// treated as 31 here rather than panicking.
+pub const fn rounding_divide_by_pot(x: i32, exponent: u32) -> i32 {
+    let exponent = if exponent > 31 { 31 } else { exponent };
+    let mask = ((1i64 << exponent) - 1) as i32;
+    let remainder = x & mask;
+    let threshold = (mask >> 1) + (x < 0) as i32;
+    (x >> exponent) + (remainder > threshold) as i32
+}
+
+/// TFLite's `MultiplyByQuantizedMultiplier` as built by default (double
+/// rounding, gemmlowp): `x * multiplier * 2^(shift - 31)` computed as
+/// [`rounding_divide_by_pot`]`(`[`saturating_rounding_doubling_high_mul`]`(x << max(shift, 0), multiplier), max(-shift, 0))`.
+///
+/// The product is rounded twice (once to 32 bits, once by the shift), so
+/// a value just above a tie after the first rounding can round up again:
+/// `5 * 0.5 / 2` gives `2`, where one rounding of `1.25` gives `1`
+/// ([`multiply_by_quantized_multiplier_single_rounding`]). This is the
+/// output stage of LiteRT's reference per-channel `CONV_2D` and
+/// `DEPTHWISE_CONV_2D` and of TFLite Micro's default build.
+///
+/// `multiplier` is a Q31 mantissa from [`quantize_multiplier`] (`2^30 ..
+/// 2^31`, or 0) and `shift` its exponent; the left shift `x << shift`
+/// wraps as TFLite's `x * (1 << left_shift)` does on two's complement.
+///
+/// ```
+/// use small_ir::quant::{multiply_by_quantized_multiplier, quantize_multiplier};
+/// let (m, shift) = quantize_multiplier(0.25);
+/// assert_eq!((m, shift), (1 << 30, -1));
+/// assert_eq!(multiply_by_quantized_multiplier(100, m, shift), 25);
+/// assert_eq!(multiply_by_quantized_multiplier(5, m, shift), 2); // 1.25, rounded twice
+/// ```
+pub const fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> i32 {
+    let left = if shift > 0 { shift as u32 } else { 0 };
+    let right = if shift > 0 { 0 } else { shift.unsigned_abs() };
+    rounding_divide_by_pot(
+        saturating_rounding_doubling_high_mul(x.wrapping_shl(left), multiplier),
+        right,
+    )
+}
+
+/// TFLite's `MultiplyByQuantizedMultiplier` under `TFLITE_SINGLE_ROUNDING`:
+/// `(x * multiplier + 2^(30 - shift)) >> (31 - shift)` in 64 bits, one
+/// rounding to nearest with ties toward +∞.
+///
+/// `shift` must be in `-31..=30` (what [`quantize_multiplier_single_rounding`]
+/// returns); values outside are clamped to that range instead of
+/// panicking. The result is truncated to 32 bits as TFLite's
+/// `static_cast<int32_t>` does (it cannot overflow for a multiplier below
+/// 1).
+///
+/// ```
+/// use small_ir::quant::multiply_by_quantized_multiplier_single_rounding as single;
+/// assert_eq!(single(5, 1 << 30, -1), 1); // 1.25
+/// assert_eq!(single(6, 1 << 30, -1), 2); // 1.5: ties toward +inf
+/// assert_eq!(single(-6, 1 << 30, -1), -1); // -1.5
+/// ```
+pub const fn multiply_by_quantized_multiplier_single_rounding(
+    x: i32,
+    multiplier: i32,
+    shift: i32,
+) -> i32 {
+    let shift = if shift < -31 {
+        -31
+    } else if shift > 30 {
+        30
+    } else {
+        shift
+    };
+    let total_shift = (31 - shift) as u32; // 1..=62
+    let round = 1i64 << (total_shift - 1);
+    // |x * multiplier| <= 2^62 and round <= 2^61: no overflow.
+    ((x as i64 * multiplier as i64 + round) >> total_shift) as i32
+}
+
+/// TFLite's `MultiplyByQuantizedMultiplierSmallerThanOneExp` (default
+/// build): [`rounding_divide_by_pot`]`(`[`saturating_rounding_doubling_high_mul`]`(x, multiplier), -shift)`
+/// for `shift <= 0` (a positive `shift` is treated as 0). ADD's rescaling.
+pub const fn multiply_by_quantized_multiplier_smaller_than_one_exp(
+    x: i32,
+    multiplier: i32,
+    shift: i32,
+) -> i32 {
+    let right = if shift < 0 { shift.unsigned_abs() } else { 0 };
+    rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, multiplier), right)
+}
+
+/// TFLite's `MultiplyByQuantizedMultiplierGreaterThanOne` (default build):
+/// [`saturating_rounding_doubling_high_mul`]`(x << left_shift, multiplier)`
+/// for `left_shift >= 0` (a negative one is treated as 0; the shift wraps
+/// as TFLite's `x * (1 << left_shift)` does). SOFTMAX's input scaling.
+pub const fn multiply_by_quantized_multiplier_greater_than_one(
+    x: i32,
+    multiplier: i32,
+    left_shift: i32,
+) -> i32 {
+    let left = if left_shift > 0 { left_shift as u32 } else { 0 };
+    saturating_rounding_doubling_high_mul(x.wrapping_shl(left), multiplier)
+}
+
+/// `frexp` for a finite, non-zero `x`: `(m, e)` with `x = m * 2^e` and
+/// `0.5 <= |m| < 1`, exactly (only the exponent bits change).
+const fn frexp(x: f64) -> (f64, i32) {
+    const EXP_MASK: u64 = 0x7ff << 52;
+    let bits = x.to_bits();
+    let biased = ((bits & EXP_MASK) >> 52) as i32;
+    if biased == 0 {
+        // Subnormal: scale into the normal range first (2^64, exact).
+        let (m, e) = frexp(x * 18_446_744_073_709_551_616.0);
+        return (m, e - 64);
+    }
+    // Biased exponent 1022 puts |m| in [0.5, 1).
+    (
+        f64::from_bits((bits & !EXP_MASK) | (1022 << 52)),
+        biased - 1022,
+    )
+}
+
+/// `round(x)` of C (`std::round`, TFLite's `TfLiteRound`): to nearest,
+/// ties away from zero, as an `i64` (saturating at its range; NaN gives 0,
+/// as Rust's `as` does).
+///
+/// ```
+/// use small_ir::quant::round_f64;
+/// assert_eq!((round_f64(2.5), round_f64(-2.5), round_f64(2.4999999999999996)), (3, -3, 2));
+/// ```
+pub const fn round_f64(x: f64) -> i64 {
+    // 2^52: from here on every f64 is an integer (or inf / NaN).
+    if !(x < 4_503_599_627_370_496.0 && x > -4_503_599_627_370_496.0) {
+        return x as i64;
+    }
+    let t = x as i64; // truncated toward zero
+    let frac = x - t as f64; // exact: |x| < 2^52
+    if frac >= 0.5 {
+        t + 1
+    } else if frac <= -0.5 {
+        t - 1
+    } else {
+        t
+    }
+}
+
+/// [`round_f64`] for an `f32` (`std::round(float)`): to nearest, ties
+/// away from zero, as an `i64`.
+pub const fn round_f32(x: f32) -> i64 {
+    // 2^23: from here on every f32 is an integer (or inf / NaN).
+    if !(x < 8_388_608.0 && x > -8_388_608.0) {
+        return x as i64;
+    }
+    let t = x as i64;
+    let frac = x - t as f32; // exact: |x| < 2^23
+    if frac >= 0.5 {
+        t + 1
+    } else if frac <= -0.5 {
+        t - 1
+    } else {
+        t
+    }
+}
+
+/// TFLite's `QuantizeMultiplier` (default build): a real multiplier as a
+/// Q31 mantissa and a power-of-two exponent, `real ≈ m * 2^(shift - 31)`.
+///
+/// `(q, shift) = frexp(real)`, `m = round(q * 2^31)`; a mantissa that
+/// rounds up to `2^31` is halved and the shift incremented; a `shift`
+/// below -31 (a multiplier under about `2^-32`) flushes to `(0, 0)`, as
+/// does 0. Computed in `f64` from the bits (no `libm`), exactly as `frexp`
+/// and `round` do. A non-finite `real` (TFLite aborts) gives `(0, 0)`.
+///
+/// ```
+/// use small_ir::quant::quantize_multiplier;
+/// assert_eq!(quantize_multiplier(0.5), (1 << 30, 0));
+/// assert_eq!(quantize_multiplier(0.75), (3 << 29, 0));
+/// assert_eq!(quantize_multiplier(1.0), (1 << 30, 1));
+/// assert_eq!(quantize_multiplier(0.0), (0, 0));
+/// ```
+pub const fn quantize_multiplier(real: f64) -> (i32, i32) {
+    if real == 0.0 || !real.is_finite() {
+        return (0, 0);
+    }
+    let (q, mut shift) = frexp(real);
+    // |q * 2^31| is in [2^30, 2^31): exact, and round() stays in i64.
+    let mut q_fixed = round_f64(q * 2_147_483_648.0);
+    if q_fixed == 1 << 31 || q_fixed == -(1 << 31) {
+        q_fixed /= 2;
+        shift += 1;
+    }
+    if shift < -31 {
+        return (0, 0);
+    }
+    (q_fixed as i32, shift)
+}
+
+/// [`quantize_multiplier`] as built with `TFLITE_SINGLE_ROUNDING`: a
+/// shift above 30 (a multiplier of `2^30` or more) saturates to
+/// `(i32::MAX, 30)`, the most [`multiply_by_quantized_multiplier_single_rounding`]
+/// takes.
+pub const fn quantize_multiplier_single_rounding(real: f64) -> (i32, i32) {
+    let (m, shift) = quantize_multiplier(real);
+    if shift > 30 {
+        (i32::MAX, 30)
+    } else {
+        (m, shift)
+    }
+}
+
+/// A real multiplier as TFLite stores it: Q31 mantissa and exponent
+/// ([`quantize_multiplier`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Multiplier {
+    /// Q31 mantissa, `2^30 ..= 2^31 - 1` (or 0).
+    pub multiplier: i32,
+    /// Power-of-two exponent: the multiplier is `multiplier * 2^(shift - 31)`.
+    pub shift: i32,
+}
+
+impl Multiplier {
+    /// [`quantize_multiplier`]`(real)`.
+    pub const fn from_real(real: f64) -> Self {
+        let (multiplier, shift) = quantize_multiplier(real);
+        Multiplier { multiplier, shift }
+    }
+}
+
+/// The output rescaling of one channel of a multiply-and-sum operator:
+/// the `i32` accumulator (bias included) to the output's scale, before
+/// the output zero point and the clamp. One variant per TFLite form.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rescale {
+    /// [`multiply_by_quantized_multiplier`]: gemmlowp's double rounding,
+    /// TFLite's default build. LiteRT's reference per-channel `CONV_2D`
+    /// and `DEPTHWISE_CONV_2D`; [`Rescale::conv`] builds it.
+    DoubleRounding(Multiplier),
+    /// [`multiply_by_quantized_multiplier_single_rounding`]: TFLite built
+    /// with `TFLITE_SINGLE_ROUNDING` (an option of TFLite Micro).
+    SingleRounding(Multiplier),
+    /// `round(acc * scale)` in `f64`, ties away from zero, saturated to
+    /// `i32`: LiteRT's reference int8 `FULLY_CONNECTED`
+    /// (`reference_integer_ops::FullyConnected` with float scales);
+    /// [`Rescale::fully_connected`] builds it.
+    Real(f64),
+}
+
+impl Rescale {
+    /// The rescaling LiteRT's reference `CONV_2D` and `DEPTHWISE_CONV_2D`
+    /// use for one output channel (`PopulateConvolutionQuantizationParams`),
+    /// applied with double rounding:
+    /// `QuantizeMultiplier((double)input_scale * (double)weight_scale /
+    /// (double)output_scale)`.
+    pub const fn conv(input_scale: f32, weight_scale: f32, output_scale: f32) -> Rescale {
+        Rescale::DoubleRounding(Multiplier::from_real(
+            input_scale as f64 * weight_scale as f64 / output_scale as f64,
+        ))
+    }
+
+    /// The rescaling LiteRT's reference int8 `FULLY_CONNECTED` uses:
+    /// `round((double)acc * ((double)input_scale * (double)weight_scale /
+    /// (double)output_scale))`.
+    pub const fn fully_connected(
+        input_scale: f32,
+        weight_scale: f32,
+        output_scale: f32,
+    ) -> Rescale {
+        Rescale::Real(input_scale as f64 * weight_scale as f64 / output_scale as f64)
+    }
+
+    /// Rescales `acc`.
+    ///
+    /// ```
+    /// use small_ir::quant::{Multiplier, Rescale};
+    /// let quarter = Multiplier::from_real(0.25);
+    /// assert_eq!(Rescale::DoubleRounding(quarter).apply(5), 2);
+    /// assert_eq!(Rescale::SingleRounding(quarter).apply(5), 1);
+    /// assert_eq!(Rescale::Real(0.25).apply(5), 1);
+    /// assert_eq!(Rescale::Real(0.25).apply(-6), -2); // -1.5: away from zero
+    /// ```
+    pub const fn apply(self, acc: i32) -> i32 {
+        match self {
+            Rescale::DoubleRounding(m) => {
+                multiply_by_quantized_multiplier(acc, m.multiplier, m.shift)
+            }
+            Rescale::SingleRounding(m) => {
+                multiply_by_quantized_multiplier_single_rounding(acc, m.multiplier, m.shift)
+            }
+            Rescale::Real(scale) => {
+                let r = round_f64(acc as f64 * scale);
+                if r > i32::MAX as i64 {
+                    i32::MAX
+                } else if r < i32::MIN as i64 {
+                    i32::MIN
+                } else {
+                    r as i32
+                }
+            }
+        }
+    }
+}
+
+/// The rounding average of `reference_integer_ops::AveragePool`:
+/// `sum / count` rounded to nearest, ties away from zero
+/// (`(sum ± count / 2) / count`, C's truncating division). `count` must be
+/// at least 1 (0 returns 0 instead of panicking).
+///
+/// ```
+/// use small_ir::quant::rounding_average;
+/// assert_eq!((rounding_average(5, 2), rounding_average(-5, 2), rounding_average(-4, 3)), (3, -3, -1));
+/// ```
+pub const fn rounding_average(sum: i32, count: i32) -> i32 {
+    if count <= 0 {
+        return 0;
+    }
+    if sum > 0 {
+        sum.saturating_add(count / 2) / count
+    } else {
+        sum.saturating_sub(count / 2) / count
+    }
+}
+
+/// Per-tensor quantization of an int8 tensor: real value =
+/// `scale * (q - zero_point)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Quant {
+    /// The step between two consecutive `q`.
+    pub scale: f32,
+    /// The `q` of the real value 0.
+    pub zero_point: i32,
+}
+
+impl Quant {
+    /// `scale`, `zero_point`.
+    pub const fn new(scale: f32, zero_point: i32) -> Self {
+        Quant { scale, zero_point }
+    }
+}
+
+/// TFLite's `CalculateActivationRangeQuantized` for an int8 output: the
+/// clamp `(min, max)` of a fused activation, `zero_point +
+/// round(f / scale)` (in `f32`, as TFLite) of its bounds, within
+/// `-128..=127`. `None` → `(-128, 127)`, `Relu` → `(max(-128, q(0)), 127)`,
+/// `Relu6` → `(max(-128, q(0)), min(127, q(6)))`.
+///
+/// ```
+/// use small_ir::{Activation, quant::{Quant, activation_range}};
+/// assert_eq!(activation_range(Activation::Relu, Quant::new(0.04, -128)), (-128, 127));
+/// assert_eq!(activation_range(Activation::Relu6, Quant::new(0.05, 0)), (0, 120));
+/// ```
+pub const fn activation_range(act: Activation, out: Quant) -> (i8, i8) {
+    const fn q(f: f32, out: Quant) -> i64 {
+        out.zero_point as i64 + round_f32(f / out.scale)
+    }
+    const fn clamp(v: i64) -> i8 {
+        if v < -128 {
+            -128
+        } else if v > 127 {
+            127
+        } else {
+            v as i8
+        }
+    }
+    match act {
+        Activation::None => (-128, 127),
+        Activation::Relu => (clamp(q(0.0, out)), 127),
+        Activation::Relu6 => (clamp(q(0.0, out)), clamp(q(6.0, out))),
+    }
+}
+
+/// TFLite's int8 `ADD` arithmetic: the multipliers of `add.cc`'s `Prepare`
+/// and the sum of `reference_integer_ops::AddFunc`, without the zero
+/// points and the clamp.
+///
+/// Both inputs are shifted left by `left_shift` (20 for int8), scaled to
+/// the common scale `2 * max(s1, s2)` and summed, and the sum is scaled to
+/// the output: all three with
+/// [`multiply_by_quantized_multiplier_smaller_than_one_exp`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AddRescale {
+    /// 20 for int8 inputs.
+    pub left_shift: i32,
+    /// `s1 / (2 max(s1, s2))`.
+    pub input1: Multiplier,
+    /// `s2 / (2 max(s1, s2))`.
+    pub input2: Multiplier,
+    /// `2 max(s1, s2) / (2^left_shift * s_out)`.
+    pub output: Multiplier,
+}
+
+impl AddRescale {
+    /// The multipliers for input scales `scale1`, `scale2` and output scale
+    /// `output_scale`, computed in `f64` as TFLite does.
+    pub const fn new(scale1: f32, scale2: f32, output_scale: f32) -> Self {
+        const LEFT_SHIFT: i32 = 20;
+        let max = if scale1 > scale2 { scale1 } else { scale2 };
+        let twice_max = 2.0 * max as f64;
+        AddRescale {
+            left_shift: LEFT_SHIFT,
+            input1: Multiplier::from_real(scale1 as f64 / twice_max),
+            input2: Multiplier::from_real(scale2 as f64 / twice_max),
+            output: Multiplier::from_real(
+                twice_max / ((1i64 << LEFT_SHIFT) as f64 * output_scale as f64),
+            ),
+        }
+    }
+
+    /// The output, before its zero point and clamp, of `x1` and `x2`: the
+    /// two inputs minus their zero points (each in `-255..=255` for int8).
+    ///
+    /// ```
+    /// use small_ir::quant::AddRescale;
+    /// let same = AddRescale::new(0.5, 0.5, 0.5);
+    /// assert_eq!(same.apply(3, -7), -4);
+    /// let half = AddRescale::new(1.0, 1.0, 2.0);
+    /// assert_eq!((half.apply(3, 0), half.apply(-3, 0)), (2, -2)); // 1.5, -1.5
+    /// ```
+    pub const fn apply(&self, x1: i32, x2: i32) -> i32 {
+        let s1 = multiply_by_quantized_multiplier_smaller_than_one_exp(
+            x1.wrapping_shl(self.left_shift as u32),
+            self.input1.multiplier,
+            self.input1.shift,
+        );
+        let s2 = multiply_by_quantized_multiplier_smaller_than_one_exp(
+            x2.wrapping_shl(self.left_shift as u32),
+            self.input2.multiplier,
+            self.input2.shift,
+        );
+        multiply_by_quantized_multiplier_smaller_than_one_exp(
+            s1.wrapping_add(s2),
+            self.output.multiplier,
+            self.output.shift,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: i32 = i32::MIN;
+    const MAX: i32 = i32::MAX;
+
+    /// `2^e` for a normal exponent (`f64::powi` is not in `core`).
+    fn pow2(e: i32) -> f64 {
+        f64::from_bits(((e + 1023) as u64) << 52)
+    }
+
+    #[test]
+    fn srdhm_rounds_half_up_and_saturates() {
+        use saturating_rounding_doubling_high_mul as f;
+        // The one overflow: (-1) * (-1) = +1 is not a Q31 value.
+        assert_eq!(f(MIN, MIN), MAX);
+        // -1 * (1 - 2^-31) = -(1 - 2^-31): exact.
+        assert_eq!(f(MIN, MAX), -MAX);
+        assert_eq!(f(MAX, MAX), MAX - 1); // (1 - 2^-31)^2 = 1 - 2^-30 + 2^-62
+        assert_eq!(f(1 << 30, 1 << 30), 1 << 29); // 0.5 * 0.5
+        // Ties: 1 * 0.5 = 0.5 ulp -> 1; -1 * 0.5 = -0.5 -> 0 (toward +inf).
+        assert_eq!(f(1, 1 << 30), 1);
+        assert_eq!(f(-1, 1 << 30), 0);
+        assert_eq!(f(3, 1 << 30), 2); // 1.5 -> 2
+        assert_eq!(f(-3, 1 << 30), -1); // -1.5 -> -1
+        // Just past a tie rounds away: -0.5 - 2^-31 -> -1.
+        assert_eq!(f(-2, (1 << 29) + 1), -1); // -2 * (0.25 + 2^-31) = -0.5 - 2^-30
+        assert_eq!(f(0, MIN), 0);
+        assert_eq!(f(MIN, 1 << 30), -(1 << 30)); // -1 * 0.5
+    }
+
+    #[test]
+    fn rounding_divide_by_pot_ties_away_from_zero() {
+        use rounding_divide_by_pot as f;
+        assert_eq!((f(5, 1), f(-5, 1)), (3, -3)); // 2.5, -2.5
+        assert_eq!((f(3, 1), f(-3, 1)), (2, -2)); // 1.5, -1.5
+        assert_eq!((f(1, 1), f(-1, 1)), (1, -1)); // 0.5, -0.5
+        assert_eq!((f(5, 2), f(-5, 2)), (1, -1)); // 1.25, -1.25
+        assert_eq!((f(7, 2), f(-7, 2)), (2, -2)); // 1.75, -1.75
+        // Exponent 0: the identity, at the extremes too.
+        assert_eq!((f(MIN, 0), f(MAX, 0), f(-7, 0)), (MIN, MAX, -7));
+        // Exponent 31.
+        assert_eq!(f(MIN, 31), -1); // -1 exactly
+        assert_eq!(f(MAX, 31), 1); // 1 - 2^-31
+        assert_eq!((f(1 << 30, 31), f(-(1 << 30), 31)), (1, -1)); // +-0.5
+        assert_eq!((f((1 << 30) - 1, 31), f(-(1 << 30) + 1, 31)), (0, 0));
+        assert_eq!(f(-1, 31), 0);
+        // Out of range: treated as 31, no panic.
+        assert_eq!(f(MIN, 40), -1);
+    }
+
+    #[test]
+    fn double_and_single_rounding() {
+        let (m, shift) = quantize_multiplier(0.25);
+        assert_eq!((m, shift), (1 << 30, -1));
+        // 5 * 0.25 = 1.25: double rounding 2.5 -> 3, then 1.5 -> 2;
+        // single rounding 1.25 -> 1.
+        assert_eq!(multiply_by_quantized_multiplier(5, m, shift), 2);
+        assert_eq!(
+            multiply_by_quantized_multiplier_single_rounding(5, m, shift),
+            1
+        );
+        // -5 * 0.25 = -1.25: -2.5 -> -2 (SRDHM: toward +inf), -1 -> -1 (away
+        // from zero: -0.5 -> -1); single: -1.25 -> -1.
+        assert_eq!(multiply_by_quantized_multiplier(-5, m, shift), -1);
+        assert_eq!(
+            multiply_by_quantized_multiplier_single_rounding(-5, m, shift),
+            -1
+        );
+        // Ties of the final rounding: +-1.5.
+        assert_eq!(multiply_by_quantized_multiplier(6, m, shift), 2);
+        assert_eq!(multiply_by_quantized_multiplier(-6, m, shift), -2);
+        assert_eq!(
+            multiply_by_quantized_multiplier_single_rounding(6, m, shift),
+            2
+        );
+        assert_eq!(
+            multiply_by_quantized_multiplier_single_rounding(-6, m, shift),
+            -1
+        );
+        // Shift 0 (multiplier in [0.5, 1)) and a left shift.
+        assert_eq!(multiply_by_quantized_multiplier(100, 1 << 30, 0), 50);
+        assert_eq!(multiply_by_quantized_multiplier(3, 1 << 30, 2), 6); // 3 * 2
+        assert_eq!(
+            multiply_by_quantized_multiplier_single_rounding(3, 1 << 30, 2),
+            6
+        );
+        // Shift -31, the smallest: (1 - 2^-31) * 2^-31 * x.
+        assert_eq!(multiply_by_quantized_multiplier(MAX, MAX, -31), 1);
+        // 2^30 * (1 - 2^-31) * 2^-31 = 0.5 - 2^-32: the first rounding makes
+        // it 0.5 exactly, the second rounds that away from zero.
+        assert_eq!(multiply_by_quantized_multiplier(1 << 30, MAX, -31), 1);
+        assert_eq!(
+            multiply_by_quantized_multiplier_single_rounding(MAX, MAX, -31),
+            1
+        );
+        assert_eq!(
+            multiply_by_quantized_multiplier_single_rounding(1 << 30, MAX, -31),
+            0
+        );
+        // Shift 30, the largest single rounding takes: x * m * 2^-1.
+        assert_eq!(
+            multiply_by_quantized_multiplier_single_rounding(3, 1 << 30, 30),
+            3 << 29
+        );
+        // i32::MIN * i32::MIN saturates in the double-rounding form.
+        assert_eq!(multiply_by_quantized_multiplier(MIN, MIN, 0), MAX);
+        assert_eq!(multiply_by_quantized_multiplier(MIN, MIN, -31), 1);
+        // The single-rounding form has no saturation: 2^62 >> 31 = 2^31
+        // truncates to i32::MIN, as TFLite's static_cast does.
+        assert_eq!(
+            multiply_by_quantized_multiplier_single_rounding(MIN, MIN, 0),
+            MIN
+        );
+    }
+
+    #[test]
+    fn smaller_and_greater_than_one() {
+        // 0.375 = 0.75 * 2^-1
+        let (m, s) = quantize_multiplier(0.375);
+        assert_eq!((m, s), (3 << 29, -1));
+        assert_eq!(
+            multiply_by_quantized_multiplier_smaller_than_one_exp(8, m, s),
+            3
+        );
+        assert_eq!(
+            multiply_by_quantized_multiplier_smaller_than_one_exp(-4, m, s),
+            -2
+        ); // -1.5
+        assert_eq!(
+            multiply_by_quantized_multiplier_smaller_than_one_exp(4, m, 1),
+            3
+        ); // shift > 0 ignored
+        // 12 = 0.75 * 2^4
+        let (m, s) = quantize_multiplier(12.0);
+        assert_eq!((m, s), (3 << 29, 4));
+        assert_eq!(
+            multiply_by_quantized_multiplier_greater_than_one(-3, m, s),
+            -36
+        );
+        assert_eq!(
+            multiply_by_quantized_multiplier_greater_than_one(5, m, -2),
+            4
+        ); // 3.75
+    }
+
+    #[test]
+    fn quantize_multiplier_matches_frexp_and_round() {
+        use quantize_multiplier as q;
+        assert_eq!(q(0.5), (1 << 30, 0));
+        assert_eq!(q(1.0), (1 << 30, 1));
+        assert_eq!(q(0.75), (3 << 29, 0));
+        assert_eq!(q(-0.5), (-(1 << 30), 0));
+        assert_eq!(q(3.0), (3 << 29, 2));
+        // A tie of round(q * 2^31) goes away from zero.
+        assert_eq!(q(0.5 + pow2(-32)), ((1 << 30) + 1, 0));
+        assert_eq!(q(0.5 + pow2(-33)), (1 << 30, 0)); // a quarter: down
+        // Rounding up to 2^31 halves the mantissa and bumps the shift.
+        assert_eq!(q(1.0 - pow2(-40)), (1 << 30, 1));
+        assert_eq!(q(0.5 - pow2(-40)), (1 << 30, 0));
+        // The smallest kept shift is -31; below it, flushed to zero.
+        assert_eq!(q(pow2(-32)), (1 << 30, -31));
+        assert_eq!(q(pow2(-33)), (0, 0));
+        assert_eq!(q(f64::from_bits(1)), (0, 0)); // subnormal
+        // Large multipliers keep their shift in the default build and
+        // saturate under single rounding.
+        assert_eq!(q(pow2(40)), (1 << 30, 41));
+        assert_eq!(quantize_multiplier_single_rounding(pow2(40)), (MAX, 30));
+        assert_eq!(quantize_multiplier_single_rounding(0.75), (3 << 29, 0));
+        assert_eq!(
+            (q(0.0), q(f64::NAN), q(f64::INFINITY)),
+            ((0, 0), (0, 0), (0, 0))
+        );
+        // A real multiplier from the KWS model (FULLY_CONNECTED of op 011):
+        // 0.0802361593 * 0.00838575512 / 0.14469251 = 0.0046502..., frexp
+        // exponent -7; every result reconstructs the multiplier to 2^-31.
+        let real = 0.080_236_16_f32 as f64 * 0.008_385_755_f32 as f64 / 0.144_692_5_f32 as f64;
+        let (m, s) = q(real);
+        assert_eq!(s, -7);
+        assert!((m as f64 * pow2(s - 31) - real).abs() <= pow2(s - 32));
+    }
+
+    #[test]
+    fn frexp_of_subnormals_and_powers() {
+        assert_eq!(frexp(1.0), (0.5, 1));
+        assert_eq!(frexp(-3.0), (-0.75, 2));
+        assert_eq!(frexp(f64::MIN_POSITIVE), (0.5, -1021));
+        assert_eq!(frexp(f64::from_bits(1)), (0.5, -1073));
+        assert_eq!(frexp(f64::from_bits(3)), (0.75, -1072));
+    }
+
+    #[test]
+    fn rounding_of_floats() {
+        assert_eq!(
+            (round_f64(0.5), round_f64(-0.5), round_f64(1.5)),
+            (1, -1, 2)
+        );
+        assert_eq!(
+            (
+                round_f64(0.49999999999999994),
+                round_f64(-0.49999999999999994)
+            ),
+            (0, 0)
+        );
+        assert_eq!(round_f64(4_503_599_627_370_497.0), 4_503_599_627_370_497);
+        assert_eq!((round_f64(f64::NAN), round_f64(1e300)), (0, i64::MAX));
+        assert_eq!(
+            (round_f32(2.5), round_f32(-2.5), round_f32(0.49999997)),
+            (3, -3, 0)
+        );
+        assert_eq!(round_f32(8_388_609.0), 8_388_609);
+    }
+
+    #[test]
+    fn rescale_forms() {
+        let m = Multiplier::from_real(0.25);
+        assert_eq!(Rescale::DoubleRounding(m).apply(5), 2);
+        assert_eq!(Rescale::SingleRounding(m).apply(5), 1);
+        assert_eq!(Rescale::Real(0.25).apply(5), 1);
+        assert_eq!(Rescale::Real(0.25).apply(6), 2); // 1.5
+        assert_eq!(Rescale::Real(0.25).apply(-6), -2); // -1.5: away from zero
+        assert_eq!(Rescale::Real(1e12).apply(MAX), MAX); // saturates
+        assert_eq!(Rescale::Real(1e12).apply(MIN), MIN);
+        // conv: in double, the product of the f32 scales is not rounded to f32.
+        let r = Rescale::conv(0.5, 0.25, 0.5);
+        assert_eq!(
+            r,
+            Rescale::DoubleRounding(Multiplier {
+                multiplier: 1 << 30,
+                shift: -1
+            })
+        );
+        assert_eq!(
+            Rescale::fully_connected(0.5, 0.25, 0.5),
+            Rescale::Real(0.25)
+        );
+    }
+
+    #[test]
+    fn averages_round_half_away() {
+        assert_eq!(rounding_average(5, 2), 3); // 2.5
+        assert_eq!(rounding_average(-5, 2), -3);
+        assert_eq!(rounding_average(4, 3), 1); // 1.33
+        assert_eq!(rounding_average(-4, 3), -1);
+        assert_eq!(rounding_average(5, 3), 2); // 1.67
+        assert_eq!(rounding_average(-5, 3), -2);
+        assert_eq!(rounding_average(-128 * 64, 64), -128);
+        assert_eq!(rounding_average(0, 9), 0);
+        assert_eq!(rounding_average(7, 0), 0);
+    }
+
+    #[test]
+    fn activation_ranges() {
+        use Activation::*;
+        assert_eq!(activation_range(None, Quant::new(0.1, 5)), (-128, 127));
+        assert_eq!(activation_range(Relu, Quant::new(0.1, 5)), (5, 127));
+        assert_eq!(activation_range(Relu, Quant::new(0.1, -128)), (-128, 127));
+        // 6 / (6 / 255) = 255 -> -128 + 255 = 127.
+        assert_eq!(
+            activation_range(Relu6, Quant::new(6.0 / 255.0, -128)),
+            (-128, 127)
+        );
+        assert_eq!(activation_range(Relu6, Quant::new(0.05, 0)), (0, 120));
+        assert_eq!(activation_range(Relu6, Quant::new(0.01, 0)), (0, 127)); // 600 clamps
+    }
+
+    #[test]
+    fn add_rescale() {
+        // Equal scales: 0.5 for both inputs, 2^-19 for the output.
+        let a = AddRescale::new(1.0, 1.0, 1.0);
+        assert_eq!(
+            a.input1,
+            Multiplier {
+                multiplier: 1 << 30,
+                shift: 0
+            }
+        );
+        assert_eq!(
+            a.output,
+            Multiplier {
+                multiplier: 1 << 30,
+                shift: -18
+            }
+        );
+        for (x, y) in [(0, 0), (255, 255), (-255, -255), (17, -3)] {
+            assert_eq!(a.apply(x, y), x + y);
+        }
+        // Different scales: 1 and 0.25, output 1: x + y / 4, rounded.
+        let b = AddRescale::new(1.0, 0.25, 1.0);
+        assert_eq!(b.apply(10, 4), 11);
+        assert_eq!(b.apply(10, 2), 11); // 10.5 -> away from zero
+        assert_eq!(b.apply(-10, -2), -11);
+        assert_eq!(b.apply(0, 1), 0); // 0.25
+    }
+}
