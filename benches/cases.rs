@@ -6,8 +6,7 @@
 //! (`criterion.rs`).
 
 use small_core::load::Generated;
-use small_core::model::Dims;
-use small_core::{Arch, Blocked, Blocking, Error, layer};
+use small_core::{Arch, Blocked, Blocking, Dims, Error, layer};
 use small_examples::models::Network;
 use small_examples::models::{
     ad::Autoencoder, dscnn::DsCnn, resnet8::Resnet8, vww::Vww, vww1::Vww1,

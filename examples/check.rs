@@ -15,10 +15,10 @@
 //! the same input, so a failure names the layer.
 
 use crate::models::Head;
-use small_core::Activation;
 use small_core::load::{LayerRef, LoadError, WeightSource};
-use small_core::model::{Dims, LayerInfo, NONE};
+use small_core::model::{LayerInfo, NONE};
 use small_core::reference::{self, Shape};
+use small_core::{Activation, Dims};
 
 fn shape(d: Dims) -> Shape {
     Shape::new(d.h, d.w, d.c)

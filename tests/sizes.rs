@@ -6,10 +6,11 @@
 use small_core::__rt::{Problem, pack};
 use small_core::ir::geometry::checked_packed_len;
 use small_core::load::{Generated, LayerRef, WeightSource};
-use small_core::model::{self, Dims};
+use small_core::model;
 use small_core::plan::{Tensor, try_plan};
 use small_core::{
-    Activation, Arch, Blocked, CB, Error, LayerSpec, MAX_ELEMENTS, Padding, Reduction, layer, ops,
+    Activation, Arch, Blocked, CB, Dims, Error, LayerSpec, MAX_ELEMENTS, Padding, Reduction, layer,
+    ops,
 };
 
 #[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same, activation = relu)]

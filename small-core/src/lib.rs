@@ -58,7 +58,7 @@ pub use layout::Blocked;
 pub use small_ir as ir;
 pub use small_ir::Error;
 pub(crate) use small_ir::error::{check_dim, check_len};
-pub use small_ir::geometry::{MAX_ELEMENTS, blocked_len, checked_blocked_len};
+pub use small_ir::geometry::{Dims, MAX_ELEMENTS, blocked_len, checked_blocked_len};
 pub use small_ir::{Activation, Dim, Dtype, Element, KernelKind, LayerSpec, Padding, Reduction};
 /// A tested example (one of every argument is in the README's table and
 /// in the argument list below):
