@@ -64,7 +64,7 @@ pub use small_ir::{Activation, Dim, Dtype, Element, KernelKind, LayerSpec, Paddi
 /// in the argument list below):
 ///
 /// ```
-/// use small_core::{Arch, Blocked, layer};
+/// use small_core::{Arch, Blocked, Dims, layer};
 ///
 /// #[layer(fh = 3, fw = 3, fc = 16, k = 32, g = 1, stride = 2, padding = same,
 ///         reduction = fma, activation = relu, channels = 16, archs(reference, avx2))]
@@ -73,7 +73,7 @@ pub use small_ir::{Activation, Dim, Dtype, Element, KernelKind, LayerSpec, Paddi
 /// pub struct Skip;
 ///
 /// let conv = Conv3x3s2::with_arch(Arch::Reference, &[0.01; Conv3x3s2::WEIGHTS_LEN], None)?;
-/// let x = Blocked::from_nhwc(9, 11, 16, &[1.0; 9 * 11 * 16])?;
+/// let x = Blocked::from_nhwc(Dims { c: 16, h: 9, w: 11 }, &[1.0; 9 * 11 * 16])?;
 /// let mut y = conv.alloc_output(&x)?;
 /// conv.forward(&x, &mut y)?;
 /// assert_eq!((y.h(), y.w(), y.c()), (5, 6, 32));

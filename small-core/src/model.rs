@@ -436,7 +436,7 @@ pub const fn plan<const T: usize, const S: usize>(dims: &[Dims; T], steps: &[Ste
 pub fn view(arena: &[f32], offset: usize, dims: Dims) -> Result<Blocked<&[f32]>, Error> {
     let end = offset.saturating_add(dims.checked_len()?);
     check_arena(arena.len(), end)?;
-    Blocked::assume_padded(dims.c, dims.h, dims.w, &arena[offset..end])
+    Blocked::assume_padded(dims, &arena[offset..end])
 }
 
 #[doc(hidden)]
@@ -468,10 +468,10 @@ pub fn step_views<'a>(
                 actual: off,
             });
         };
-        Blocked::assume_padded(d.c, d.h, d.w, buf)
+        Blocked::assume_padded(d, buf)
     };
     let xs = [pick(inputs[0])?, pick(inputs[1])?];
-    Ok((xs, Blocked::assume_padded(out.1.c, out.1.h, out.1.w, y)?))
+    Ok((xs, Blocked::assume_padded(out.1, y)?))
 }
 
 /// One layer of a model, as listed in its `LAYERS` constant.
@@ -836,7 +836,7 @@ macro_rules! model {
                     let d = Self::DIMS[0];
                     let off = Self::PLAN.offsets[0];
                     $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
-                    $crate::__rt::assume_padded(d.c, d.h, d.w, &mut arena[off..off + d.len()])
+                    $crate::__rt::assume_padded(d, &mut arena[off..off + d.len()])
                 }
 
                 /// Tensor `id` (see [`Self::DIMS`]) in `arena`; valid after the
@@ -857,7 +857,7 @@ macro_rules! model {
                         return Err($crate::Error::ShapeMismatch { what: "tensor id below", expected: T, actual: id });
                     }
                     let (d, off) = (Self::DIMS[id], Self::PLAN.offsets[id]);
-                    $crate::__rt::assume_padded(d.c, d.h, d.w, &mut arena[off..off + d.len()])
+                    $crate::__rt::assume_padded(d, &mut arena[off..off + d.len()])
                 }
 
                 /// `f32`s of packed weights and biases, all layers.
