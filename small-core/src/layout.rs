@@ -338,6 +338,51 @@ mod tests {
         }
     }
 
+    /// The shape is named, so NHWC and NCHW data of one tensor give the
+    /// same tensor, each element `(c, y, x)` where the index computation of
+    /// its order put it. No two of `c`, `h` and `w` are equal, so a swapped
+    /// height and width, or channels taken for a spatial size, would read
+    /// other values (or fail).
+    #[test]
+    fn nhwc_and_nchw_of_a_non_square_shape_agree_with_their_indices() {
+        let dims = Dims { c: 3, h: 2, w: 5 };
+        let Dims { c, h, w } = dims;
+        let value = |ch: usize, y: usize, x: usize| (100 * ch + 10 * y + x) as f32;
+        let mut nhwc = alloc::vec![0.0; c * h * w];
+        let mut nchw = alloc::vec![0.0; c * h * w];
+        for ch in 0..c {
+            for y in 0..h {
+                for x in 0..w {
+                    nhwc[(y * w + x) * c + ch] = value(ch, y, x);
+                    nchw[(ch * h + y) * w + x] = value(ch, y, x);
+                }
+            }
+        }
+        let a = Blocked::from_nhwc(dims, &nhwc).unwrap();
+        let b = Blocked::from_nchw(dims, &nchw).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.dims(), dims);
+        assert_eq!((a.c(), a.h(), a.w()), (3, 2, 5));
+        for ch in 0..c {
+            for y in 0..h {
+                for x in 0..w {
+                    assert_eq!(a.get(ch, y, x), Some(value(ch, y, x)), "({ch}, {y}, {x})");
+                    // One block (c < CB): lane `ch` of pixel `y * w + x`.
+                    assert_eq!(a.as_slice()[(y * w + x) * CB + ch], value(ch, y, x));
+                }
+            }
+        }
+        assert_eq!(a.get(c, 0, 0), None);
+        assert_eq!(a.get(0, h, 0), None);
+        assert_eq!(a.get(0, 0, w), None);
+        assert_eq!(a.to_nhwc(), nhwc);
+        assert_eq!(a.to_nchw(), nchw);
+        // The same data read as 5 x 2: another tensor, not silently this one.
+        let swapped = Blocked::from_nhwc(Dims { c, h: w, w: h }, &nhwc).unwrap();
+        assert_ne!(swapped, a);
+        assert_ne!(swapped.get(0, 1, 0), a.get(0, 1, 0));
+    }
+
     #[test]
     fn layout_places_elements_as_documented() {
         // c = 17: two blocks; channel 16 is lane 0 of block 1.
