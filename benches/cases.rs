@@ -7,8 +7,7 @@
 
 use small_core::Filter;
 use small_core::load::Generated;
-use small_core::model::Dims;
-use small_core::{Arch, Blocked, Blocking, Error, layer};
+use small_core::{Arch, Blocked, Blocking, Dims, Error, layer};
 use small_examples::models::Network;
 use small_examples::models::{
     ad::Autoencoder, dscnn::DsCnn, resnet8::Resnet8, vww::Vww, vww1::Vww1,
@@ -270,7 +269,7 @@ fn aligned(t: Blocked<Vec<f32>>) -> Blocked<&'static mut [f32]> {
     let at = buf.as_ptr().align_offset(64).min(16);
     let data = &mut buf[at..at + n];
     data.copy_from_slice(t.as_slice());
-    Blocked::from_buffer(t.c(), t.h(), t.w(), data).expect("a copy of a valid tensor")
+    Blocked::from_buffer(t.dims(), data).expect("a copy of a valid tensor")
 }
 
 /// Builds a layer case: `$ty` from the layer set on a `$shape` input.
@@ -279,7 +278,12 @@ macro_rules! layer_case {
         let (name, arch, s): (String, Arch, Shape) = ($name, $arch, $shape);
         let spec = <$ty>::SPEC;
         let input = Generated::values(17, s.h * s.w * s.c, 1.0);
-        let x = Blocked::from_nhwc(s.h, s.w, s.c, &input)?;
+        let dims = Dims {
+            c: s.c,
+            h: s.h,
+            w: s.w,
+        };
+        let x = Blocked::from_nhwc(dims, &input)?;
         let weights = Generated::values(3, spec.weights_len(), 0.1);
         let bias = spec
             .has_weights()
@@ -290,11 +294,7 @@ macro_rules! layer_case {
         // start on one; wherever the allocator puts a Vec, the case runs on
         // such a copy, so its time does not depend on allocation order.
         let (x, mut y) = (aligned(x), aligned(y));
-        let out = Dims {
-            c: y.c(),
-            h: y.h(),
-            w: y.w(),
-        };
+        let out = y.dims();
         let traffic = x.c() * x.h() * x.w() + out.elements() + weights.len();
         let b = layer.blocking();
         Case {

@@ -16,9 +16,9 @@
 
 use crate::models::Head;
 use small_core::load::{LayerRef, LoadError, WeightSource};
-use small_core::model::{Dims, LayerInfo, NONE};
+use small_core::model::{LayerInfo, NONE};
 use small_core::reference::{self, Shape};
-use small_core::{Activation, Filter};
+use small_core::{Activation, Dims, Filter};
 
 fn shape(d: Dims) -> Shape {
     Shape::new(d.h, d.w, d.c)

@@ -9,10 +9,9 @@
 //!
 //! `SMALL_MODELS=DIR` works like `--models DIR`; `SMALL_ARCH` picks the arch.
 
-use small_core::Arch;
 use small_core::load::tflite;
 use small_core::load::{Generated, WeightSource};
-use small_core::model::Dims;
+use small_core::{Arch, Dims};
 use small_examples::check::{self, Propagation, argmax, first_mismatch, head_bound, max_diff};
 use small_examples::golden::read_f32;
 use small_examples::models::{Head, Network, ad, dscnn, resnet8, vww};

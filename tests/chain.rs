@@ -10,7 +10,7 @@
 
 use small_core::Filter;
 use small_core::reference::{self, Shape};
-use small_core::{Activation, Arch, Blocked, Error, LayerSpec, layer, ops};
+use small_core::{Activation, Arch, Blocked, Dims, Error, LayerSpec, layer, ops};
 use small_tests::{Rng, first_mismatch, reference_forward, tolerances};
 
 #[layer(fh = 3, fw = 3, fc = 3, k = 16, stride = 2, padding = same, activation = relu6)]
@@ -60,7 +60,7 @@ fn chain_matches_the_reference_layer_by_layer() -> Result<(), Error> {
     let wr = (rng.vec(Residual::WEIGHTS_LEN), rng.vec(24));
     let wf = (rng.vec(Fc::WEIGHTS_LEN), rng.vec(10));
     for arch in small_core::arch::available() {
-        let x = Blocked::from_nhwc(h, w, 3, &input)?;
+        let x = Blocked::from_nhwc(Dims { c: 3, h, w }, &input)?;
         let conv = Conv::with_arch(arch, Filter::ohwi(&wc.0), Some(&wc.1))?;
         let mut a = conv.alloc_output(&x)?;
         conv.forward(&x, &mut a)?;
@@ -114,7 +114,7 @@ fn chain_matches_the_reference_layer_by_layer() -> Result<(), Error> {
         );
 
         // Standalone add: exact (one rounding each side, same operands).
-        let mut f = Blocked::zeros(24, e.h(), e.w())?;
+        let mut f = Blocked::zeros(Dims { c: 24, ..e.dims() })?;
         ops::add(&e, &d, &mut f, Activation::None)?;
         let mut want = vec![0.0; f.c() * f.h() * f.w()];
         reference::add(&e.to_nhwc(), &d.to_nhwc(), &mut want)?;
@@ -129,7 +129,7 @@ fn chain_matches_the_reference_layer_by_layer() -> Result<(), Error> {
             "global average pool on {arch:?}: same order, same rounding"
         );
 
-        let v = Blocked::from_nhwc(1, 1, 24, &pooled)?;
+        let v = Blocked::from_nhwc(Dims { c: 24, h: 1, w: 1 }, &pooled)?;
         let fc = Fc::with_arch(arch, Filter::ohwi(&wf.0), Some(&wf.1))?;
         let mut logits = fc.alloc_output(&v)?;
         fc.forward(&v, &mut logits)?;

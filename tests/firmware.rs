@@ -187,7 +187,7 @@ fn check<N: Network>(out: &Section, repo: &Path) -> Result<(Case, (Vec<f32>, f32
     }
     let nhwc = |id: usize, v: &[f32]| {
         let d = N::DIMS[id];
-        Blocked::from_buffer(d.c, d.h, d.w, v.to_vec())
+        Blocked::from_buffer(d, v.to_vec())
             .map(|b| b.to_nhwc())
             .map_err(|e| format!("{name}: firmware tensor {id}: {e}"))
     };

@@ -7,7 +7,7 @@
 //! reduction length (`small_tests::tolerances`); max layers exactly.
 
 use small_core::reference::Shape;
-use small_core::{Arch, Blocked, Error, Filter, LayerSpec, Order, layer};
+use small_core::{Arch, Blocked, Dims, Error, Filter, LayerSpec, Order, layer};
 use small_tests::{Rng, first_mismatch, reference_forward, tolerances};
 
 /// Builds the layer on an arch and runs it: (arch, weights, bias, input, residual).
@@ -50,14 +50,19 @@ fn check(name: &str, spec: &LayerSpec, max_owb: usize, cases: usize, run: Run) {
             values: &weights,
         };
         let bias = (spec.has_weights() && case % 2 == 0).then(|| rng.vec(spec.out_channels()));
-        let x = Blocked::from_nhwc(h, w, shape.c, &input).unwrap();
+        let x = Blocked::from_nhwc(Dims { c: shape.c, h, w }, &input).unwrap();
         // Residual layers add a random tensor of the output's shape.
         let skip = spec.residual.then(|| {
             let (dh, dw) = spec
                 .output_dims(h, w)
                 .map_or((1, 1), |(a, b)| (a.out, b.out));
             let v = rng.vec(dh * dw * spec.out_channels());
-            let b = Blocked::from_nhwc(dh, dw, spec.out_channels(), &v).unwrap();
+            let d = Dims {
+                c: spec.out_channels(),
+                h: dh,
+                w: dw,
+            };
+            let b = Blocked::from_nhwc(d, &v).unwrap();
             (v, b)
         });
         let skip_nhwc = skip.as_ref().map(|s| s.0.as_slice());
@@ -85,8 +90,7 @@ fn check(name: &str, spec: &LayerSpec, max_owb: usize, cases: usize, run: Run) {
                             "{name} on {arch:?}, input {h}x{w}: element {i} is {g}, reference {r}, tolerance {t}"
                         );
                     }
-                    let padding_ok =
-                        Blocked::from_buffer(y.c(), y.h(), y.w(), y.as_slice()).is_ok();
+                    let padding_ok = Blocked::from_buffer(y.dims(), y.as_slice()).is_ok();
                     assert!(
                         padding_ok,
                         "{name} on {arch:?}: padding lanes of the output are not zero"
@@ -362,7 +366,7 @@ fn shape_errors_name_expected_and_actual() {
         None,
     )
     .unwrap();
-    let x = Blocked::zeros(15, 4, 4).unwrap();
+    let x = Blocked::zeros(Dims { c: 15, h: 4, w: 4 }).unwrap();
     assert_eq!(
         conv.alloc_output(&x).unwrap_err(),
         Error::ShapeMismatch {
@@ -371,8 +375,8 @@ fn shape_errors_name_expected_and_actual() {
             actual: 15
         }
     );
-    let x = Blocked::zeros(16, 4, 4).unwrap();
-    let mut y = Blocked::zeros(32, 4, 3).unwrap();
+    let x = Blocked::zeros(Dims { c: 16, h: 4, w: 4 }).unwrap();
+    let mut y = Blocked::zeros(Dims { c: 32, h: 4, w: 3 }).unwrap();
     assert_eq!(
         conv.forward(&x, &mut y).unwrap_err(),
         Error::ShapeMismatch {
@@ -381,7 +385,7 @@ fn shape_errors_name_expected_and_actual() {
             actual: 3
         }
     );
-    let mut y = Blocked::zeros(31, 4, 4).unwrap();
+    let mut y = Blocked::zeros(Dims { c: 31, h: 4, w: 4 }).unwrap();
     assert_eq!(
         conv.forward(&x, &mut y).unwrap_err(),
         Error::ShapeMismatch {
@@ -418,12 +422,16 @@ fn shape_errors_name_expected_and_actual() {
     )
     .unwrap();
     let (x, mut y) = (
-        Blocked::zeros(16, 4, 4).unwrap(),
-        Blocked::zeros(16, 4, 4).unwrap(),
+        Blocked::zeros(Dims { c: 16, h: 4, w: 4 }).unwrap(),
+        Blocked::zeros(Dims { c: 16, h: 4, w: 4 }).unwrap(),
     );
     assert_eq!(
-        add.forward_add(&x, &Blocked::zeros(16, 3, 4).unwrap(), &mut y)
-            .unwrap_err(),
+        add.forward_add(
+            &x,
+            &Blocked::zeros(Dims { c: 16, h: 3, w: 4 }).unwrap(),
+            &mut y
+        )
+        .unwrap_err(),
         Error::ShapeMismatch {
             what: "residual height",
             expected: 4,
@@ -432,7 +440,7 @@ fn shape_errors_name_expected_and_actual() {
     );
     let pool = MaxPool2::with_arch(Arch::Reference).unwrap();
     assert_eq!(
-        pool.alloc_output(&Blocked::zeros(32, 1, 5).unwrap())
+        pool.alloc_output(&Blocked::zeros(Dims { c: 32, h: 1, w: 5 }).unwrap())
             .unwrap_err(),
         Error::InputTooSmall {
             what: "height",
@@ -457,7 +465,7 @@ fn batch_norm_as_a_1x1_depthwise_layer_matches_the_reference() {
     let input = rng.vec(h * w * c);
     let mut want = input.clone();
     small_core::reference::batch_norm(&mut want, c, &mean, &var, &gamma, &beta, 1e-3).unwrap();
-    let x = Blocked::from_nhwc(h, w, c, &input).unwrap();
+    let x = Blocked::from_nhwc(Dims { c, h, w }, &input).unwrap();
     for arch in small_core::arch::available() {
         let bn = Scale::with_arch(arch, Filter::ohwi(&scale), Some(&shift)).unwrap();
         let mut y = bn.alloc_output(&x).unwrap();
@@ -489,8 +497,8 @@ fn fused_epilogues_equal_the_unfused_sequence() {
     let mut rng = Rng::new(11);
     let (w, b) = (rng.vec(ConvPlain::WEIGHTS_LEN), rng.vec(16));
     for &(h, wd) in &[(1, 1), (5, 13), (9, 4)] {
-        let x = Blocked::from_nhwc(h, wd, 16, &rng.vec(h * wd * 16)).unwrap();
-        let skip = Blocked::from_nhwc(h, wd, 16, &rng.vec(h * wd * 16)).unwrap();
+        let x = Blocked::from_nhwc(Dims { c: 16, h, w: wd }, &rng.vec(h * wd * 16)).unwrap();
+        let skip = Blocked::from_nhwc(Dims { c: 16, h, w: wd }, &rng.vec(h * wd * 16)).unwrap();
         for arch in small_core::arch::available() {
             let plain = ConvPlain::with_arch(arch, Filter::ohwi(&w), Some(&b)).unwrap();
             let mut conv = plain.alloc_output(&x).unwrap();
@@ -504,7 +512,7 @@ fn fused_epilogues_equal_the_unfused_sequence() {
             fused.forward(&x, &mut y).unwrap();
             assert_eq!(y.as_slice(), unfused.as_slice(), "relu6 on {arch:?}");
             // conv -> add -> ReLU vs conv with the residual and ReLU fused.
-            let mut unfused = Blocked::zeros(16, h, wd).unwrap();
+            let mut unfused = Blocked::zeros(Dims { c: 16, h, w: wd }).unwrap();
             small_core::ops::add(&conv, &skip, &mut unfused, small_core::Activation::Relu).unwrap();
             let fused = ConvAddRelu::with_arch(arch, Filter::ohwi(&w), Some(&b)).unwrap();
             fused.forward_add(&x, &skip, &mut y).unwrap();

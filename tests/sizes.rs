@@ -7,10 +7,11 @@ use small_core::__rt::{Problem, pack};
 use small_core::Filter;
 use small_core::ir::geometry::checked_packed_len;
 use small_core::load::{Generated, LayerRef, WeightSource};
-use small_core::model::{self, Dims};
+use small_core::model;
 use small_core::plan::{Tensor, try_plan};
 use small_core::{
-    Activation, Arch, Blocked, CB, Error, LayerSpec, MAX_ELEMENTS, Padding, Reduction, layer, ops,
+    Activation, Arch, Blocked, CB, Dims, Error, LayerSpec, MAX_ELEMENTS, Padding, Reduction, layer,
+    ops,
 };
 
 #[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same, activation = relu)]
@@ -24,6 +25,12 @@ struct Pool;
 
 /// `(1 << 60) + 1`: times 16 lanes it wraps to 16.
 const WRAPS: usize = (1 << 60) + 1;
+/// 16 channels of `WRAPS x 1` pixels: a blocked length that wraps to 16.
+const WRAPPED: Dims = Dims {
+    c: 16,
+    h: WRAPS,
+    w: 1,
+};
 
 fn too_large(what: &'static str, dims: [usize; 3]) -> Error {
     Error::TooLarge {
@@ -44,14 +51,15 @@ fn conv() -> Conv {
     .unwrap()
 }
 
-/// Failure 1: `zeros(16, 2^60 + 1, 1)` had a wrapped length of 16, and a
-/// layer's `forward` on it ran off the buffer (a segfault in the avx512
-/// kernel, release build; a debug build panicked in `blocked_len`). Every
-/// way to build such a tensor is now an error, and so forward never sees one.
+/// Failure 1: `zeros` of `c: 16, h: 2^60 + 1, w: 1` had a wrapped length
+/// of 16, and a layer's `forward` on it ran off the buffer (a segfault in
+/// the avx512 kernel, release build; a debug build panicked in
+/// `blocked_len`). Every way to build such a tensor is now an error, and
+/// so forward never sees one.
 #[test]
 fn wrapping_tensor_sizes_are_errors() {
     assert_eq!(
-        Blocked::<Vec<f32>>::zeros(16, WRAPS, 1).unwrap_err(),
+        Blocked::<Vec<f32>>::zeros(WRAPPED).unwrap_err(),
         too_large(TENSOR, [16, WRAPS, 1])
     );
     assert_eq!(
@@ -62,65 +70,46 @@ fn wrapping_tensor_sizes_are_errors() {
     // Borrowed buffers of the wrapped length: zeroed_in used to accept it.
     let mut buf = [0.0f32; 16];
     assert_eq!(
-        Blocked::zeroed_in(16, WRAPS, 1, &mut buf[..]).unwrap_err(),
+        Blocked::zeroed_in(WRAPPED, &mut buf[..]).unwrap_err(),
         too_large(TENSOR, [16, WRAPS, 1])
     );
-    assert!(small_core::__rt::assume_padded(16, WRAPS, 1, &buf[..]).is_err());
+    assert!(small_core::__rt::assume_padded(WRAPPED, &buf[..]).is_err());
     // The arena view of a model: the same check.
-    assert!(
-        model::view(
-            &buf,
-            0,
-            Dims {
-                c: 16,
-                h: WRAPS,
-                w: 1
-            }
-        )
-        .is_err()
-    );
+    assert!(model::view(&buf, 0, WRAPPED).is_err());
     let mut arena = [0.0f32; 64];
     let d = Dims { c: 16, h: 1, w: 1 };
-    assert!(
-        model::step_views(
-            &mut arena,
-            [(0, d), (0, d)],
-            (
-                16,
-                Dims {
-                    c: 16,
-                    h: WRAPS,
-                    w: 1
-                }
-            )
-        )
-        .is_err()
-    );
+    assert!(model::step_views(&mut arena, [(0, d), (0, d)], (16, WRAPPED)).is_err());
     assert!(model::step_views(&mut arena, [(usize::MAX, d), (0, d)], (16, d)).is_err());
     // And a real layer still runs on what can be built.
     let conv = conv();
-    let x = Blocked::from_nhwc(2, 3, 16, &[1.0; 2 * 3 * 16]).unwrap();
+    let x = Blocked::from_nhwc(Dims { c: 16, h: 2, w: 3 }, &[1.0; 2 * 3 * 16]).unwrap();
     let mut y = conv.alloc_output(&x).unwrap();
     conv.forward(&x, &mut y).unwrap();
     assert_eq!((y.c(), y.h(), y.w()), (16, 2, 3));
 }
 
-/// Failure 2: `from_nhwc(2^60 + 1, 1, 16, ..)` returned `Ok` (wrapped
-/// length); `from_buffer` with the same sizes hung scanning 2^60 pixels;
-/// `from_nhwc(2^22, 2^22, 16, [10 values])` aborted allocating 1 PiB before
-/// looking at the slice.
+/// Failure 2: `from_nhwc` of `c: 16, h: 2^60 + 1, w: 1` returned `Ok`
+/// (wrapped length); `from_buffer` with the same sizes hung scanning 2^60
+/// pixels; `from_nhwc` of `c: 16, h: 2^22, w: 2^22` and 10 values aborted
+/// allocating 1 PiB before looking at the slice.
 #[test]
 fn constructors_check_sizes_and_lengths_before_allocating() {
+    // 16 x 2^44 elements: 1 PiB of f32s.
+    let huge = Dims {
+        c: 16,
+        h: 1 << 22,
+        w: 1 << 22,
+    };
     assert_eq!(
-        Blocked::from_nhwc(WRAPS, 1, 16, &[0.0; 16]).unwrap_err(),
+        Blocked::from_nhwc(WRAPPED, &[0.0; 16]).unwrap_err(),
         too_large(TENSOR, [16, WRAPS, 1])
     );
     assert_eq!(
-        Blocked::from_buffer(16, WRAPS, 1, &[0.0; 16][..]).unwrap_err(),
+        Blocked::from_buffer(WRAPPED, &[0.0; 16][..]).unwrap_err(),
         too_large(TENSOR, [16, WRAPS, 1])
     );
     assert_eq!(
-        Blocked::from_nhwc(1 << 22, 1 << 22, 16, &[0.0; 10]).unwrap_err(),
+        Blocked::from_nhwc(huge, &[0.0; 10]).unwrap_err(),
         Error::BufferLength {
             what: "NHWC input",
             expected: 16 << 44,
@@ -128,14 +117,14 @@ fn constructors_check_sizes_and_lengths_before_allocating() {
         }
     );
     assert_eq!(
-        Blocked::from_nchw(16, 1 << 22, 1 << 22, &[0.0; 10]).unwrap_err(),
+        Blocked::from_nchw(huge, &[0.0; 10]).unwrap_err(),
         Error::BufferLength {
             what: "NCHW input",
             expected: 16 << 44,
             actual: 10
         }
     );
-    assert!(Blocked::from_nchw(16, WRAPS, 1, &[0.0; 16]).is_err());
+    assert!(Blocked::from_nchw(WRAPPED, &[0.0; 16]).is_err());
 }
 
 /// Valid sizes the allocator cannot provide (1 EiB) are an error naming the
@@ -145,7 +134,7 @@ fn constructors_check_sizes_and_lengths_before_allocating() {
 fn impossible_allocations_are_errors() {
     let (h, w) = (1 << 27, 1 << 27); // 16 x 2^54 pixels: 2^58 floats
     assert_eq!(
-        Blocked::<Vec<f32>>::zeros(16, h, w).unwrap_err(),
+        Blocked::<Vec<f32>>::zeros(Dims { c: 16, h, w }).unwrap_err(),
         Error::TooLarge {
             what: TENSOR,
             dims: [16, h, w],
@@ -154,8 +143,13 @@ fn impossible_allocations_are_errors() {
     );
     // 2^61 floats = 2^63 bytes: one past isize::MAX.
     assert_eq!(MAX_ELEMENTS, (1 << 61) - 1);
+    let over = Dims {
+        c: 16,
+        h: 1 << 57,
+        w: 1,
+    };
     assert_eq!(
-        Blocked::<Vec<f32>>::zeros(16, 1 << 57, 1).unwrap_err(),
+        Blocked::<Vec<f32>>::zeros(over).unwrap_err(),
         too_large(TENSOR, [16, 1 << 57, 1])
     );
     assert_eq!(
@@ -204,28 +198,35 @@ fn edge_dimensions_error_or_work() {
                 let len = small_core::checked_blocked_len(c, h, w);
                 // Only sizes that are cheap to allocate are allocated.
                 if len.is_some_and(|n| n > 1 << 16) {
-                    assert!(Blocked::<Vec<f32>>::from_nhwc(h, w, c, &[]).is_err());
-                    assert!(Blocked::<&[f32]>::from_buffer(c, h, w, &[][..]).is_err());
+                    assert!(Blocked::<Vec<f32>>::from_nhwc(Dims { c, h, w }, &[]).is_err());
+                    assert!(Blocked::<&[f32]>::from_buffer(Dims { c, h, w }, &[][..]).is_err());
                     continue;
                 }
                 let Some(n) = len else {
-                    let e = Blocked::<Vec<f32>>::zeros(c, h, w).unwrap_err();
+                    let e = Blocked::<Vec<f32>>::zeros(Dims { c, h, w }).unwrap_err();
                     assert_eq!(e, too_large(TENSOR, [c, h, w]));
                     assert!(e.to_string().contains("exceeds the address space"), "{e}");
-                    assert!(Blocked::<Vec<f32>>::from_nhwc(h, w, c, &[]).is_err());
-                    assert!(Blocked::<Vec<f32>>::from_nchw(c, h, w, &[]).is_err());
-                    assert!(Blocked::<&[f32]>::from_buffer(c, h, w, &[][..]).is_err());
-                    assert!(Blocked::<&mut [f32]>::zeroed_in(c, h, w, &mut [][..]).is_err());
+                    assert!(Blocked::<Vec<f32>>::from_nhwc(Dims { c, h, w }, &[]).is_err());
+                    assert!(Blocked::<Vec<f32>>::from_nchw(Dims { c, h, w }, &[]).is_err());
+                    assert!(Blocked::<&[f32]>::from_buffer(Dims { c, h, w }, &[][..]).is_err());
+                    assert!(
+                        Blocked::<&mut [f32]>::zeroed_in(Dims { c, h, w }, &mut [][..]).is_err()
+                    );
                     continue;
                 };
-                let t = Blocked::<Vec<f32>>::zeros(c, h, w).unwrap();
+                let t = Blocked::<Vec<f32>>::zeros(Dims { c, h, w }).unwrap();
                 assert_eq!(t.as_slice().len(), n);
                 let nhwc = t.to_nhwc();
                 assert_eq!(nhwc.len(), c * (h * w));
                 assert_eq!(t.to_nchw().len(), c * (h * w));
-                assert_eq!(Blocked::from_nhwc(h, w, c, &nhwc).unwrap(), t);
-                assert_eq!(Blocked::from_nchw(c, h, w, &nhwc).unwrap(), t);
-                assert_eq!(Blocked::from_buffer(c, h, w, t.as_slice()).unwrap().c(), c);
+                assert_eq!(Blocked::from_nhwc(Dims { c, h, w }, &nhwc).unwrap(), t);
+                assert_eq!(Blocked::from_nchw(Dims { c, h, w }, &nhwc).unwrap(), t);
+                assert_eq!(
+                    Blocked::from_buffer(Dims { c, h, w }, t.as_slice())
+                        .unwrap()
+                        .c(),
+                    c
+                );
                 assert_eq!(t.get(0, 0, 0), (c > 0 && h > 0 && w > 0).then_some(0.0));
                 ok += 1;
             }
@@ -260,7 +261,7 @@ fn layer_entry_points_error_or_work() {
     )
     .unwrap();
     for (h, w) in [(0, 0), (0, 3), (1, 1), (1, 9), (7, 1)] {
-        let x = Blocked::<Vec<f32>>::zeros(16, h, w).unwrap();
+        let x = Blocked::<Vec<f32>>::zeros(Dims { c: 16, h, w }).unwrap();
         match conv.alloc_output(&x) {
             Ok(mut y) => {
                 conv.forward(&x, &mut y).unwrap();
@@ -291,16 +292,14 @@ fn forward_checks_the_slices_it_runs_on() {
     }
     let conv = conv();
     let x = Blocked::from_buffer(
-        16,
-        4,
-        4,
+        Dims { c: 16, h: 4, w: 4 },
         Shrinking {
             data: vec![0.0; 16 * 16],
             calls: 0.into(),
         },
     )
     .unwrap();
-    let mut y = Blocked::<Vec<f32>>::zeros(16, 4, 4).unwrap();
+    let mut y = Blocked::<Vec<f32>>::zeros(Dims { c: 16, h: 4, w: 4 }).unwrap();
     assert_eq!(
         conv.forward(&x, &mut y).unwrap_err(),
         Error::BufferLength {
@@ -317,8 +316,8 @@ fn forward_checks_the_slices_it_runs_on() {
 #[test]
 fn run_time_specs_and_sizes_error_or_work() {
     let spec = Conv::SPEC;
-    let x = Blocked::<Vec<f32>>::zeros(16, 3, 3).unwrap();
-    let mut y = Blocked::<Vec<f32>>::zeros(16, 3, 3).unwrap();
+    let x = Blocked::<Vec<f32>>::zeros(Dims { c: 16, h: 3, w: 3 }).unwrap();
+    let mut y = Blocked::<Vec<f32>>::zeros(Dims { c: 16, h: 3, w: 3 }).unwrap();
     // A tile of 0 channels divided by 0.
     assert!(matches!(
         Problem::new(&spec, 0, &x, &mut y, &[]),
@@ -405,8 +404,8 @@ fn run_time_specs_and_sizes_error_or_work() {
 /// tensors through every op.
 #[test]
 fn ops_error_or_work() {
-    let x = Blocked::from_nhwc(2, 2, 3, &[1.0; 12]).unwrap();
-    let mut y = Blocked::<Vec<f32>>::zeros(3, 4, 4).unwrap();
+    let x = Blocked::from_nhwc(Dims { c: 3, h: 2, w: 2 }, &[1.0; 12]).unwrap();
+    let mut y = Blocked::<Vec<f32>>::zeros(Dims { c: 3, h: 4, w: 4 }).unwrap();
     assert_eq!(
         ops::upsample_nearest(&x, usize::MAX, 2, &mut y).unwrap_err(),
         too_large(
@@ -416,11 +415,11 @@ fn ops_error_or_work() {
     );
     assert!(ops::upsample_nearest(&x, 2, usize::MAX / 2 + 1, &mut y).is_err());
     ops::upsample_nearest(&x, 2, 2, &mut y).unwrap();
-    let e = Blocked::<Vec<f32>>::zeros(0, 3, 3).unwrap();
-    let mut f = Blocked::<Vec<f32>>::zeros(0, 3, 3).unwrap();
+    let e = Blocked::<Vec<f32>>::zeros(Dims { c: 0, h: 3, w: 3 }).unwrap();
+    let mut f = Blocked::<Vec<f32>>::zeros(Dims { c: 0, h: 3, w: 3 }).unwrap();
     ops::add(&e, &e, &mut f, Activation::Relu).unwrap();
     ops::global_avg_pool(&e, &mut []).unwrap();
-    let mut g = Blocked::<Vec<f32>>::zeros(0, 6, 3).unwrap();
+    let mut g = Blocked::<Vec<f32>>::zeros(Dims { c: 0, h: 6, w: 3 }).unwrap();
     ops::upsample_nearest(&e, 2, 1, &mut g).unwrap();
     ops::softmax(&[], &mut []).unwrap();
 }
@@ -428,17 +427,19 @@ fn ops_error_or_work() {
 /// The message names what was sized and its dimensions.
 #[test]
 fn messages_name_what_and_the_sizes() {
+    // 16 x 2^54 pixels: 2^58 floats, 1 EiB.
+    let exabyte = Dims {
+        c: 16,
+        h: 1 << 27,
+        w: 1 << 27,
+    };
     assert_eq!(
-        Blocked::<Vec<f32>>::zeros(16, WRAPS, 1)
-            .unwrap_err()
-            .to_string(),
+        Blocked::<Vec<f32>>::zeros(WRAPPED).unwrap_err().to_string(),
         "blocked tensor (channels x height x width) of 16 x 1152921504606846977 x 1 \
          exceeds the address space (isize::MAX bytes)"
     );
     assert_eq!(
-        Blocked::<Vec<f32>>::zeros(16, 1 << 27, 1 << 27)
-            .unwrap_err()
-            .to_string(),
+        Blocked::<Vec<f32>>::zeros(exabyte).unwrap_err().to_string(),
         "blocked tensor (channels x height x width) of 16 x 134217728 x 134217728 \
          needs 1152921504606846976 bytes, which could not be allocated"
     );

@@ -8,7 +8,7 @@
 
 use small_core::Filter;
 use small_core::load::Generated;
-use small_core::{Blocked, layer, threads};
+use small_core::{Blocked, Dims, layer, threads};
 use small_examples::models::{Network, ad, dscnn, resnet8, vww};
 use small_tests::Rng;
 
@@ -35,7 +35,7 @@ struct Pointwise;
 struct PointwiseChunked;
 
 fn input(rng: &mut Rng, c: usize, h: usize, w: usize) -> Blocked<Vec<f32>> {
-    Blocked::from_nhwc(h, w, c, &rng.vec(h * w * c)).unwrap()
+    Blocked::from_nhwc(Dims { c, h, w }, &rng.vec(h * w * c)).unwrap()
 }
 
 /// Runs `f` with each thread count and checks the results are identical.

@@ -12,8 +12,21 @@
 //! again, so layers chain without repacking. Every constructor checks or
 //! establishes it. Padding of H and W is never stored; kernels handle
 //! borders.
+//!
+//! Every constructor takes the shape as a [`Dims`], by name, whatever the
+//! order of the data it converts:
+//!
+//! ```
+//! use small_core::{Blocked, Dims};
+//! let dims = Dims { c: 3, h: 2, w: 5 };
+//! let t = Blocked::<Vec<f32>>::zeros(dims)?;
+//! assert_eq!((t.c(), t.h(), t.w()), (3, 2, 5));
+//! assert_eq!(t.dims(), dims);
+//! assert_eq!(t.as_slice().len(), dims.len()); // 2 x 5 pixels x CB lanes
+//! # Ok::<(), small_core::Error>(())
+//! ```
 
-use crate::{CB, Element, Error};
+use crate::{CB, Dims, Element, Error};
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 use core::marker::PhantomData;
@@ -26,10 +39,10 @@ pub(crate) use small_ir::geometry::tensor_len;
 /// default, or `i8`).
 ///
 /// ```
-/// use small_core::Blocked;
+/// use small_core::{Blocked, Dims};
 /// // 2x2 pixels, 3 channels, NHWC order: pixel-major.
 /// let nhwc: Vec<f32> = (0..12).map(|v| v as f32).collect();
-/// let t = Blocked::from_nhwc(2, 2, 3, &nhwc)?;
+/// let t = Blocked::from_nhwc(Dims { c: 3, h: 2, w: 2 }, &nhwc)?;
 /// assert_eq!(t.get(2, 1, 0), Some(8.0)); // channel 2 of pixel (y=1, x=0)
 /// assert_eq!(t.as_slice().len(), 2 * 2 * 16); // one block of 16 lanes
 /// assert_eq!(t.to_nhwc(), nhwc);
@@ -37,20 +50,16 @@ pub(crate) use small_ir::geometry::tensor_len;
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Blocked<B, E: Element = f32> {
-    c: usize,
-    h: usize,
-    w: usize,
+    dims: Dims,
     data: B,
     elem: PhantomData<E>,
 }
 
 impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
     /// A tensor over `data`, whose length the caller checked.
-    fn new(c: usize, h: usize, w: usize, data: B) -> Self {
+    fn new(dims: Dims, data: B) -> Self {
         Blocked {
-            c,
-            h,
-            w,
+            dims,
             data,
             elem: PhantomData,
         }
@@ -58,9 +67,9 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
 
     /// Wraps a buffer already in the blocked layout. Fails if its length is
     /// not [`blocked_len`](crate::blocked_len) or a padding lane is not zero.
-    pub fn from_buffer(c: usize, h: usize, w: usize, data: B) -> Result<Self, Error> {
-        crate::check_len("blocked tensor", tensor_len(c, h, w)?, data.as_ref().len())?;
-        let t = Blocked::new(c, h, w, data);
+    pub fn from_buffer(dims: Dims, data: B) -> Result<Self, Error> {
+        crate::check_len("blocked tensor", dims.checked_len()?, data.as_ref().len())?;
+        let t = Blocked::new(dims, data);
         let zero = E::default();
         if let Some(index) = t.padding_indices().find(|&i| t.data.as_ref()[i] != zero) {
             return Err(Error::NonZeroPadding { index });
@@ -71,26 +80,30 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
     /// Wraps a buffer that a generated layer wrote (or will write) whole,
     /// checking only its length: for a model's arena, where scanning the
     /// padding lanes at every step would cost more than small layers do.
-    pub(crate) fn assume_padded(c: usize, h: usize, w: usize, data: B) -> Result<Self, Error> {
-        crate::check_len("blocked tensor", tensor_len(c, h, w)?, data.as_ref().len())?;
-        Ok(Blocked::new(c, h, w, data))
+    pub(crate) fn assume_padded(dims: Dims, data: B) -> Result<Self, Error> {
+        crate::check_len("blocked tensor", dims.checked_len()?, data.as_ref().len())?;
+        Ok(Blocked::new(dims, data))
     }
 
+    /// The shape: channels, height and width.
+    pub fn dims(&self) -> Dims {
+        self.dims
+    }
     /// Logical channels.
     pub fn c(&self) -> usize {
-        self.c
+        self.dims.c
     }
     /// Height.
     pub fn h(&self) -> usize {
-        self.h
+        self.dims.h
     }
     /// Width.
     pub fn w(&self) -> usize {
-        self.w
+        self.dims.w
     }
     /// Number of channel blocks, `ceil(C / CB)`.
     pub fn blocks(&self) -> usize {
-        self.c.div_ceil(CB)
+        self.dims.c.div_ceil(CB)
     }
     /// The blocked buffer.
     pub fn as_slice(&self) -> &[E] {
@@ -98,7 +111,7 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
     }
     /// The tensor borrowed: a `Blocked` over `&[E]`.
     pub fn view(&self) -> Blocked<&[E], E> {
-        Blocked::new(self.c, self.h, self.w, self.data.as_ref())
+        Blocked::new(self.dims, self.data.as_ref())
     }
     /// Gives the buffer back.
     pub fn into_inner(self) -> B {
@@ -107,12 +120,13 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
 
     /// Element `(channel, y, x)`, or `None` outside the tensor.
     pub fn get(&self, c: usize, y: usize, x: usize) -> Option<E> {
-        (c < self.c && y < self.h && x < self.w).then(|| self.as_slice()[self.index(c, y, x)])
+        let Dims { c: cs, h, w } = self.dims;
+        (c < cs && y < h && x < w).then(|| self.as_slice()[self.index(c, y, x)])
     }
 
     fn index(&self, c: usize, y: usize, x: usize) -> usize {
-        let (block, offset) = blocked_at(c, y * self.w + x);
-        block * (self.h * self.w * CB) + offset
+        let (block, offset) = blocked_at(c, y * self.dims.w + x);
+        block * (self.dims.h * self.dims.w * CB) + offset
     }
 
     /// Indices of every padding lane (empty when `C % CB == 0`).
@@ -120,12 +134,13 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
         // The plane first: `blocks * h * w * CB` fits (checked by every
         // constructor), but `(blocks - 1) * h` alone need not when the
         // plane is empty.
-        let pixels = self.h * self.w;
+        let Dims { c, h, w } = self.dims;
+        let pixels = h * w;
         let last = self.blocks().saturating_sub(1) * (pixels * CB);
-        let used = self.c - self.blocks().saturating_sub(1) * CB;
+        let used = c - self.blocks().saturating_sub(1) * CB;
         // No padding lane, no pixel to visit: a tensor of 0 channels may
         // have 2^40 of them.
-        let (lanes, pixels) = if self.c.is_multiple_of(CB) {
+        let (lanes, pixels) = if c.is_multiple_of(CB) {
             (CB..CB, 0)
         } else {
             (used..CB, pixels)
@@ -135,10 +150,11 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
 
     /// Writes the tensor in NHWC order (`[H][W][C]`, TFLite's) into `dst`.
     pub fn write_nhwc(&self, dst: &mut [E]) -> Result<(), Error> {
-        crate::check_len("NHWC output", self.c * (self.h * self.w), dst.len())?;
-        for (p, px) in dst.chunks_exact_mut(self.c.max(1)).enumerate() {
+        let w = self.dims.w;
+        crate::check_len("NHWC output", self.dims.elements(), dst.len())?;
+        for (p, px) in dst.chunks_exact_mut(self.dims.c.max(1)).enumerate() {
             for (c, v) in px.iter_mut().enumerate() {
-                *v = self.as_slice()[self.index(c, p / self.w, p % self.w)];
+                *v = self.as_slice()[self.index(c, p / w, p % w)];
             }
         }
         Ok(())
@@ -146,11 +162,12 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
 
     /// Writes the tensor in NCHW order (`[C][H][W]`) into `dst`.
     pub fn write_nchw(&self, dst: &mut [E]) -> Result<(), Error> {
-        let plane = self.h * self.w;
-        crate::check_len("NCHW output", self.c * plane, dst.len())?;
+        let Dims { c, h, w } = self.dims;
+        let plane = h * w;
+        crate::check_len("NCHW output", c * plane, dst.len())?;
         for (c, ch) in dst.chunks_exact_mut(plane.max(1)).enumerate() {
             for (p, v) in ch.iter_mut().enumerate() {
-                *v = self.as_slice()[self.index(c, p / self.w, p % self.w)];
+                *v = self.as_slice()[self.index(c, p / w, p % w)];
             }
         }
         Ok(())
@@ -160,7 +177,7 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
     #[cfg(feature = "alloc")]
     #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
     pub fn to_nhwc(&self) -> Vec<E> {
-        let mut v = alloc::vec![E::default(); self.c * (self.h * self.w)];
+        let mut v = alloc::vec![E::default(); self.dims.elements()];
         self.write_nhwc(&mut v).expect("length computed above");
         v
     }
@@ -169,7 +186,7 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
     #[cfg(feature = "alloc")]
     #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
     pub fn to_nchw(&self) -> Vec<E> {
-        let mut v = alloc::vec![E::default(); self.c * (self.h * self.w)];
+        let mut v = alloc::vec![E::default(); self.dims.elements()];
         self.write_nchw(&mut v).expect("length computed above");
         v
     }
@@ -178,20 +195,21 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
 impl<E: Element, B: AsRef<[E]> + AsMut<[E]>> Blocked<B, E> {
     /// Takes a buffer of [`blocked_len`](crate::blocked_len) elements and zeroes it: a tensor
     /// ready to be written by a layer, with no allocation.
-    pub fn zeroed_in(c: usize, h: usize, w: usize, mut data: B) -> Result<Self, Error> {
-        crate::check_len("blocked tensor", tensor_len(c, h, w)?, data.as_ref().len())?;
+    pub fn zeroed_in(dims: Dims, mut data: B) -> Result<Self, Error> {
+        crate::check_len("blocked tensor", dims.checked_len()?, data.as_ref().len())?;
         data.as_mut().fill(E::default());
-        Ok(Blocked::new(c, h, w, data))
+        Ok(Blocked::new(dims, data))
     }
 
     /// Overwrites the tensor from NHWC data of the same shape, padding
     /// lanes included (zeroed), so any buffer becomes a valid tensor.
     pub fn fill_from_nhwc(&mut self, src: &[E]) -> Result<(), Error> {
-        crate::check_len("NHWC input", self.c * (self.h * self.w), src.len())?;
+        let Dims { c, h, w } = self.dims;
+        crate::check_len("NHWC input", self.dims.elements(), src.len())?;
         // Pixel-major copy: pixel p of channel block b is at (b * H * W + p) * CB.
-        let plane = self.h * self.w * CB;
+        let plane = h * w * CB;
         let data = self.data.as_mut();
-        for (p, px) in src.chunks_exact(self.c.max(1)).enumerate() {
+        for (p, px) in src.chunks_exact(c.max(1)).enumerate() {
             for (b, lanes) in px.chunks(CB).enumerate() {
                 let at = b * plane + p * CB;
                 // Padding lanes too: the buffer may hold anything (an arena).
@@ -210,11 +228,12 @@ impl<E: Element, B: AsRef<[E]> + AsMut<[E]>> Blocked<B, E> {
 
     /// Overwrites the tensor from NCHW data of the same shape.
     pub fn fill_from_nchw(&mut self, src: &[E]) -> Result<(), Error> {
-        let plane = self.h * self.w;
-        crate::check_len("NCHW input", self.c * plane, src.len())?;
+        let Dims { c, h, w } = self.dims;
+        let plane = h * w;
+        crate::check_len("NCHW input", c * plane, src.len())?;
         for (c, ch) in src.chunks_exact(plane.max(1)).enumerate() {
             for (p, &v) in ch.iter().enumerate() {
-                let i = self.index(c, p / self.w, p % self.w);
+                let i = self.index(c, p / w, p % w);
                 self.data.as_mut()[i] = v;
             }
         }
@@ -223,8 +242,7 @@ impl<E: Element, B: AsRef<[E]> + AsMut<[E]>> Blocked<B, E> {
 
     /// The tensor borrowed mutably: a `Blocked` over `&mut [E]`.
     pub fn view_mut(&mut self) -> Blocked<&mut [E], E> {
-        let (c, h, w) = (self.c, self.h, self.w);
-        Blocked::new(c, h, w, self.data.as_mut())
+        Blocked::new(self.dims, self.data.as_mut())
     }
 
     /// The raw buffer, for kernels. Writing a non-zero value into a padding
@@ -239,44 +257,45 @@ impl<E: Element, B: AsRef<[E]> + AsMut<[E]>> Blocked<B, E> {
 #[cfg(feature = "alloc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 impl<E: Element> Blocked<Vec<E>, E> {
-    /// A zero tensor of `c x h x w`. [`Error::TooLarge`] if its size
+    /// A zero tensor of shape `dims`. [`Error::TooLarge`] if its size
     /// exceeds the address space or cannot be allocated.
-    pub fn zeros(c: usize, h: usize, w: usize) -> Result<Self, Error> {
-        let n = tensor_len(c, h, w)?;
+    pub fn zeros(dims: Dims) -> Result<Self, Error> {
+        let n = dims.checked_len()?;
         let mut data = Vec::new();
         data.try_reserve_exact(n).map_err(|_| Error::TooLarge {
             what: "blocked tensor (channels x height x width)",
-            dims: [c, h, w],
+            dims: [dims.c, dims.h, dims.w],
             // At most isize::MAX: n <= MAX_ELEMENTS.
             refused: Some(n * core::mem::size_of::<E>()),
         })?;
         data.resize(n, E::default());
-        Ok(Blocked::new(c, h, w, data))
+        Ok(Blocked::new(dims, data))
     }
 
-    /// Converts NHWC data (`[H][W][C]`, TFLite's order) of one image. The
-    /// length of `src` is checked before anything is allocated.
-    pub fn from_nhwc(h: usize, w: usize, c: usize, src: &[E]) -> Result<Self, Error> {
-        crate::check_len("NHWC input", Self::logical_len(c, h, w)?, src.len())?;
-        let mut t = Self::zeros(c, h, w)?;
+    /// Converts NHWC data (`[H][W][C]`, TFLite's order) of one image of
+    /// shape `dims`. The length of `src` is checked before anything is
+    /// allocated.
+    pub fn from_nhwc(dims: Dims, src: &[E]) -> Result<Self, Error> {
+        crate::check_len("NHWC input", Self::logical_len(dims)?, src.len())?;
+        let mut t = Self::zeros(dims)?;
         t.fill_from_nhwc(src)?;
         Ok(t)
     }
 
-    /// Converts NCHW data (`[C][H][W]`) of one image. The length of `src`
-    /// is checked before anything is allocated.
-    pub fn from_nchw(c: usize, h: usize, w: usize, src: &[E]) -> Result<Self, Error> {
-        crate::check_len("NCHW input", Self::logical_len(c, h, w)?, src.len())?;
-        let mut t = Self::zeros(c, h, w)?;
+    /// Converts NCHW data (`[C][H][W]`) of one image of shape `dims`. The
+    /// length of `src` is checked before anything is allocated.
+    pub fn from_nchw(dims: Dims, src: &[E]) -> Result<Self, Error> {
+        crate::check_len("NCHW input", Self::logical_len(dims)?, src.len())?;
+        let mut t = Self::zeros(dims)?;
         t.fill_from_nchw(src)?;
         Ok(t)
     }
 
     /// `c * (h * w)`, checked like the blocked size, which is never smaller
     /// (`c * h` alone may overflow when `w` is 0).
-    fn logical_len(c: usize, h: usize, w: usize) -> Result<usize, Error> {
-        tensor_len(c, h, w)?;
-        Ok(c * (h * w))
+    fn logical_len(dims: Dims) -> Result<usize, Error> {
+        dims.checked_len()?;
+        Ok(dims.elements())
     }
 }
 
@@ -305,11 +324,11 @@ mod tests {
                 1 + lcg(&mut s) as usize % 9,
             );
             let src: Vec<f32> = (0..c * h * w).map(|_| lcg(&mut s) as f32 - 1e9).collect();
-            let t = Blocked::from_nhwc(h, w, c, &src).unwrap();
+            let t = Blocked::from_nhwc(Dims { c, h, w }, &src).unwrap();
             assert_eq!(t.to_nhwc(), src, "NHWC round trip c={c} h={h} w={w}");
             let nchw = t.to_nchw();
             assert_eq!(
-                Blocked::from_nchw(c, h, w, &nchw).unwrap(),
+                Blocked::from_nchw(Dims { c, h, w }, &nchw).unwrap(),
                 t,
                 "NCHW round trip"
             );
@@ -319,12 +338,57 @@ mod tests {
         }
     }
 
+    /// The shape is named, so NHWC and NCHW data of one tensor give the
+    /// same tensor, each element `(c, y, x)` where the index computation of
+    /// its order put it. No two of `c`, `h` and `w` are equal, so a swapped
+    /// height and width, or channels taken for a spatial size, would read
+    /// other values (or fail).
+    #[test]
+    fn nhwc_and_nchw_of_a_non_square_shape_agree_with_their_indices() {
+        let dims = Dims { c: 3, h: 2, w: 5 };
+        let Dims { c, h, w } = dims;
+        let value = |ch: usize, y: usize, x: usize| (100 * ch + 10 * y + x) as f32;
+        let mut nhwc = alloc::vec![0.0; c * h * w];
+        let mut nchw = alloc::vec![0.0; c * h * w];
+        for ch in 0..c {
+            for y in 0..h {
+                for x in 0..w {
+                    nhwc[(y * w + x) * c + ch] = value(ch, y, x);
+                    nchw[(ch * h + y) * w + x] = value(ch, y, x);
+                }
+            }
+        }
+        let a = Blocked::from_nhwc(dims, &nhwc).unwrap();
+        let b = Blocked::from_nchw(dims, &nchw).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.dims(), dims);
+        assert_eq!((a.c(), a.h(), a.w()), (3, 2, 5));
+        for ch in 0..c {
+            for y in 0..h {
+                for x in 0..w {
+                    assert_eq!(a.get(ch, y, x), Some(value(ch, y, x)), "({ch}, {y}, {x})");
+                    // One block (c < CB): lane `ch` of pixel `y * w + x`.
+                    assert_eq!(a.as_slice()[(y * w + x) * CB + ch], value(ch, y, x));
+                }
+            }
+        }
+        assert_eq!(a.get(c, 0, 0), None);
+        assert_eq!(a.get(0, h, 0), None);
+        assert_eq!(a.get(0, 0, w), None);
+        assert_eq!(a.to_nhwc(), nhwc);
+        assert_eq!(a.to_nchw(), nchw);
+        // The same data read as 5 x 2: another tensor, not silently this one.
+        let swapped = Blocked::from_nhwc(Dims { c, h: w, w: h }, &nhwc).unwrap();
+        assert_ne!(swapped, a);
+        assert_ne!(swapped.get(0, 1, 0), a.get(0, 1, 0));
+    }
+
     #[test]
     fn layout_places_elements_as_documented() {
         // c = 17: two blocks; channel 16 is lane 0 of block 1.
         let (c, h, w) = (17, 2, 3);
         let src: Vec<f32> = (0..c * h * w).map(|v| v as f32 + 1.0).collect();
-        let t = Blocked::from_nhwc(h, w, c, &src).unwrap();
+        let t = Blocked::from_nhwc(Dims { c, h, w }, &src).unwrap();
         assert_eq!(t.as_slice().len(), 2 * h * w * CB);
         // pixel (y=1, x=2) is pixel 5; NHWC index of channel 16 is 5*17+16.
         assert_eq!(
@@ -337,14 +401,14 @@ mod tests {
         assert!(t.padding_indices().all(|i| t.as_slice()[i] == 0.0));
         // c = 3: 13 padding lanes per pixel; c = 32: none.
         assert_eq!(
-            Blocked::<Vec<f32>>::zeros(3, 1, 1)
+            Blocked::<Vec<f32>>::zeros(Dims { c: 3, h: 1, w: 1 })
                 .unwrap()
                 .padding_indices()
                 .count(),
             13
         );
         assert_eq!(
-            Blocked::<Vec<f32>>::zeros(32, 2, 2)
+            Blocked::<Vec<f32>>::zeros(Dims { c: 32, h: 2, w: 2 })
                 .unwrap()
                 .padding_indices()
                 .count(),
@@ -354,7 +418,7 @@ mod tests {
 
     #[test]
     fn bad_input_names_expected_and_actual() {
-        let e = Blocked::from_nhwc(2, 2, 3, &[0.0; 11]).unwrap_err();
+        let e = Blocked::from_nhwc(Dims { c: 3, h: 2, w: 2 }, &[0.0; 11]).unwrap_err();
         assert_eq!(
             e,
             Error::BufferLength {
@@ -370,18 +434,18 @@ mod tests {
         let mut buf = alloc::vec![0.0; blocked_len(3, 1, 2)];
         buf[CB + 5] = 1.0; // lane 5 of pixel 1: padding for c = 3
         assert_eq!(
-            Blocked::from_buffer(3, 1, 2, &buf[..]).unwrap_err(),
+            Blocked::from_buffer(Dims { c: 3, h: 1, w: 2 }, &buf[..]).unwrap_err(),
             Error::NonZeroPadding { index: CB + 5 }
         );
         assert_eq!(
-            Blocked::from_buffer(3, 1, 2, &buf[1..]).unwrap_err(),
+            Blocked::from_buffer(Dims { c: 3, h: 1, w: 2 }, &buf[1..]).unwrap_err(),
             Error::BufferLength {
                 what: "blocked tensor",
                 expected: 32,
                 actual: 31
             }
         );
-        let t = Blocked::<Vec<f32>>::zeros(3, 1, 2).unwrap();
+        let t = Blocked::<Vec<f32>>::zeros(Dims { c: 3, h: 1, w: 2 }).unwrap();
         let mut out = [0.0; 5];
         assert_eq!(
             t.write_nhwc(&mut out),
@@ -397,21 +461,31 @@ mod tests {
     fn sizes_are_checked_before_anything_is_allocated_or_scanned() {
         // 16 x (2^60 + 1) x 16 lanes wrapped to 16 elements.
         let wraps = (1 << 60) + 1;
+        let wrapped = Dims {
+            c: 16,
+            h: wraps,
+            w: 1,
+        };
         assert_eq!(checked_blocked_len(16, wraps, 1), None);
         let e = Error::TooLarge {
             what: "blocked tensor (channels x height x width)",
             dims: [16, wraps, 1],
             refused: None,
         };
-        assert_eq!(Blocked::<Vec<f32>>::zeros(16, wraps, 1).unwrap_err(), e);
-        assert_eq!(Blocked::from_nhwc(wraps, 1, 16, &[0.0; 16]).unwrap_err(), e);
+        assert_eq!(Blocked::<Vec<f32>>::zeros(wrapped).unwrap_err(), e);
+        assert_eq!(Blocked::from_nhwc(wrapped, &[0.0; 16]).unwrap_err(), e);
         assert_eq!(
-            Blocked::from_buffer(16, wraps, 1, &[0.0; 16][..]).unwrap_err(),
+            Blocked::from_buffer(wrapped, &[0.0; 16][..]).unwrap_err(),
             e
         );
         // The slice's length before the 1 PiB allocation.
+        let huge = Dims {
+            c: 16,
+            h: 1 << 22,
+            w: 1 << 22,
+        };
         assert!(matches!(
-            Blocked::from_nhwc(1 << 22, 1 << 22, 16, &[0.0; 10]),
+            Blocked::from_nhwc(huge, &[0.0; 10]),
             Err(Error::BufferLength { actual: 10, .. })
         ));
         // isize::MAX bytes: MAX_ELEMENTS fits, one block more does not.
@@ -425,11 +499,21 @@ mod tests {
         assert_eq!(checked_blocked_len(0, 1 << 40, 1), Some(0));
         // No padding lane to scan in 2^40 pixels of 0 channels; c * h
         // overflowing while w = 0.
-        assert!(Blocked::<&[f32]>::from_buffer(0, 1 << 40, 1, &[][..]).is_ok());
-        let t = Blocked::<Vec<f32>>::zeros(usize::MAX, 1 << 40, 0).unwrap();
+        let empty = Dims {
+            c: 0,
+            h: 1 << 40,
+            w: 1,
+        };
+        assert!(Blocked::<&[f32]>::from_buffer(empty, &[][..]).is_ok());
+        let t = Blocked::<Vec<f32>>::zeros(Dims {
+            c: usize::MAX,
+            h: 1 << 40,
+            w: 0,
+        })
+        .unwrap();
         assert!(t.to_nhwc().is_empty() && t.to_nchw().is_empty());
         assert!(
-            Blocked::<Vec<f32>>::zeros(0, 3, 2)
+            Blocked::<Vec<f32>>::zeros(Dims { c: 0, h: 3, w: 2 })
                 .unwrap()
                 .to_nhwc()
                 .is_empty()
@@ -439,7 +523,7 @@ mod tests {
     #[test]
     fn borrowed_buffers_need_no_allocation() {
         let mut arena = [1.0f32; 64];
-        let mut t = Blocked::zeroed_in(3, 2, 2, &mut arena[..]).unwrap();
+        let mut t = Blocked::zeroed_in(Dims { c: 3, h: 2, w: 2 }, &mut arena[..]).unwrap();
         t.fill_from_nhwc(&[1.0; 12]).unwrap();
         assert_eq!(t.get(2, 1, 1), Some(1.0));
         assert_eq!(t.get(3, 0, 0), None);
@@ -452,11 +536,11 @@ mod tests {
         let (c, h, w) = (19, 2, 3);
         let mut buf = alloc::vec![f32::NAN; blocked_len(c, h, w)];
         let src: Vec<f32> = (0..c * h * w).map(|v| v as f32).collect();
-        Blocked::assume_padded(c, h, w, &mut buf[..])
+        Blocked::assume_padded(Dims { c, h, w }, &mut buf[..])
             .unwrap()
             .fill_from_nhwc(&src)
             .unwrap();
-        let t = Blocked::from_buffer(c, h, w, &buf[..]).unwrap();
+        let t = Blocked::from_buffer(Dims { c, h, w }, &buf[..]).unwrap();
         assert_eq!(t.to_nhwc(), src);
     }
 }

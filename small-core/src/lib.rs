@@ -58,7 +58,7 @@ pub use layout::Blocked;
 pub use small_ir as ir;
 pub use small_ir::Error;
 pub(crate) use small_ir::error::{check_dim, check_len};
-pub use small_ir::geometry::{MAX_ELEMENTS, blocked_len, checked_blocked_len};
+pub use small_ir::geometry::{Dims, MAX_ELEMENTS, blocked_len, checked_blocked_len};
 pub use small_ir::{
     Activation, Dim, Dtype, Element, Filter, KernelKind, LayerSpec, Order, Padding, Reduction,
 };
@@ -66,7 +66,7 @@ pub use small_ir::{
 /// in the argument list below):
 ///
 /// ```
-/// use small_core::{Arch, Blocked, Filter, layer};
+/// use small_core::{Arch, Blocked, Dims, Filter, layer};
 ///
 /// #[layer(fh = 3, fw = 3, fc = 16, k = 32, g = 1, stride = 2, padding = same,
 ///         reduction = fma, activation = relu, channels = 16, archs(reference, avx2))]
@@ -75,7 +75,7 @@ pub use small_ir::{
 /// pub struct Skip;
 ///
 /// let conv = Conv3x3s2::with_arch(Arch::Reference, Filter::ohwi(&[0.01; Conv3x3s2::WEIGHTS_LEN]), None)?;
-/// let x = Blocked::from_nhwc(9, 11, 16, &[1.0; 9 * 11 * 16])?;
+/// let x = Blocked::from_nhwc(Dims { c: 16, h: 9, w: 11 }, &[1.0; 9 * 11 * 16])?;
 /// let mut y = conv.alloc_output(&x)?;
 /// conv.forward(&x, &mut y)?;
 /// assert_eq!((y.h(), y.w(), y.c()), (5, 6, 32));

@@ -9,42 +9,12 @@
 //! microcontroller can hold it in one `static`.
 
 use crate::plan::{Plan, Tensor};
-use crate::{Arch, Blocked, Blocking, Error, LayerSpec, blocked_len};
+use crate::{Arch, Blocked, Blocking, Error, LayerSpec};
 
-/// Channels, height and width of an activation tensor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Dims {
-    /// Channels.
-    pub c: usize,
-    /// Height.
-    pub h: usize,
-    /// Width.
-    pub w: usize,
-}
-
-impl Dims {
-    /// `f32`s it occupies in the blocked layout.
-    pub const fn len(&self) -> usize {
-        blocked_len(self.c, self.h, self.w)
-    }
-    /// [`Self::len`], or [`Error::TooLarge`] if it exceeds the address
-    /// space: for dims that were not checked at compile time.
-    pub const fn checked_len(&self) -> Result<usize, Error> {
-        crate::layout::tensor_len(self.c, self.h, self.w)
-    }
-    /// True if it holds no element.
-    pub const fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Logical elements, `c * h * w`.
-    pub const fn elements(&self) -> usize {
-        self.c * (self.h * self.w)
-    }
-    /// True if both have the same shape.
-    pub const fn same(&self, o: &Dims) -> bool {
-        self.c == o.c && self.h == o.h && self.w == o.w
-    }
-}
+/// The shape of a tensor, re-exported here for `model!`'s users; it is
+/// [`small_core::Dims`](crate::Dims).
+#[doc(no_inline)]
+pub use crate::Dims;
 
 /// Output dims of `spec` on `x`; a compile-time error in a `const` if the
 /// layer cannot take `x`.
@@ -466,7 +436,7 @@ pub const fn plan<const T: usize, const S: usize>(dims: &[Dims; T], steps: &[Ste
 pub fn view(arena: &[f32], offset: usize, dims: Dims) -> Result<Blocked<&[f32]>, Error> {
     let end = offset.saturating_add(dims.checked_len()?);
     check_arena(arena.len(), end)?;
-    Blocked::assume_padded(dims.c, dims.h, dims.w, &arena[offset..end])
+    Blocked::assume_padded(dims, &arena[offset..end])
 }
 
 #[doc(hidden)]
@@ -498,10 +468,10 @@ pub fn step_views<'a>(
                 actual: off,
             });
         };
-        Blocked::assume_padded(d.c, d.h, d.w, buf)
+        Blocked::assume_padded(d, buf)
     };
     let xs = [pick(inputs[0])?, pick(inputs[1])?];
-    Ok((xs, Blocked::assume_padded(out.1.c, out.1.h, out.1.w, y)?))
+    Ok((xs, Blocked::assume_padded(out.1, y)?))
 }
 
 /// One layer of a model, as listed in its `LAYERS` constant.
@@ -753,10 +723,10 @@ macro_rules! model {
             #[allow(clippy::modulo_one)]
             impl $name {
                 /// Dims of every tensor: the input, then each layer's output.
-                pub const DIMS: [$crate::model::Dims; T] = $crate::__rt::dims(
+                pub const DIMS: [$crate::Dims; T] = $crate::__rt::dims(
                     &Id::__SPECS,
                     &Id::__STEPS,
-                    $crate::model::Dims { c: $ic, h: $ih, w: $iw },
+                    $crate::Dims { c: $ic, h: $ih, w: $iw },
                 );
                 /// Every layer, in execution order.
                 pub const LAYERS: [$crate::model::LayerInfo; S] = [$(
@@ -866,7 +836,7 @@ macro_rules! model {
                     let d = Self::DIMS[0];
                     let off = Self::PLAN.offsets[0];
                     $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
-                    $crate::__rt::assume_padded(d.c, d.h, d.w, &mut arena[off..off + d.len()])
+                    $crate::__rt::assume_padded(d, &mut arena[off..off + d.len()])
                 }
 
                 /// Tensor `id` (see [`Self::DIMS`]) in `arena`; valid after the
@@ -887,7 +857,7 @@ macro_rules! model {
                         return Err($crate::Error::ShapeMismatch { what: "tensor id below", expected: T, actual: id });
                     }
                     let (d, off) = (Self::DIMS[id], Self::PLAN.offsets[id]);
-                    $crate::__rt::assume_padded(d.c, d.h, d.w, &mut arena[off..off + d.len()])
+                    $crate::__rt::assume_padded(d, &mut arena[off..off + d.len()])
                 }
 
                 /// `f32`s of packed weights and biases, all layers.
@@ -946,7 +916,7 @@ macro_rules! model {
             // For generic callers: the inherent items above (which take
             // precedence in `Self::` paths), behind one trait.
             impl $crate::model::Model for $name {
-                const DIMS: &'static [$crate::model::Dims] = &Self::DIMS;
+                const DIMS: &'static [$crate::Dims] = &Self::DIMS;
                 const LAYERS: &'static [$crate::model::LayerInfo] = &Self::LAYERS;
                 const IN_PLACE: &'static [bool] = &Self::IN_PLACE;
                 const OFFSETS: &'static [usize] = &Self::PLAN.offsets;

@@ -19,10 +19,10 @@ fn check_same<A: AsRef<[f32]>, B: AsRef<[f32]>>(
 /// and every activation maps 0 to 0).
 ///
 /// ```
-/// use small_core::{Activation, Blocked, ops};
-/// let a = Blocked::from_nhwc(1, 2, 1, &[1.0, -3.0])?;
-/// let b = Blocked::from_nhwc(1, 2, 1, &[2.0, 1.0])?;
-/// let mut y = Blocked::zeros(1, 1, 2)?;
+/// use small_core::{Activation, Blocked, Dims, ops};
+/// let a = Blocked::from_nhwc(Dims { c: 1, h: 1, w: 2 }, &[1.0, -3.0])?;
+/// let b = Blocked::from_nhwc(Dims { c: 1, h: 1, w: 2 }, &[2.0, 1.0])?;
+/// let mut y = Blocked::zeros(Dims { c: 1, h: 1, w: 2 })?;
 /// ops::add(&a, &b, &mut y, Activation::Relu)?;
 /// assert_eq!(y.to_nhwc(), [3.0, 0.0]);
 /// # Ok::<(), small_core::Error>(())
@@ -127,6 +127,7 @@ pub use crate::reference::softmax;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Dims;
     use crate::reference::{self, Shape};
     use alloc::vec::Vec;
 
@@ -142,21 +143,26 @@ mod tests {
             let n = c * h * w;
             let (a, b) = (values(n, 1), values(n, 2));
             let (ta, tb) = (
-                Blocked::from_nhwc(h, w, c, &a).unwrap(),
-                Blocked::from_nhwc(h, w, c, &b).unwrap(),
+                Blocked::from_nhwc(Dims { c, h, w }, &a).unwrap(),
+                Blocked::from_nhwc(Dims { c, h, w }, &b).unwrap(),
             );
             let mut want = alloc::vec![0.0; n];
             reference::add(&a, &b, &mut want).unwrap();
             reference::activation(&mut want, Activation::Relu6);
-            let mut y = Blocked::zeros(c, h, w).unwrap();
+            let mut y = Blocked::zeros(Dims { c, h, w }).unwrap();
             add(&ta, &tb, &mut y, Activation::Relu6).unwrap();
             assert_eq!(y.to_nhwc(), want, "add c={c}");
             assert!(
-                Blocked::from_buffer(c, h, w, y.as_slice()).is_ok(),
+                Blocked::from_buffer(Dims { c, h, w }, y.as_slice()).is_ok(),
                 "padding stays zero"
             );
 
-            let mut up = Blocked::zeros(c, h * 2, w * 3).unwrap();
+            let mut up = Blocked::zeros(Dims {
+                c,
+                h: h * 2,
+                w: w * 3,
+            })
+            .unwrap();
             upsample_nearest(&ta, 2, 3, &mut up).unwrap();
             let mut want = alloc::vec![0.0; n * 6];
             reference::upsample_nearest(&a, Shape::new(h, w, c), 2, 3, &mut want).unwrap();
@@ -178,8 +184,8 @@ mod tests {
 
     #[test]
     fn shape_errors_name_expected_and_actual() {
-        let a = Blocked::zeros(3, 2, 2).unwrap();
-        let mut y = Blocked::zeros(3, 2, 3).unwrap();
+        let a = Blocked::zeros(Dims { c: 3, h: 2, w: 2 }).unwrap();
+        let mut y = Blocked::zeros(Dims { c: 3, h: 2, w: 3 }).unwrap();
         assert_eq!(
             add(&a, &a, &mut y, Activation::None),
             Err(Error::ShapeMismatch {
@@ -189,7 +195,12 @@ mod tests {
             })
         );
         assert_eq!(
-            upsample_nearest(&a, 2, 2, &mut Blocked::zeros(3, 4, 3).unwrap()),
+            upsample_nearest(
+                &a,
+                2,
+                2,
+                &mut Blocked::zeros(Dims { c: 3, h: 4, w: 3 }).unwrap()
+            ),
             Err(Error::ShapeMismatch {
                 what: "output width",
                 expected: 4,

@@ -17,7 +17,7 @@ pub use small_ir::error::{check_dim, check_len};
 pub use small_ir::geometry::packed_len;
 
 pub use crate::pack::pack;
-use crate::{Arch, Blocked, Blocking, Error, Filter, LayerSpec};
+use crate::{Arch, Blocked, Blocking, Dims, Error, Filter, LayerSpec};
 
 /// The blocking of `arch` in a layer's list, if the layer was generated for
 /// it and the CPU can run it.
@@ -110,11 +110,6 @@ pub fn pack_static(
 
 /// A tensor over an arena slice that generated layers write whole: only
 /// its length is checked (see `Blocked::assume_padded`).
-pub fn assume_padded<B: AsRef<[f32]>>(
-    c: usize,
-    h: usize,
-    w: usize,
-    data: B,
-) -> Result<Blocked<B>, Error> {
-    Blocked::assume_padded(c, h, w, data)
+pub fn assume_padded<B: AsRef<[f32]>>(dims: Dims, data: B) -> Result<Blocked<B>, Error> {
+    Blocked::assume_padded(dims, data)
 }

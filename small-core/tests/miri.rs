@@ -17,7 +17,7 @@
 use small_core::Filter;
 use small_core::load::{Generated, LayerRef, WeightSource};
 use small_core::reference::{self, Shape};
-use small_core::{Arch, Blocked, Error, LayerSpec, layer, model, threads};
+use small_core::{Arch, Blocked, Dims, Error, LayerSpec, layer, model, threads};
 
 const ARCH: Arch = Arch::Reference;
 
@@ -110,7 +110,7 @@ macro_rules! check_weighted {
         for (h, w) in $shapes {
             let shape = Shape::new(h, w, c);
             let x = rng.vec(shape.len());
-            let xb = Blocked::from_nhwc(h, w, c, &x)?;
+            let xb = Blocked::from_nhwc(Dims { c, h, w }, &x)?;
             let mut y = l.alloc_output(&xb)?;
             l.forward(&xb, &mut y)?;
             check(
@@ -137,7 +137,7 @@ macro_rules! check_unweighted {
         for (h, w) in $shapes {
             let shape = Shape::new(h, w, c);
             let x = rng.vec(shape.len());
-            let xb = Blocked::from_nhwc(h, w, c, &x)?;
+            let xb = Blocked::from_nhwc(Dims { c, h, w }, &x)?;
             let mut y = l.alloc_output(&xb)?;
             l.forward(&xb, &mut y)?;
             check(
@@ -214,8 +214,8 @@ fn residual_with_a_skip_tensor_and_in_place() -> Result<(), Error> {
         let shape = Shape::new(h, w, 20);
         let x = rng.vec(shape.len());
         let skip = rng.vec(shape.len());
-        let xb = Blocked::from_nhwc(h, w, 20, &x)?;
-        let sb = Blocked::from_nhwc(h, w, 20, &skip)?;
+        let xb = Blocked::from_nhwc(Dims { c: 20, h, w }, &x)?;
+        let sb = Blocked::from_nhwc(Dims { c: 20, h, w }, &skip)?;
         // A separate skip tensor.
         let mut y = r1.alloc_output(&xb)?;
         r1.forward_add(&xb, &sb, &mut y)?;
@@ -231,7 +231,7 @@ fn residual_with_a_skip_tensor_and_in_place() -> Result<(), Error> {
             &got,
         );
         // The skip already in the output.
-        let mut y = Blocked::from_nhwc(h, w, 20, &skip)?;
+        let mut y = Blocked::from_nhwc(Dims { c: 20, h, w }, &skip)?;
         r1.forward_add_in_place(&xb, &mut y)?;
         let got = y.to_nhwc();
         check(
@@ -249,8 +249,8 @@ fn residual_with_a_skip_tensor_and_in_place() -> Result<(), Error> {
     let shape = Shape::new(2, 5, 18);
     let x = rng.vec(shape.len());
     let skip = rng.vec(shape.len());
-    let xb = Blocked::from_nhwc(2, 5, 18, &x)?;
-    let mut y = Blocked::from_nhwc(2, 5, 18, &skip)?;
+    let xb = Blocked::from_nhwc(Dims { c: 18, h: 2, w: 5 }, &x)?;
+    let mut y = Blocked::from_nhwc(Dims { c: 18, h: 2, w: 5 }, &skip)?;
     r3.forward_add_in_place(&xb, &mut y)?;
     let (spec3, got) = (Residual3x3::SPEC, y.to_nhwc());
     check(
@@ -301,7 +301,7 @@ fn two_layer_model() -> Result<(), Box<dyn std::error::Error>> {
     );
     let conv = NetConv::with_arch(ARCH, w1.filter(), w1.bias.as_deref())?;
     let res = NetRes::with_arch(ARCH, w2.filter(), w2.bias.as_deref())?;
-    let x = Blocked::from_nhwc(7, 9, 3, &input)?;
+    let x = Blocked::from_nhwc(Dims { c: 3, h: 7, w: 9 }, &input)?;
     let mut a = conv.alloc_output(&x)?;
     conv.forward(&x, &mut a)?;
     let mut b = res.alloc_output(&a)?;
@@ -350,7 +350,7 @@ fn two_threads_split_rows_without_a_race() -> Result<(), Error> {
     let l = Split::with_arch(ARCH, Filter::ohwi(&wts), Some(&bias))?;
     let shape = Shape::new(5, 7, 16);
     let x = rng.vec(shape.len());
-    let xb = Blocked::from_nhwc(5, 7, 16, &x)?;
+    let xb = Blocked::from_nhwc(Dims { c: 16, h: 5, w: 7 }, &x)?;
     let mut y = l.alloc_output(&xb)?;
     threads::set_pool(threads::Pool::new(2));
     assert_eq!(threads::threads(), 2);

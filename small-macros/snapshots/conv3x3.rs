@@ -188,7 +188,8 @@ impl Conv3x3 {
         >,) -> Result < ::small_core::Blocked < ::small_core::__rt::Vec < f32 >, f32 >,
         ::small_core::Error > { ::small_core::__rt::check_dim("input channels",
         Self::IN_CHANNELS, x.c()) ?; let (h, w) = Self::output_shape(x.h(), x.w()) ?;
-        ::small_core::Blocked::zeros(Self::OUT_CHANNELS, h, w) }
+        ::small_core::Blocked::zeros(::small_core::Dims { c : Self::OUT_CHANNELS, h, w })
+        }
     }
     /// Computes `y = layer(x)`. Both tensors are in the blocked layout;
     /// every shape is checked and a mismatch is an error, never a panic.

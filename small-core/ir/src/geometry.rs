@@ -97,6 +97,57 @@ pub const fn tensor_len(c: usize, h: usize, w: usize) -> Result<usize, Error> {
     }
 }
 
+/// The shape of an activation tensor: channels, height and width, by
+/// name. Every tensor constructor of `small_core` (`Blocked::zeros`,
+/// `from_nhwc`, `from_nchw`, ...) takes one, so that no order of three
+/// `usize`s can be mixed up: there is deliberately no positional
+/// constructor, a shape is written `Dims { c, h, w }`.
+///
+/// ```
+/// use small_ir::geometry::{CB, Dims};
+/// // 3 channels of 2 x 5 pixels: one channel block.
+/// let d = Dims { c: 3, h: 2, w: 5 };
+/// assert_eq!(d.elements(), 3 * 2 * 5);
+/// assert_eq!(d.len(), 2 * 5 * CB);
+/// assert!(!d.same(&Dims { c: 3, h: 5, w: 2 }));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Dims {
+    /// Channels.
+    pub c: usize,
+    /// Height.
+    pub h: usize,
+    /// Width.
+    pub w: usize,
+}
+
+impl Dims {
+    /// Elements it occupies in the blocked layout ([`blocked_len`]).
+    ///
+    /// # Panics
+    /// If that exceeds [`MAX_ELEMENTS`]: in a `const`, a compile error.
+    pub const fn len(&self) -> usize {
+        blocked_len(self.c, self.h, self.w)
+    }
+    /// [`Self::len`], or [`Error::TooLarge`] if it exceeds the address
+    /// space: for dims that were not checked at compile time.
+    pub const fn checked_len(&self) -> Result<usize, Error> {
+        tensor_len(self.c, self.h, self.w)
+    }
+    /// True if it holds no element.
+    pub const fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Logical elements, `c * h * w` (`c * (h * w)`: the plane first).
+    pub const fn elements(&self) -> usize {
+        self.c * (self.h * self.w)
+    }
+    /// True if both have the same shape (`==`, in a `const`).
+    pub const fn same(&self, o: &Dims) -> bool {
+        self.c == o.c && self.h == o.h && self.w == o.w
+    }
+}
+
 /// Output channels rounded up to whole channel blocks: the bias's length
 /// and the channels the output tiles cover.
 pub const fn out_padded(spec: &LayerSpec) -> usize {

@@ -33,7 +33,7 @@ pub mod spec;
 pub use blocking::Blocking;
 pub use error::Error;
 pub use filter::{Filter, Order};
-pub use geometry::{CB, MAX_ELEMENTS};
+pub use geometry::{CB, Dims, MAX_ELEMENTS};
 pub use machine::Machine;
 pub use padding::{Dim, Padding};
 pub use spec::{Activation, Dtype, Element, KernelKind, LayerSpec, Reduction};

@@ -178,7 +178,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
                 ) -> Result<::small_core::Blocked<::small_core::__rt::Vec<#elem>, #elem>, ::small_core::Error> {
                     ::small_core::__rt::check_dim("input channels", Self::IN_CHANNELS, x.c())?;
                     let (h, w) = Self::output_shape(x.h(), x.w())?;
-                    ::small_core::Blocked::zeros(Self::OUT_CHANNELS, h, w)
+                    ::small_core::Blocked::zeros(::small_core::Dims { c: Self::OUT_CHANNELS, h, w })
                 }
             }
 

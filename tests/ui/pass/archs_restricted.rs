@@ -1,4 +1,4 @@
-use small_core::{Arch, Blocked, Error, Filter, layer};
+use small_core::{Arch, Blocked, Dims, Error, Filter, layer};
 
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 8, padding = same, archs(reference, avx2))]
 struct Depthwise;
@@ -17,7 +17,7 @@ fn main() {
         Error::ArchUnavailable { name: "avx512" }
     );
     let dw = Depthwise::with_arch(Arch::Reference, Filter::depthwise(&weights), None).unwrap();
-    let x = Blocked::from_nhwc(4, 4, 8, &vec![1.0; 4 * 4 * 8]).unwrap();
+    let x = Blocked::from_nhwc(Dims { c: 8, h: 4, w: 4 }, &vec![1.0; 4 * 4 * 8]).unwrap();
     let mut y = dw.alloc_output(&x).unwrap();
     dw.forward(&x, &mut y).unwrap();
     assert_eq!((y.c(), y.h(), y.w()), (8, 4, 4));

@@ -1,4 +1,4 @@
-use small_core::{Blocked, Filter, layer};
+use small_core::{Blocked, Dims, Filter, layer};
 
 #[layer(fh = 3, fw = 3, fc = 4, k = 8, stride = 2, padding = same, activation = relu)]
 struct Conv;
@@ -7,7 +7,7 @@ fn main() {
     let weights = vec![0.5; Conv::WEIGHTS_LEN];
     let bias = vec![-100.0; Conv::OUT_CHANNELS];
     let conv = Conv::new(Filter::ohwi(&weights), Some(&bias)).unwrap();
-    let x = Blocked::from_nhwc(5, 7, 4, &vec![1.0; 5 * 7 * 4]).unwrap();
+    let x = Blocked::from_nhwc(Dims { c: 4, h: 5, w: 7 }, &vec![1.0; 5 * 7 * 4]).unwrap();
     let mut y = conv.alloc_output(&x).unwrap();
     conv.forward(&x, &mut y).unwrap();
     // `same` with stride 2: ceil(5 / 2) x ceil(7 / 2).

@@ -1,4 +1,4 @@
-use small_core::{Blocked, Filter, layer};
+use small_core::{Blocked, Dims, Filter, layer};
 
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 16, padding = same, activation = relu6)]
 struct Depthwise;
@@ -6,7 +6,7 @@ struct Depthwise;
 fn main() {
     let weights = vec![1.0; Depthwise::WEIGHTS_LEN];
     let dw = Depthwise::new(Filter::depthwise(&weights), None).unwrap();
-    let x = Blocked::from_nhwc(3, 3, 16, &vec![1.0; 3 * 3 * 16]).unwrap();
+    let x = Blocked::from_nhwc(Dims { c: 16, h: 3, w: 3 }, &vec![1.0; 3 * 3 * 16]).unwrap();
     let mut y = dw.alloc_output(&x).unwrap();
     dw.forward(&x, &mut y).unwrap();
     assert_eq!((y.c(), y.h(), y.w()), (16, 3, 3));
