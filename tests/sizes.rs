@@ -3,7 +3,7 @@
 //! returns an error or works: no wrapped size, no abort on an impossible
 //! allocation, no hang, no panic. Each test names the failure it pins.
 
-use small_core::__rt::{Problem, pack};
+use small_core::__rt::{Packed, Problem, pack};
 use small_core::Filter;
 use small_core::ir::geometry::checked_packed_len;
 use small_core::load::{Generated, LayerRef, WeightSource};
@@ -320,7 +320,16 @@ fn run_time_specs_and_sizes_error_or_work() {
     let mut y = Blocked::<Vec<f32>>::zeros(Dims { c: 16, h: 3, w: 3 }).unwrap();
     // A tile of 0 channels divided by 0.
     assert!(matches!(
-        Problem::new(&spec, 0, &x, &mut y, &[]),
+        Problem::new(
+            &spec,
+            0,
+            &x,
+            &mut y,
+            Packed {
+                bias: &[],
+                tiles: &[]
+            }
+        ),
         Err(Error::Unsupported { .. })
     ));
     assert!(checked_packed_len(&spec, 0).is_err());
@@ -352,7 +361,20 @@ fn run_time_specs_and_sizes_error_or_work() {
         assert!(s.checked_weights_len().is_err(), "{s:?}");
         assert!(checked_packed_len(s, 16).is_err(), "{s:?}");
         assert!(pack(s, 16, Filter::none(), None, &mut []).is_err(), "{s:?}");
-        assert!(Problem::new(s, 16, &x, &mut y, &[]).is_err(), "{s:?}");
+        assert!(
+            Problem::new(
+                s,
+                16,
+                &x,
+                &mut y,
+                Packed {
+                    bias: &[],
+                    tiles: &[]
+                }
+            )
+            .is_err(),
+            "{s:?}"
+        );
         let e = Generated { seed: 1 }
             .layer(
                 LayerRef {

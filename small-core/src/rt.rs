@@ -9,7 +9,7 @@ pub use crate::layer::skip_mismatch;
 pub use crate::model::{
     NONE, Step, check_arena, check_layer, dims, in_place, macs, plan, step_views, view,
 };
-pub use crate::nest::{Kernel, Problem, Tile, execute, run};
+pub use crate::nest::{Kernel, Packed, Problem, Tile, execute, run};
 pub use crate::weights::Weights;
 #[cfg(feature = "alloc")]
 pub use alloc::vec::Vec;

@@ -498,7 +498,10 @@ pub fn threads() -> usize {
 /// `p_max` from the call's independent units and
 /// [`MIN_PART_MACS`](crate::nest::MIN_PART_MACS). A call too small for two
 /// parts, or one while the pool runs solo, runs on this thread.
-pub(crate) fn execute(p: &crate::nest::Problem, f: &(dyn Fn(usize, usize) + Sync)) {
+pub(crate) fn execute<E: crate::Element>(
+    p: &crate::nest::Problem<'_, E>,
+    f: &(dyn Fn(usize, usize) + Sync),
+) {
     // A call too small for two parts runs here without asking the pool.
     let most = p.macs() / crate::nest::MIN_PART_MACS;
     if most < 2 {

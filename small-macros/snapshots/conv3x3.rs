@@ -199,19 +199,12 @@ impl Conv3x3 {
         y: &mut ::small_core::Blocked<Y, f32>,
     ) -> Result<(), ::small_core::Error> {
         let tc = self.blocking().tc;
-        self.dispatch(
-            ::small_core::__rt::Problem::new(
-                &Self::SPEC,
-                tc,
-                x,
-                y,
-                self.weights.as_slice(),
-            )?,
-        )
+        let w = ::small_core::__rt::Packed::split(&Self::SPEC, self.weights.as_slice());
+        self.dispatch(::small_core::__rt::Problem::new(&Self::SPEC, tc, x, y, w)?)
     }
     fn dispatch(
         &self,
-        p: ::small_core::__rt::Problem,
+        p: ::small_core::__rt::Problem<'_, f32>,
     ) -> Result<(), ::small_core::Error> {
         match self.arch {
             #[cfg(all(target_arch = "x86_64"))]
@@ -281,8 +274,10 @@ mod __small_layer_Conv3x3 {
         use ::small_core::arch_defs::Simd as _;
         use ::small_core::__rt::{Kernel, Problem, Tile};
         type A = ::small_core::arch_defs::avx2::Avx2;
+        type E = f32;
         pub struct K;
         unsafe impl Kernel for K {
+            type Elem = E;
             const SPEC: ::small_core::LayerSpec = ::small_core::LayerSpec {
                 fh: 3,
                 fw: 3,
@@ -301,7 +296,7 @@ mod __small_layer_Conv3x3 {
             const TC: usize = 16;
             const TAIL: usize = 2;
             #[inline(always)]
-            unsafe fn full(t: &Tile) {
+            unsafe fn full(t: &Tile<E>) {
                 unsafe {
                     let bias = t.bias;
                     let b0 = A::load(bias);
@@ -433,7 +428,7 @@ mod __small_layer_Conv3x3 {
                 }
             }
             #[inline(always)]
-            unsafe fn edge(t: &Tile) {
+            unsafe fn edge(t: &Tile<E>) {
                 unsafe { edge_tile(t) }
             }
         }
@@ -441,7 +436,7 @@ mod __small_layer_Conv3x3 {
         /// apart it cannot disturb the register allocation of `full`.
         #[target_feature(enable = "avx2,fma")]
         #[inline(never)]
-        unsafe fn edge_tile(t: &Tile) {
+        unsafe fn edge_tile(t: &Tile<E>) {
             unsafe {
                 let bias = t.bias;
                 let b0 = A::load(bias);
@@ -665,7 +660,7 @@ mod __small_layer_Conv3x3 {
         /// The CPU must support the arch; `p` must be this layer's problem;
         /// concurrent calls need distinct parts of the same `parts`.
         #[target_feature(enable = "avx2,fma")]
-        pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
+        pub unsafe fn run(p: &Problem<'_, E>, part: usize, parts: usize) {
             unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
         }
     }
@@ -674,8 +669,10 @@ mod __small_layer_Conv3x3 {
         use ::small_core::arch_defs::Simd as _;
         use ::small_core::__rt::{Kernel, Problem, Tile};
         type A = ::small_core::arch_defs::reference::Reference;
+        type E = f32;
         pub struct K;
         unsafe impl Kernel for K {
+            type Elem = E;
             const SPEC: ::small_core::LayerSpec = ::small_core::LayerSpec {
                 fh: 3,
                 fw: 3,
@@ -694,7 +691,7 @@ mod __small_layer_Conv3x3 {
             const TC: usize = 4;
             const TAIL: usize = 2;
             #[inline(always)]
-            unsafe fn full(t: &Tile) {
+            unsafe fn full(t: &Tile<E>) {
                 unsafe {
                     let bias = t.bias;
                     let b0 = A::load(bias);
@@ -892,14 +889,14 @@ mod __small_layer_Conv3x3 {
                 }
             }
             #[inline(always)]
-            unsafe fn edge(t: &Tile) {
+            unsafe fn edge(t: &Tile<E>) {
                 unsafe { edge_tile(t) }
             }
         }
         /// The edge kernel, out of line: few tiles take it, and kept
         /// apart it cannot disturb the register allocation of `full`.
         #[inline(never)]
-        unsafe fn edge_tile(t: &Tile) {
+        unsafe fn edge_tile(t: &Tile<E>) {
             unsafe {
                 let bias = t.bias;
                 let b0 = A::load(bias);
@@ -1129,7 +1126,7 @@ mod __small_layer_Conv3x3 {
         /// # Safety
         /// The CPU must support the arch; `p` must be this layer's problem;
         /// concurrent calls need distinct parts of the same `parts`.
-        pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
+        pub unsafe fn run(p: &Problem<'_, E>, part: usize, parts: usize) {
             unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
         }
     }

@@ -183,19 +183,12 @@ impl MaxPool {
         y: &mut ::small_core::Blocked<Y, f32>,
     ) -> Result<(), ::small_core::Error> {
         let tc = self.blocking().tc;
-        self.dispatch(
-            ::small_core::__rt::Problem::new(
-                &Self::SPEC,
-                tc,
-                x,
-                y,
-                self.weights.as_slice(),
-            )?,
-        )
+        let w = ::small_core::__rt::Packed::split(&Self::SPEC, self.weights.as_slice());
+        self.dispatch(::small_core::__rt::Problem::new(&Self::SPEC, tc, x, y, w)?)
     }
     fn dispatch(
         &self,
-        p: ::small_core::__rt::Problem,
+        p: ::small_core::__rt::Problem<'_, f32>,
     ) -> Result<(), ::small_core::Error> {
         match self.arch {
             #[cfg(all(target_arch = "x86_64"))]
@@ -265,8 +258,10 @@ mod __small_layer_MaxPool {
         use ::small_core::arch_defs::Simd as _;
         use ::small_core::__rt::{Kernel, Problem, Tile};
         type A = ::small_core::arch_defs::avx2::Avx2;
+        type E = f32;
         pub struct K;
         unsafe impl Kernel for K {
+            type Elem = E;
             const SPEC: ::small_core::LayerSpec = ::small_core::LayerSpec {
                 fh: 2,
                 fw: 2,
@@ -285,7 +280,7 @@ mod __small_layer_MaxPool {
             const TC: usize = 16;
             const TAIL: usize = 0;
             #[inline(always)]
-            unsafe fn full(t: &Tile) {
+            unsafe fn full(t: &Tile<E>) {
                 unsafe {
                     let b0 = A::splat(f32::NEG_INFINITY);
                     let b1 = A::splat(f32::NEG_INFINITY);
@@ -344,19 +339,19 @@ mod __small_layer_MaxPool {
                 }
             }
             #[inline(always)]
-            unsafe fn edge(t: &Tile) {
+            unsafe fn edge(t: &Tile<E>) {
                 unsafe { edge_tile(t) }
             }
             const NARROW: bool = true;
             #[inline(always)]
-            unsafe fn narrow(t: &Tile) {
+            unsafe fn narrow(t: &Tile<E>) {
                 unsafe { narrow_tile(t) }
             }
         }
         /// The one-column kernel (fully connected layers), out of line.
         #[target_feature(enable = "avx2,fma")]
         #[inline(never)]
-        unsafe fn narrow_tile(t: &Tile) {
+        unsafe fn narrow_tile(t: &Tile<E>) {
             unsafe {
                 let b0 = A::splat(f32::NEG_INFINITY);
                 let b1 = A::splat(f32::NEG_INFINITY);
@@ -392,7 +387,7 @@ mod __small_layer_MaxPool {
         /// apart it cannot disturb the register allocation of `full`.
         #[target_feature(enable = "avx2,fma")]
         #[inline(never)]
-        unsafe fn edge_tile(t: &Tile) {
+        unsafe fn edge_tile(t: &Tile<E>) {
             unsafe {
                 let b0 = A::splat(f32::NEG_INFINITY);
                 let b1 = A::splat(f32::NEG_INFINITY);
@@ -478,7 +473,7 @@ mod __small_layer_MaxPool {
         /// The CPU must support the arch; `p` must be this layer's problem;
         /// concurrent calls need distinct parts of the same `parts`.
         #[target_feature(enable = "avx2,fma")]
-        pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
+        pub unsafe fn run(p: &Problem<'_, E>, part: usize, parts: usize) {
             unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
         }
     }
@@ -487,8 +482,10 @@ mod __small_layer_MaxPool {
         use ::small_core::arch_defs::Simd as _;
         use ::small_core::__rt::{Kernel, Problem, Tile};
         type A = ::small_core::arch_defs::reference::Reference;
+        type E = f32;
         pub struct K;
         unsafe impl Kernel for K {
+            type Elem = E;
             const SPEC: ::small_core::LayerSpec = ::small_core::LayerSpec {
                 fh: 2,
                 fw: 2,
@@ -507,7 +504,7 @@ mod __small_layer_MaxPool {
             const TC: usize = 8;
             const TAIL: usize = 0;
             #[inline(always)]
-            unsafe fn full(t: &Tile) {
+            unsafe fn full(t: &Tile<E>) {
                 unsafe {
                     let b0 = A::splat(f32::NEG_INFINITY);
                     let b1 = A::splat(f32::NEG_INFINITY);
@@ -572,14 +569,14 @@ mod __small_layer_MaxPool {
                 }
             }
             #[inline(always)]
-            unsafe fn edge(t: &Tile) {
+            unsafe fn edge(t: &Tile<E>) {
                 unsafe { edge_tile(t) }
             }
         }
         /// The edge kernel, out of line: few tiles take it, and kept
         /// apart it cannot disturb the register allocation of `full`.
         #[inline(never)]
-        unsafe fn edge_tile(t: &Tile) {
+        unsafe fn edge_tile(t: &Tile<E>) {
             unsafe {
                 let b0 = A::splat(f32::NEG_INFINITY);
                 let b1 = A::splat(f32::NEG_INFINITY);
@@ -652,7 +649,7 @@ mod __small_layer_MaxPool {
         /// # Safety
         /// The CPU must support the arch; `p` must be this layer's problem;
         /// concurrent calls need distinct parts of the same `parts`.
-        pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
+        pub unsafe fn run(p: &Problem<'_, E>, part: usize, parts: usize) {
             unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
         }
     }

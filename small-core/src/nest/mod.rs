@@ -38,7 +38,9 @@ mod problem;
 mod schedule;
 mod walk;
 
-pub use problem::Problem;
+pub use problem::{Packed, Problem};
+
+use crate::Element;
 pub use schedule::MIN_PART_MACS;
 pub use walk::run;
 
@@ -48,9 +50,9 @@ pub use walk::run;
 /// outside the input for border tiles; a kernel only dereferences the
 /// taps that the bounds below declare valid.
 #[derive(Debug, Clone, Copy)]
-pub struct Tile {
+pub struct Tile<E: Element = f32> {
     /// Input at (first input block, row of filter row 0, column of filter column 0).
-    pub inp: *const f32,
+    pub inp: *const E,
     /// Elements between input rows.
     pub in_row: usize,
     /// Elements between input channel blocks.
@@ -70,15 +72,16 @@ pub struct Tile {
     /// Output columns to compute (edge tiles), at most `O_WB`.
     pub w: usize,
     /// This tile's packed weights.
-    pub wts: *const f32,
-    /// This tile's bias (`TC` values).
-    pub bias: *const f32,
+    pub wts: *const E,
+    /// This tile's bias (`TC` values, of the accumulator type: `i32` for
+    /// `i8` layers).
+    pub bias: *const E::Acc,
     /// Output at (first channel of the tile, row, first column).
-    pub out: *mut f32,
+    pub out: *mut E,
     /// Elements between output channel blocks.
     pub out_plane: usize,
     /// Residual input at the same position as `out` (residual layers only).
-    pub res: *const f32,
+    pub res: *const E,
     /// Start from the partial sums in `out` instead of the bias (a later
     /// chunk of input blocks; broadcast kernels).
     pub partial_in: bool,
@@ -94,6 +97,8 @@ pub struct Tile {
 /// `TC` channels of weights, bias and output for `O_WB` (in `edge`: `w`)
 /// columns.
 pub unsafe trait Kernel {
+    /// The element type of its activations and weights (`SPEC.dtype`'s).
+    type Elem: Element;
     /// The layer this kernel was generated for. The loop nest reads its
     /// shape from here rather than from the [`Problem`], so every size
     /// derived from it (strides, filter, packed tile lengths, channel
@@ -109,12 +114,12 @@ pub unsafe trait Kernel {
     ///
     /// # Safety
     /// See the trait.
-    unsafe fn full(t: &Tile);
+    unsafe fn full(t: &Tile<Self::Elem>);
     /// A border or right-edge tile: guarded taps and columns.
     ///
     /// # Safety
     /// See the trait.
-    unsafe fn edge(t: &Tile);
+    unsafe fn edge(t: &Tile<Self::Elem>);
     /// True if [`Kernel::narrow`] is specialised (one-column outputs).
     const NARROW: bool = false;
     /// A tile of an output one column wide whose window starts inside the
@@ -123,7 +128,7 @@ pub unsafe trait Kernel {
     ///
     /// # Safety
     /// As [`Kernel::full`], for a tile with `w == 1` and `lo == 0 < hi`.
-    unsafe fn narrow(t: &Tile) {
+    unsafe fn narrow(t: &Tile<Self::Elem>) {
         unsafe { Self::edge(t) }
     }
 }
@@ -133,7 +138,7 @@ pub unsafe trait Kernel {
 /// `p_max` from the independent units and `MIN_PART_MACS`), else on
 /// this thread.
 #[inline]
-pub fn execute(p: &Problem, f: &(dyn Fn(usize, usize) + Sync)) {
+pub fn execute<E: Element>(p: &Problem<'_, E>, f: &(dyn Fn(usize, usize) + Sync)) {
     #[cfg(feature = "std")]
     crate::threads::execute(p, f);
     #[cfg(not(feature = "std"))]

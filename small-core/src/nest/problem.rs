@@ -4,27 +4,53 @@
 //! layers flattened into one row.
 
 use crate::layout::tensor_len;
-use crate::pack::checked_packed_len;
-use crate::{Blocked, CB, Error, KernelKind, LayerSpec, check_dim, check_len};
+use crate::pack::{checked_packed_len, out_padded};
+use crate::{Blocked, CB, Element, Error, KernelKind, LayerSpec, check_dim, check_len};
+
+/// A layer's packed weights as the loop nest reads them: the bias, one
+/// value of the accumulator type per output channel (padded to whole
+/// channel blocks), and the tiles of weights
+/// ([`crate::ir::geometry`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Packed<'a, E: Element = f32> {
+    /// [`out_padded`] values, or none for a layer without weights.
+    pub bias: &'a [E::Acc],
+    /// Every output-channel tile's weights.
+    pub tiles: &'a [E],
+}
+
+impl<'a> Packed<'a, f32> {
+    /// An `f32` layer's buffer `[bias][tiles]`, as `pack` writes it, split
+    /// where the tiles start (for any `spec`: [`Problem::new`] checks both
+    /// lengths).
+    pub fn split(spec: &LayerSpec, packed: &'a [f32]) -> Self {
+        let bias_len = match spec.checked_channels() {
+            Ok((_, out)) if spec.has_weights() => out.div_ceil(CB).saturating_mul(CB),
+            _ => 0,
+        };
+        let (bias, tiles) = packed.split_at(packed.len().min(bias_len));
+        Packed { bias, tiles }
+    }
+}
 
 /// A checked call of a layer: shapes validated, buffers borrowed.
-pub struct Problem<'a> {
+pub struct Problem<'a, E: Element = f32> {
     /// Output channels per tile, to count the units of work.
     pub(super) tc: usize,
     pub(super) spec: &'a LayerSpec,
-    pub(super) inp: &'a [f32],
+    pub(super) inp: &'a [E],
     pub(super) ih: usize,
     pub(super) iw: usize,
     /// The output, written through by every part of the call (disjoint
     /// rows); borrowed mutably for `'a`.
-    pub(super) out: *mut f32,
-    out_life: core::marker::PhantomData<&'a mut [f32]>,
+    pub(super) out: *mut E,
+    out_life: core::marker::PhantomData<&'a mut [E]>,
     pub(super) oh: usize,
     pub(super) ow: usize,
     pub(super) pad_top: usize,
     pub(super) pad_left: usize,
-    pub(super) packed: &'a [f32],
-    res: Option<&'a [f32]>,
+    pub(super) packed: Packed<'a, E>,
+    res: Option<&'a [E]>,
     /// The residual is `out` itself (see [`Problem::with_residual_in_place`]).
     pub(super) in_place: bool,
     /// An elementwise layer without weights (ReLU): every channel block's
@@ -35,29 +61,29 @@ pub struct Problem<'a> {
 // SAFETY: a Problem is shared by the threads of one layer call, and each
 // part writes only the output rows of its own units (see `run`); the
 // input, weights and residual are only read.
-unsafe impl Sync for Problem<'_> {}
+unsafe impl<E: Element> Sync for Problem<'_, E> {}
 
-impl<'a> Problem<'a> {
+impl<'a, E: Element> Problem<'a, E> {
     /// Checks `x`, `y` and the packed weights against the layer and `tc`.
-    pub fn new<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
+    pub fn new<X: AsRef<[E]>, Y: AsRef<[E]> + AsMut<[E]>>(
         spec: &'a LayerSpec,
         tc: usize,
-        x: &'a Blocked<X>,
-        y: &'a mut Blocked<Y>,
-        packed: &'a [f32],
+        x: &'a Blocked<X, E>,
+        y: &'a mut Blocked<Y, E>,
+        packed: Packed<'a, E>,
     ) -> Result<Self, Error> {
         Self::with_residual::<X, Y, X>(spec, tc, x, None, y, packed)
     }
 
     /// As [`Problem::new`], plus a residual tensor `skip` of the output's
     /// shape, added before the activation.
-    pub fn with_residual<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>, S: AsRef<[f32]>>(
+    pub fn with_residual<X: AsRef<[E]>, Y: AsRef<[E]> + AsMut<[E]>, S: AsRef<[E]>>(
         spec: &'a LayerSpec,
         tc: usize,
-        x: &'a Blocked<X>,
-        skip: Option<&'a Blocked<S>>,
-        y: &'a mut Blocked<Y>,
-        packed: &'a [f32],
+        x: &'a Blocked<X, E>,
+        skip: Option<&'a Blocked<S, E>>,
+        y: &'a mut Blocked<Y, E>,
+        packed: Packed<'a, E>,
     ) -> Result<Self, Error> {
         if tc == 0 {
             return Err(Error::Unsupported {
@@ -71,11 +97,16 @@ impl<'a> Problem<'a> {
         let (dh, dw) = spec.output_dims(x.h(), x.w())?;
         check_dim("output height", dh.out, y.h())?;
         check_dim("output width", dw.out, y.w())?;
-        check_len(
-            "packed weights",
-            checked_packed_len(spec, tc)?,
-            packed.len(),
-        )?;
+        // Checked together: `checked_packed_len` counts the bias and the
+        // tiles (elements of one `f32` buffer).
+        let total = checked_packed_len(spec, tc)?;
+        let bias_len = if spec.has_weights() {
+            out_padded(spec)
+        } else {
+            0
+        };
+        check_len("packed bias", bias_len, packed.bias.len())?;
+        check_len("packed weights", total - bias_len, packed.tiles.len())?;
         if let Some(s) = skip {
             check_dim("residual channels", y.c(), s.c())?;
             check_dim("residual height", y.h(), s.h())?;
@@ -132,12 +163,12 @@ impl<'a> Problem<'a> {
     /// `y = activation(layer(x) + y)`. Each output element reads its own
     /// residual before it is written, so the output can replace it (a
     /// residual's buffer reused in place, as DORY plans ResNet's adds).
-    pub fn with_residual_in_place<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
+    pub fn with_residual_in_place<X: AsRef<[E]>, Y: AsRef<[E]> + AsMut<[E]>>(
         spec: &'a LayerSpec,
         tc: usize,
-        x: &'a Blocked<X>,
-        y: &'a mut Blocked<Y>,
-        packed: &'a [f32],
+        x: &'a Blocked<X, E>,
+        y: &'a mut Blocked<Y, E>,
+        packed: Packed<'a, E>,
     ) -> Result<Self, Error> {
         let mut p = Self::new(spec, tc, x, y, packed)?;
         p.in_place = true;
@@ -146,9 +177,9 @@ impl<'a> Problem<'a> {
 
     /// The residual's pointer, null without one. In place it derives from
     /// the output's own pointer, so reads and writes share one provenance.
-    pub(super) fn residual(&self) -> *const f32 {
+    pub(super) fn residual(&self) -> *const E {
         match (self.in_place, self.res) {
-            (true, _) => self.out as *const f32,
+            (true, _) => self.out as *const E,
             (false, Some(r)) => r.as_ptr(),
             (false, None) => core::ptr::null(),
         }

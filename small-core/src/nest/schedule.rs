@@ -6,6 +6,7 @@
 use core::ops::Range;
 
 use super::{Kernel, Problem};
+use crate::Element;
 use crate::pack::out_padded;
 use crate::{CB, KernelKind};
 
@@ -40,7 +41,7 @@ const fn l1_chunk(block_len: usize) -> usize {
 /// partial sums would overwrite the residual) nor for the narrow kernel
 /// (its partial-sum columns are folded at every store).
 #[inline(always)]
-pub(super) fn chunks<K: Kernel>(p: &Problem, full_blocks: usize) -> (usize, usize) {
+pub(super) fn chunks<K: Kernel>(p: &Problem<'_, K::Elem>, full_blocks: usize) -> (usize, usize) {
     let block_len = const { crate::pack::block_len(&K::SPEC, K::TC) };
     let chunkable = K::SPEC.kind() == KernelKind::Broadcast
         && K::SPEC.reduction == crate::Reduction::Fma
@@ -54,7 +55,7 @@ pub(super) fn chunks<K: Kernel>(p: &Problem, full_blocks: usize) -> (usize, usiz
     }
 }
 
-impl Problem<'_> {
+impl<E: Element> Problem<'_, E> {
     /// Independent units of work: output rows of each output-channel tile,
     /// or output rows when the channel tiles are the innermost loop.
     /// (Only threads split calls into units.)
@@ -138,7 +139,7 @@ pub(super) struct Share {
 impl Share {
     /// Part `part` of `parts` of `p`, with `K`'s constants.
     #[inline(always)]
-    pub(super) fn of<K: Kernel>(p: &Problem, part: usize, parts: usize) -> Share {
+    pub(super) fn of<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize) -> Share {
         // `Problem::channel_tiles`, with `K`'s constants.
         let tiles = if p.elementwise {
             const { CB / K::TC }
@@ -167,7 +168,11 @@ impl Share {
     /// This part's rows of output-channel tile `ot`, and its column tiles
     /// of each row.
     #[inline(always)]
-    pub(super) fn of_tile(&self, p: &Problem, ot: usize) -> (Range<usize>, Range<usize>) {
+    pub(super) fn of_tile<E: Element>(
+        &self,
+        p: &Problem<'_, E>,
+        ot: usize,
+    ) -> (Range<usize>, Range<usize>) {
         let start = ot * self.per_tile;
         let mine = (self.u0.max(start) - start)..(self.u1.min(start + self.per_tile) - start);
         if p.oh == 1 {

@@ -16,15 +16,15 @@ use core::ops::Range;
 use small_ir::geometry::blocked_at;
 
 use super::schedule::{Share, chunks};
-use super::{Kernel, Problem, Tile};
+use super::{Kernel, Packed, Problem, Tile};
 use crate::pack::{out_padded, tile_blocks, tile_len};
-use crate::{CB, KernelKind};
+use crate::{CB, Element, KernelKind};
 
-impl Problem<'_> {
+impl<E: Element> Problem<'_, E> {
     /// Output row `j`'s first input row (may be negative: padding) and its
     /// valid filter rows `x0..x1`.
     #[inline(always)]
-    fn rows_of<K: Kernel>(&self, j: usize) -> (isize, usize, usize) {
+    fn rows_of<K: Kernel<Elem = E>>(&self, j: usize) -> (isize, usize, usize) {
         let r0 = (j * K::SPEC.sh) as isize - self.pad_top as isize;
         let x0 = (-r0).clamp(0, K::SPEC.fh as isize) as usize;
         let x1 = (self.ih as isize - r0).clamp(0, K::SPEC.fh as isize) as usize;
@@ -40,7 +40,11 @@ impl Problem<'_> {
     /// stored column's window, so its edge kernel skips the columns that
     /// feed only outputs it does not store.
     #[inline(always)]
-    fn columns_of<K: Kernel>(&self, l: usize, span: usize) -> (isize, usize, usize, usize) {
+    fn columns_of<K: Kernel<Elem = E>>(
+        &self,
+        l: usize,
+        span: usize,
+    ) -> (isize, usize, usize, usize) {
         let c0 = (l * K::SPEC.sw) as isize - self.pad_left as isize;
         let lo = (-c0).clamp(0, span as isize) as usize;
         let hi = (self.iw as isize - c0).clamp(0, span as isize) as usize;
@@ -55,17 +59,15 @@ impl Problem<'_> {
     /// True if `t` takes [`Kernel::narrow`]: a one-column output whose
     /// window starts inside the input.
     #[inline(always)]
-    fn narrow_tile<K: Kernel>(&self, t: &Tile) -> bool {
+    fn narrow_tile<K: Kernel<Elem = E>>(&self, t: &Tile<E>) -> bool {
         K::NARROW && self.ow == 1 && t.lo == 0 && t.hi > 0
     }
 
     /// The tile every call of `p` starts from: the input, output, residual,
     /// weights and bias at their first element, with their strides.
     #[inline(always)]
-    fn first_tile<K: Kernel>(&self) -> Tile {
-        let (bias, wts) = self
-            .packed
-            .split_at(self.packed.len().min(const { out_padded(&K::SPEC) }));
+    fn first_tile(&self) -> Tile<E> {
+        let Packed { bias, tiles: wts } = self.packed;
         Tile {
             inp: self.inp.as_ptr(),
             in_row: self.iw * CB,
@@ -97,7 +99,7 @@ fn span<K: Kernel>() -> usize {
 /// True if `t` takes [`Kernel::full`]: `O_WB` columns whose windows (of
 /// `span` columns in all) lie inside the input.
 #[inline(always)]
-fn full_tile<K: Kernel>(t: &Tile, span: usize) -> bool {
+fn full_tile<K: Kernel>(t: &Tile<K::Elem>, span: usize) -> bool {
     t.lo == 0 && t.hi == span && t.w == K::O_WB
 }
 
@@ -111,13 +113,13 @@ fn full_tile<K: Kernel>(t: &Tile, span: usize) -> bool {
 /// CPU must support the arch `K` was generated for, and the calls for one
 /// `p` must use distinct `part`s of the same `parts`.
 #[inline(always)]
-pub unsafe fn run<K: Kernel>(p: &Problem, part: usize, parts: usize) {
+pub unsafe fn run<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize) {
     if p.channels_inner() {
         // SAFETY: forwarded from the caller.
         return unsafe { run_channelwise::<K>(p, part, parts) };
     }
     let share = Share::of::<K>(p, part, parts);
-    let first = p.first_tile::<K>();
+    let first = p.first_tile();
     // Algorithm 1, lines 1-2: `g` in steps of `G_b`, `k` in steps of `K_b`
     // (parallel), as one loop over tiles of `TC = G_b x K_b` channels.
     'output_channel_tiles: for ot in share.tiles.clone() {
@@ -178,7 +180,7 @@ struct InBlocks {
 
 impl InBlocks {
     #[inline(always)]
-    fn of<K: Kernel>(p: &Problem, ot: usize, ch: usize) -> InBlocks {
+    fn of<K: Kernel>(p: &Problem<'_, K::Elem>, ot: usize, ch: usize) -> InBlocks {
         let in_blocks = const { K::SPEC.in_channels().div_ceil(CB) };
         let (first, end, lane) = match K::SPEC.kind() {
             KernelKind::Broadcast => {
@@ -210,9 +212,9 @@ impl InBlocks {
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn row<K: Kernel>(
-    p: &Problem,
-    t: &mut Tile,
-    first: &Tile,
+    p: &Problem<'_, K::Elem>,
+    t: &mut Tile<K::Elem>,
+    first: &Tile<K::Elem>,
     j: usize,
     cols: Range<usize>,
     in_at: isize,
@@ -255,7 +257,7 @@ unsafe fn row<K: Kernel>(
 /// # Safety
 /// As [`run`], with `t`'s bounds those of its tile.
 #[inline(always)]
-unsafe fn kernel<K: Kernel>(p: &Problem, t: &Tile, span: usize) {
+unsafe fn kernel<K: Kernel>(p: &Problem<'_, K::Elem>, t: &Tile<K::Elem>, span: usize) {
     // SAFETY: forwarded from the caller; each kernel is chosen by the
     // bounds it accepts.
     unsafe {
@@ -280,9 +282,9 @@ unsafe fn kernel<K: Kernel>(p: &Problem, t: &Tile, span: usize) {
 /// # Safety
 /// As [`run`].
 #[inline(always)]
-unsafe fn run_channelwise<K: Kernel>(p: &Problem, part: usize, parts: usize) {
+unsafe fn run_channelwise<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize) {
     let span = span::<K>();
-    let first = p.first_tile::<K>();
+    let first = p.first_tile();
     let mut t = first;
     // Line 4: `j` over `O_H`, this part's rows (a row is a unit).
     'output_rows: for j in p.rows_of_part(part, parts) {
@@ -323,8 +325,8 @@ unsafe fn run_channelwise<K: Kernel>(p: &Problem, part: usize, parts: usize) {
 /// As [`run`], with `t`'s bounds those of its column tile.
 #[inline(always)]
 unsafe fn channel_tiles<K: Kernel>(
-    p: &Problem,
-    t: &mut Tile,
+    p: &Problem<'_, K::Elem>,
+    t: &mut Tile<K::Elem>,
     full: bool,
     in_plane: usize,
     out_plane: usize,
@@ -332,7 +334,7 @@ unsafe fn channel_tiles<K: Kernel>(
     let tiles = const { out_padded(&K::SPEC) / K::TC };
     let wlen = const { tile_len(&K::SPEC, K::TC) };
     // The next channel tile: `TC` lanes on, or the next block's plane.
-    let next = |t: &mut Tile, ot: usize| {
+    let next = |t: &mut Tile<K::Elem>, ot: usize| {
         let (di, dout) = if ((ot + 1) * K::TC).is_multiple_of(CB) {
             (in_plane + K::TC - CB, out_plane + K::TC - CB)
         } else {

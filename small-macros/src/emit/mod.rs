@@ -184,7 +184,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
 
             #forward
 
-            fn dispatch(&self, p: ::small_core::__rt::Problem) -> Result<(), ::small_core::Error> {
+            fn dispatch(&self, p: ::small_core::__rt::Problem<'_, #elem>) -> Result<(), ::small_core::Error> {
                 // The arch was checked available and the weights packed for its
                 // tile when the layer was built; the kernel module matches SPEC.
                 match self.arch {
@@ -342,7 +342,7 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
                 const NARROW: bool = true;
 
                 #[inline(always)]
-                unsafe fn narrow(t: &Tile) {
+                unsafe fn narrow(t: &Tile<E>) {
                     unsafe { narrow_tile(t) }
                 }
             },
@@ -350,7 +350,7 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
                 /// The one-column kernel (fully connected layers), out of line.
                 #features
                 #[inline(never)]
-                unsafe fn narrow_tile(t: &Tile) {
+                unsafe fn narrow_tile(t: &Tile<E>) {
                     #body
                 }
             },
@@ -359,6 +359,7 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
         (quote!(), quote!())
     };
     let layer_spec = spec_const(spec);
+    let elem = elem_type(spec.dtype);
     let simd = simd_type(&module, &ident, spec.dtype);
     let [o_wb, tc, tail] = [b.o_wb, b.tc, shape.tail].map(lit);
     quote! {
@@ -367,24 +368,26 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
             use ::small_core::arch_defs::Simd as _;
             use ::small_core::__rt::{Kernel, Problem, Tile};
             type A = #simd;
+            type E = #elem;
 
             pub struct K;
 
             // SAFETY: the bodies only touch the taps and columns the Tile
             // declares valid (guards in `edge`), TC weights/bias/outputs.
             unsafe impl Kernel for K {
+                type Elem = E;
                 const SPEC: ::small_core::LayerSpec = #layer_spec;
                 const O_WB: usize = #o_wb;
                 const TC: usize = #tc;
                 const TAIL: usize = #tail;
 
                 #[inline(always)]
-                unsafe fn full(t: &Tile) {
+                unsafe fn full(t: &Tile<E>) {
                     #full
                 }
 
                 #[inline(always)]
-                unsafe fn edge(t: &Tile) {
+                unsafe fn edge(t: &Tile<E>) {
                     unsafe { edge_tile(t) }
                 }
 
@@ -397,7 +400,7 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
             /// apart it cannot disturb the register allocation of `full`.
             #features
             #[inline(never)]
-            unsafe fn edge_tile(t: &Tile) {
+            unsafe fn edge_tile(t: &Tile<E>) {
                 #edge
             }
 
@@ -407,7 +410,7 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
             /// The CPU must support the arch; `p` must be this layer's problem;
             /// concurrent calls need distinct parts of the same `parts`.
             #features
-            pub unsafe fn run(p: &Problem, part: usize, parts: usize) {
+            pub unsafe fn run(p: &Problem<'_, E>, part: usize, parts: usize) {
                 unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
             }
         }
@@ -430,7 +433,7 @@ fn forward(spec: &LayerSpec) -> TokenStream {
                 y: &mut ::small_core::Blocked<Y, #elem>,
             ) -> Result<(), ::small_core::Error> {
                 let tc = self.blocking().tc;
-                let w = self.weights.as_slice();
+                let w = ::small_core::__rt::Packed::split(&Self::SPEC, self.weights.as_slice());
                 self.dispatch(::small_core::__rt::Problem::with_residual(&Self::SPEC, tc, x, Some(skip), y, w)?)
             }
 
@@ -443,7 +446,7 @@ fn forward(spec: &LayerSpec) -> TokenStream {
                 y: &mut ::small_core::Blocked<Y, #elem>,
             ) -> Result<(), ::small_core::Error> {
                 let tc = self.blocking().tc;
-                let w = self.weights.as_slice();
+                let w = ::small_core::__rt::Packed::split(&Self::SPEC, self.weights.as_slice());
                 self.dispatch(::small_core::__rt::Problem::with_residual_in_place(&Self::SPEC, tc, x, y, w)?)
             }
         }
@@ -457,7 +460,8 @@ fn forward(spec: &LayerSpec) -> TokenStream {
                 y: &mut ::small_core::Blocked<Y, #elem>,
             ) -> Result<(), ::small_core::Error> {
                 let tc = self.blocking().tc;
-                self.dispatch(::small_core::__rt::Problem::new(&Self::SPEC, tc, x, y, self.weights.as_slice())?)
+                let w = ::small_core::__rt::Packed::split(&Self::SPEC, self.weights.as_slice());
+                self.dispatch(::small_core::__rt::Problem::new(&Self::SPEC, tc, x, y, w)?)
             }
         }
     }
