@@ -20,7 +20,7 @@ pub enum Head {
 /// A generated network ([`Model`], which `model!` implements) with what
 /// the main job, the tests and the bench add: a name, the trained file and
 /// what the output means.
-pub trait Network: Model {
+pub trait Network: Model<Elem = f32> {
     /// Short name (`"resnet8"`).
     const NAME: &'static str;
     /// The trained `.tflite` file in the MLPerf Tiny models directory, if any.

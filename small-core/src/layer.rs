@@ -1,5 +1,6 @@
 //! What every generated layer is: [`Layer`], so that layers of different
-//! types can sit in one table (`Vec<Box<dyn Layer>>`) and run in turn.
+//! types can sit in one table (`Vec<Box<dyn Layer<Elem = f32>>>`) and
+//! run in turn.
 
 use crate::{Arch, Blocked, Blocking, Dims, Element, Error, LayerSpec};
 
@@ -8,7 +9,9 @@ use crate::{Arch, Blocked, Blocking, Dims, Element, Error, LayerSpec};
 /// Each generated layer also has inherent methods with static types
 /// (`forward`, `forward_add`, `SPEC`, ...); this trait is for code that
 /// handles layers of several types alike. Tensors are passed as views
-/// ([`Blocked::view`], [`Blocked::view_mut`]).
+/// ([`Blocked::view`], [`Blocked::view_mut`]) of elements [`Layer::Elem`]
+/// (`f32`, or `i8` for an int8 layer): a table holds layers of one
+/// element type.
 ///
 /// ```
 /// use small_core::{Arch, Blocked, Dims, Filter, Layer, layer};
@@ -18,7 +21,7 @@ use crate::{Arch, Blocked, Blocking, Dims, Element, Error, LayerSpec};
 /// #[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 8, stride = 2, reduction = max, archs(reference))]
 /// pub struct Pool;
 ///
-/// let table: Vec<Box<dyn Layer>> = vec![
+/// let table: Vec<Box<dyn Layer<Elem = f32>>> = vec![
 ///     Box::new(Expand::with_arch(Arch::Reference, Filter::ohwi(&[0.5; Expand::WEIGHTS_LEN]), None)?),
 ///     Box::new(Pool::with_arch(Arch::Reference)?),
 /// ];
@@ -32,7 +35,9 @@ use crate::{Arch, Blocked, Blocking, Dims, Element, Error, LayerSpec};
 /// assert_eq!(x.get(7, 1, 1), Some(2.0));
 /// # Ok::<(), small_core::Error>(())
 /// ```
-pub trait Layer<E: Element = f32>: core::fmt::Debug + Send + Sync {
+pub trait Layer: core::fmt::Debug + Send + Sync {
+    /// The element type of its tensors (the declaration's `dtype`).
+    type Elem: Element;
     /// The layer in SMaLL's abstract-layer terms (the type's `SPEC`).
     fn spec(&self) -> &'static LayerSpec;
     /// The arch it runs on.
@@ -49,7 +54,10 @@ pub trait Layer<E: Element = f32>: core::fmt::Debug + Send + Sync {
     /// A zero output tensor of the right shape for input `x`.
     #[cfg(feature = "alloc")]
     #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
-    fn alloc_output(&self, x: Blocked<&[E], E>) -> Result<Blocked<alloc::vec::Vec<E>, E>, Error> {
+    fn alloc_output(
+        &self,
+        x: Blocked<&[Self::Elem], Self::Elem>,
+    ) -> Result<Blocked<alloc::vec::Vec<Self::Elem>, Self::Elem>, Error> {
         crate::check_dim("input channels", self.spec().in_channels(), x.c())?;
         let (h, w) = self.output_shape(x.h(), x.w())?;
         Blocked::zeros(Dims {
@@ -63,9 +71,9 @@ pub trait Layer<E: Element = f32>: core::fmt::Debug + Send + Sync {
     /// when the layer is residual, else [`Error::Unsupported`].
     fn run(
         &self,
-        x: Blocked<&[E], E>,
-        skip: Option<Blocked<&[E], E>>,
-        y: Blocked<&mut [E], E>,
+        x: Blocked<&[Self::Elem], Self::Elem>,
+        skip: Option<Blocked<&[Self::Elem], Self::Elem>>,
+        y: Blocked<&mut [Self::Elem], Self::Elem>,
     ) -> Result<(), Error>;
 }
 

@@ -9,7 +9,7 @@
 //! microcontroller can hold it in one `static`.
 
 use crate::plan::{Plan, Tensor};
-use crate::{Arch, Blocked, Blocking, Error, LayerSpec};
+use crate::{Arch, Blocked, Blocking, Element, Error, LayerSpec};
 
 /// The shape of a tensor, re-exported here for `model!`'s users; it is
 /// [`small_core::Dims`](crate::Dims).
@@ -433,7 +433,7 @@ pub const fn plan<const T: usize, const S: usize>(dims: &[Dims; T], steps: &[Ste
 
 #[doc(hidden)]
 /// The tensor `dims` at `offset` of `arena` (read-only), for a model's runner.
-pub fn view(arena: &[f32], offset: usize, dims: Dims) -> Result<Blocked<&[f32]>, Error> {
+pub fn view<E: Element>(arena: &[E], offset: usize, dims: Dims) -> Result<Blocked<&[E], E>, Error> {
     let end = offset.saturating_add(dims.checked_len()?);
     check_arena(arena.len(), end)?;
     Blocked::assume_padded(dims, &arena[offset..end])
@@ -444,18 +444,18 @@ pub fn view(arena: &[f32], offset: usize, dims: Dims) -> Result<Blocked<&[f32]>,
 /// inputs, which the plan placed apart from it. An overlap (a plan bug) is
 /// an error, not aliasing.
 #[allow(clippy::type_complexity)]
-pub fn step_views<'a>(
-    arena: &'a mut [f32],
+pub fn step_views<'a, E: Element>(
+    arena: &'a mut [E],
     inputs: [(usize, Dims); 2],
     out: (usize, Dims),
-) -> Result<([Blocked<&'a [f32]>; 2], Blocked<&'a mut [f32]>), Error> {
+) -> Result<([Blocked<&'a [E], E>; 2], Blocked<&'a mut [E], E>), Error> {
     // Sizes checked and sums saturated: a sum past the arena is an error.
     let (o, olen) = (out.0, out.1.checked_len()?);
     check_arena(arena.len(), o.saturating_add(olen))?;
     let (head, rest) = arena.split_at_mut(o);
     let (y, tail) = rest.split_at_mut(olen);
-    let (head, tail): (&'a [f32], &'a [f32]) = (head, tail);
-    let pick = |(off, d): (usize, Dims)| -> Result<Blocked<&'a [f32]>, Error> {
+    let (head, tail): (&'a [E], &'a [E]) = (head, tail);
+    let pick = |(off, d): (usize, Dims)| -> Result<Blocked<&'a [E], E>, Error> {
         let end = off.saturating_add(d.checked_len()?);
         let buf = if end <= o {
             &head[off..end]
@@ -512,7 +512,7 @@ pub struct LayerInfo {
 ///     }
 /// }
 /// /// Any network: loads it and returns its output for one NHWC input.
-/// fn run<N: Model>(input: &[f32]) -> Result<Vec<f32>, Box<dyn std::error::Error>> {
+/// fn run<N: Model<Elem = f32>>(input: &[f32]) -> Result<Vec<f32>, Box<dyn std::error::Error>> {
 ///     let net = N::load(&Generated { seed: 1 }, Arch::Reference)?;
 ///     let mut arena = vec![0.0; N::ARENA];
 ///     N::input(&mut arena)?.fill_from_nhwc(input)?;
@@ -524,6 +524,10 @@ pub struct LayerInfo {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub trait Model: Sized {
+    /// The element type of the arena and every tensor in it: its layers'
+    /// [`Layer::Elem`](crate::Layer::Elem) (`f32`, or `i8` for int8
+    /// networks), one for the whole network.
+    type Elem: Element;
     /// Dims of every tensor: the input, then each layer's output.
     const DIMS: &'static [Dims];
     /// Every layer, in execution order.
@@ -532,9 +536,9 @@ pub trait Model: Sized {
     const IN_PLACE: &'static [bool];
     /// Offset of every tensor in the arena (indexed like [`Self::DIMS`]).
     const OFFSETS: &'static [usize];
-    /// Arena size in `f32`s: all activations, input included.
+    /// Arena size in elements: all activations, input included.
     const ARENA: usize;
-    /// The most `f32`s live at one step: no arena plan can use less.
+    /// The most elements live at one step: no arena plan can use less.
     const LOWER_BOUND: usize;
     /// Id of the output tensor.
     const OUTPUT: usize;
@@ -582,16 +586,22 @@ pub trait Model: Sized {
     fn from_packed(arch: Arch, packed: &'static [f32]) -> Result<Self, Error>;
 
     /// The input tensor in `arena`, to fill before [`Self::forward`].
-    fn input(arena: &mut [f32]) -> Result<Blocked<&mut [f32]>, Error>;
+    #[allow(clippy::type_complexity)]
+    fn input(arena: &mut [Self::Elem]) -> Result<Blocked<&mut [Self::Elem], Self::Elem>, Error>;
 
     /// Tensor `id` (see [`Self::DIMS`]) in `arena`.
-    fn tensor(arena: &[f32], id: usize) -> Result<Blocked<&[f32]>, Error>;
+    fn tensor(arena: &[Self::Elem], id: usize)
+    -> Result<Blocked<&[Self::Elem], Self::Elem>, Error>;
 
     /// Tensor `id` in `arena`, writable (to run one layer on chosen inputs).
-    fn tensor_mut(arena: &mut [f32], id: usize) -> Result<Blocked<&mut [f32]>, Error>;
+    #[allow(clippy::type_complexity)]
+    fn tensor_mut(
+        arena: &mut [Self::Elem],
+        id: usize,
+    ) -> Result<Blocked<&mut [Self::Elem], Self::Elem>, Error>;
 
     /// The output tensor in `arena` after [`Self::forward`].
-    fn output(arena: &[f32]) -> Result<Blocked<&[f32]>, Error> {
+    fn output(arena: &[Self::Elem]) -> Result<Blocked<&[Self::Elem], Self::Elem>, Error> {
         Self::tensor(arena, Self::OUTPUT)
     }
 
@@ -605,11 +615,11 @@ pub trait Model: Sized {
     fn blockings(&self) -> impl Iterator<Item = &'static Blocking>;
 
     /// Runs layer `i` of [`Self::LAYERS`] on the arena.
-    fn forward_layer(&self, i: usize, arena: &mut [f32]) -> Result<(), Error>;
+    fn forward_layer(&self, i: usize, arena: &mut [Self::Elem]) -> Result<(), Error>;
 
     /// Runs every layer: the input must have been written with
     /// [`Self::input`]; the result is [`Self::output`]. No allocation.
-    fn forward(&self, arena: &mut [f32]) -> Result<(), Error>;
+    fn forward(&self, arena: &mut [Self::Elem]) -> Result<(), Error>;
 }
 
 /// Weights and biases of `layers` (`f32`s) as a file holds them.
@@ -686,6 +696,9 @@ macro_rules! model {
             #[allow(non_camel_case_types, dead_code, clippy::upper_case_acronyms)]
             #[derive(Clone, Copy)]
             enum Id { $input, $( $y, )+ __Count }
+            // The arena's element type: the first layer's (every layer's,
+            // or the views below do not type-check).
+            type E = $crate::model!(@elem $($ty),+);
             const T: usize = Id::__Count as usize;
             const S: usize = [$( stringify!($field) ),+].len();
 
@@ -744,7 +757,7 @@ macro_rules! model {
                 pub const IN_PLACE: [bool; S] = $crate::__rt::in_place(&Self::DIMS, &Self::STEPS);
                 /// Where each tensor lives in the arena.
                 pub const PLAN: $crate::plan::Plan<T> = $crate::__rt::plan(&Self::DIMS, &Self::STEPS);
-                /// Arena size in `f32`s: all activations, input included.
+                /// Arena size in elements: all activations, input included.
                 pub const ARENA: usize = Self::PLAN.arena;
                 /// Id of the output tensor.
                 pub const OUTPUT: usize = Self::STEPS[S - 1].y;
@@ -832,7 +845,7 @@ macro_rules! model {
                 }
 
                 /// The input tensor in `arena`, to fill before [`Self::forward`].
-                pub fn input(arena: &mut [f32]) -> Result<$crate::Blocked<&mut [f32]>, $crate::Error> {
+                pub fn input(arena: &mut [E]) -> Result<$crate::Blocked<&mut [E], E>, $crate::Error> {
                     let d = Self::DIMS[0];
                     let off = Self::PLAN.offsets[0];
                     $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
@@ -841,7 +854,7 @@ macro_rules! model {
 
                 /// Tensor `id` (see [`Self::DIMS`]) in `arena`; valid after the
                 /// step writing it and until the plan reuses its space.
-                pub fn tensor(arena: &[f32], id: usize) -> Result<$crate::Blocked<&[f32]>, $crate::Error> {
+                pub fn tensor(arena: &[E], id: usize) -> Result<$crate::Blocked<&[E], E>, $crate::Error> {
                     $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
                     if id >= T {
                         return Err($crate::Error::ShapeMismatch { what: "tensor id below", expected: T, actual: id });
@@ -851,7 +864,7 @@ macro_rules! model {
 
                 /// Tensor `id` in `arena`, writable: to run one layer on chosen
                 /// inputs with [`Self::forward_layer`] (checks, debugging).
-                pub fn tensor_mut(arena: &mut [f32], id: usize) -> Result<$crate::Blocked<&mut [f32]>, $crate::Error> {
+                pub fn tensor_mut(arena: &mut [E], id: usize) -> Result<$crate::Blocked<&mut [E], E>, $crate::Error> {
                     $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
                     if id >= T {
                         return Err($crate::Error::ShapeMismatch { what: "tensor id below", expected: T, actual: id });
@@ -876,12 +889,12 @@ macro_rules! model {
                 }
 
                 /// The output tensor in `arena` after [`Self::forward`].
-                pub fn output(arena: &[f32]) -> Result<$crate::Blocked<&[f32]>, $crate::Error> {
+                pub fn output(arena: &[E]) -> Result<$crate::Blocked<&[E], E>, $crate::Error> {
                     Self::tensor(arena, Self::OUTPUT)
                 }
 
                 /// Runs layer `i` of [`Self::LAYERS`] on the arena.
-                pub fn forward_layer(&self, i: usize, arena: &mut [f32]) -> Result<(), $crate::Error> {
+                pub fn forward_layer(&self, i: usize, arena: &mut [E]) -> Result<(), $crate::Error> {
                     $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
                     let mut k = 0;
                     $(
@@ -905,7 +918,7 @@ macro_rules! model {
 
                 /// Runs every layer: the input must have been written with
                 /// [`Self::input`]; the result is [`Self::output`]. No allocation.
-                pub fn forward(&self, arena: &mut [f32]) -> Result<(), $crate::Error> {
+                pub fn forward(&self, arena: &mut [E]) -> Result<(), $crate::Error> {
                     for i in 0..S {
                         self.forward_layer(i, arena)?;
                     }
@@ -916,6 +929,7 @@ macro_rules! model {
             // For generic callers: the inherent items above (which take
             // precedence in `Self::` paths), behind one trait.
             impl $crate::model::Model for $name {
+                type Elem = E;
                 const DIMS: &'static [$crate::Dims] = &Self::DIMS;
                 const LAYERS: &'static [$crate::model::LayerInfo] = &Self::LAYERS;
                 const IN_PLACE: &'static [bool] = &Self::IN_PLACE;
@@ -946,13 +960,13 @@ macro_rules! model {
                 fn from_packed(arch: $crate::Arch, packed: &'static [f32]) -> Result<Self, $crate::Error> {
                     Self::from_packed(arch, packed)
                 }
-                fn input(arena: &mut [f32]) -> Result<$crate::Blocked<&mut [f32]>, $crate::Error> {
+                fn input(arena: &mut [E]) -> Result<$crate::Blocked<&mut [E], E>, $crate::Error> {
                     Self::input(arena)
                 }
-                fn tensor(arena: &[f32], id: usize) -> Result<$crate::Blocked<&[f32]>, $crate::Error> {
+                fn tensor(arena: &[E], id: usize) -> Result<$crate::Blocked<&[E], E>, $crate::Error> {
                     Self::tensor(arena, id)
                 }
-                fn tensor_mut(arena: &mut [f32], id: usize) -> Result<$crate::Blocked<&mut [f32]>, $crate::Error> {
+                fn tensor_mut(arena: &mut [E], id: usize) -> Result<$crate::Blocked<&mut [E], E>, $crate::Error> {
                     Self::tensor_mut(arena, id)
                 }
                 fn packed_weights(&self) -> usize {
@@ -964,15 +978,16 @@ macro_rules! model {
                 fn blockings(&self) -> impl Iterator<Item = &'static $crate::Blocking> {
                     Self::blockings(self).into_iter()
                 }
-                fn forward_layer(&self, i: usize, arena: &mut [f32]) -> Result<(), $crate::Error> {
+                fn forward_layer(&self, i: usize, arena: &mut [E]) -> Result<(), $crate::Error> {
                     Self::forward_layer(self, i, arena)
                 }
-                fn forward(&self, arena: &mut [f32]) -> Result<(), $crate::Error> {
+                fn forward(&self, arena: &mut [E]) -> Result<(), $crate::Error> {
                     Self::forward(self, arena)
                 }
             }
         };
     };
+    (@elem $first:ty $(, $rest:ty)*) => { <$first as $crate::Layer>::Elem };
     (@or $a:expr ; $b:expr) => { $a };
     (@or ; $b:expr) => { $b };
     (@call $l:expr, $ip:expr, $x:ident, $s:ident, $y:ident) => { $l.forward(&$x, &mut $y) };

@@ -233,7 +233,8 @@ impl Conv3x3 {
         Ok(())
     }
 }
-impl ::small_core::Layer<f32> for Conv3x3 {
+impl ::small_core::Layer for Conv3x3 {
+    type Elem = f32;
     fn spec(&self) -> &'static ::small_core::LayerSpec {
         &Self::SPEC
     }

@@ -217,7 +217,8 @@ impl MaxPool {
         Ok(())
     }
 }
-impl ::small_core::Layer<f32> for MaxPool {
+impl ::small_core::Layer for MaxPool {
+    type Elem = f32;
     fn spec(&self) -> &'static ::small_core::LayerSpec {
         &Self::SPEC
     }

@@ -196,7 +196,8 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
             }
         }
 
-        impl ::small_core::Layer<#elem> for #name {
+        impl ::small_core::Layer for #name {
+            type Elem = #elem;
             fn spec(&self) -> &'static ::small_core::LayerSpec {
                 &Self::SPEC
             }
