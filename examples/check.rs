@@ -20,10 +20,6 @@ use small_core::model::{LayerInfo, NONE};
 use small_core::reference::{self, Shape};
 use small_core::{Activation, Dims, Filter};
 
-fn shape(d: Dims) -> Shape {
-    Shape::new(d.h, d.w, d.c)
-}
-
 /// How differences are carried from layer to layer.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Propagation {
@@ -80,7 +76,7 @@ pub fn bounds(
             bias.as_deref(),
         );
         let (x, ex) = (&values[l.step.x], &e[l.step.x]);
-        let s = shape(dims[l.step.x]);
+        let s = Shape::from(dims[l.step.x]);
         // The input's difference through |W| (or W² on squares); no bias:
         // it is exact on both sides.
         let (mut out, _) = if quadrature {
@@ -182,7 +178,7 @@ pub fn layer_bounds(
     Ok(reference::tolerances(
         &l.spec,
         &values[l.step.x],
-        shape(dims[l.step.x]),
+        Shape::from(dims[l.step.x]),
         wts,
         bias,
         skip,

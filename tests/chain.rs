@@ -38,7 +38,7 @@ fn stage(
     skip: Option<&Blocked<Vec<f32>>>,
     got: &Blocked<Vec<f32>>,
 ) {
-    let shape = Shape::new(input.h(), input.w(), input.c());
+    let shape = Shape::from(input.dims());
     let x = input.to_nhwc();
     let skip = skip.map(|s| s.to_nhwc());
     let w = Filter::ohwi(w);
@@ -123,7 +123,7 @@ fn chain_matches_the_reference_layer_by_layer() -> Result<(), Error> {
         let mut pooled = vec![0.0; 24];
         ops::global_avg_pool(&f, &mut pooled)?;
         let mut want = vec![0.0; 24];
-        reference::global_avg_pool(&f.to_nhwc(), Shape::new(f.h(), f.w(), 24), &mut want)?;
+        reference::global_avg_pool(&f.to_nhwc(), Shape::from(f.dims()), &mut want)?;
         assert_eq!(
             pooled, want,
             "global average pool on {arch:?}: same order, same rounding"
@@ -157,7 +157,7 @@ fn reference_chain(input: &[f32], h: usize, w: usize, p: [Params; 5]) -> Result<
     let run = |spec: &LayerSpec, x: &[f32], s: Shape, p: Params, skip: Option<&[f32]>| {
         reference_forward(spec, x, s, Filter::ohwi(&p.0), Some(&p.1), skip)
     };
-    let (a, sa) = run(&Conv::SPEC, input, Shape::new(h, w, 3), p[0], None)?;
+    let (a, sa) = run(&Conv::SPEC, input, Shape { h, w, c: 3 }, p[0], None)?;
     let (b, sb) = run(&Depthwise::SPEC, &a, sa, p[1], None)?;
     let (c, sc) = run(&Pointwise::SPEC, &b, sb, p[2], None)?;
     let (d, sd) = reference_forward(&Pool::SPEC, &c, sc, Filter::none(), None, None)?;
@@ -166,7 +166,7 @@ fn reference_chain(input: &[f32], h: usize, w: usize, p: [Params; 5]) -> Result<
     reference::add(&e, &d, &mut f)?;
     let mut pooled = vec![0.0; 24];
     reference::global_avg_pool(&f, se, &mut pooled)?;
-    let (logits, _) = run(&Fc::SPEC, &pooled, Shape::new(1, 1, 24), p[4], None)?;
+    let (logits, _) = run(&Fc::SPEC, &pooled, Shape { h: 1, w: 1, c: 24 }, p[4], None)?;
     let mut probs = vec![0.0; 10];
     reference::softmax(&logits, &mut probs)?;
     Ok(probs)

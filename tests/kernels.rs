@@ -36,7 +36,11 @@ fn check(name: &str, spec: &LayerSpec, max_owb: usize, cases: usize, run: Run) {
             1 => rng.range(spec.fw, spec.fw + spec.sw - 1),
             _ => rng.range(1, 2 * max_owb * spec.sw + 7),
         };
-        let shape = Shape::new(h, w, spec.in_channels());
+        let shape = Shape {
+            h,
+            w,
+            c: spec.in_channels(),
+        };
         let input = rng.vec(shape.len());
         let weights = rng.vec(spec.weights_len());
         // Layers with one input channel per group take either of TFLite's

@@ -280,8 +280,7 @@ fn golden<N: Network>() {
             let (wts, bias) = w.as_ref().map_or((small_core::Filter::none(), None), |w| {
                 (w.filter(), w.bias.as_deref())
             });
-            let d = N::DIMS[l.step.x];
-            let shape = small_core::reference::Shape::new(d.h, d.w, d.c);
+            let shape = small_core::reference::Shape::from(N::DIMS[l.step.x]);
             let mut tol =
                 small_core::reference::tolerances(&l.spec, &x, shape, wts, bias, skip.as_deref());
             if l.spec.has_weights() && hybrid(l.op) {

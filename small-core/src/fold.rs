@@ -103,7 +103,7 @@ mod tests {
         let mut out = [0.0; 2];
         reference::conv2d(
             &[1.0, 2.0],
-            Shape::new(1, 1, 2),
+            Shape { h: 1, w: 1, c: 2 },
             &w,
             Some(&b),
             conv,

@@ -66,7 +66,7 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
     }
 
     /// Wraps a buffer already in the blocked layout. Fails if its length is
-    /// not [`blocked_len`](crate::blocked_len) or a padding lane is not zero.
+    /// not [`dims.len()`](Dims::len) or a padding lane is not zero.
     pub fn from_buffer(dims: Dims, data: B) -> Result<Self, Error> {
         crate::check_len("blocked tensor", dims.checked_len()?, data.as_ref().len())?;
         let t = Blocked::new(dims, data);
@@ -193,8 +193,8 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
 }
 
 impl<E: Element, B: AsRef<[E]> + AsMut<[E]>> Blocked<B, E> {
-    /// Takes a buffer of [`blocked_len`](crate::blocked_len) elements and zeroes it: a tensor
-    /// ready to be written by a layer, with no allocation.
+    /// Takes a buffer of [`dims.len()`](Dims::len) elements and zeroes it: a
+    /// tensor ready to be written by a layer, with no allocation.
     pub fn zeroed_in(dims: Dims, mut data: B) -> Result<Self, Error> {
         crate::check_len("blocked tensor", dims.checked_len()?, data.as_ref().len())?;
         data.as_mut().fill(E::default());

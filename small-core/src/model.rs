@@ -1006,7 +1006,6 @@ pub fn reference_run<W: crate::load::WeightSource + ?Sized>(
     input_nhwc: &[f32],
 ) -> Result<alloc::vec::Vec<alloc::vec::Vec<f32>>, crate::load::LoadError> {
     use crate::reference::Shape;
-    let shape = |d: Dims| Shape::new(d.h, d.w, d.c);
     let d0 = dims.first().copied().unwrap_or(Dims { c: 0, h: 0, w: 0 });
     d0.checked_len()?; // c * h * w is at most the blocked length
     crate::check_len("NHWC input", d0.elements(), input_nhwc.len())?;
@@ -1028,7 +1027,7 @@ pub fn reference_run<W: crate::load::WeightSource + ?Sized>(
         let (out, _) = crate::reference::layer(
             &l.spec,
             &t[l.step.x],
-            shape(dims[l.step.x]),
+            Shape::from(dims[l.step.x]),
             w.as_ref().map_or(crate::Filter::none(), |w| w.filter()),
             w.as_ref().and_then(|w| w.bias.as_deref()),
             skip,

@@ -165,13 +165,13 @@ mod tests {
             .unwrap();
             upsample_nearest(&ta, 2, 3, &mut up).unwrap();
             let mut want = alloc::vec![0.0; n * 6];
-            reference::upsample_nearest(&a, Shape::new(h, w, c), 2, 3, &mut want).unwrap();
+            reference::upsample_nearest(&a, Shape { h, w, c }, 2, 3, &mut want).unwrap();
             assert_eq!(up.to_nhwc(), want, "upsample c={c}");
 
             let mut got = alloc::vec![0.0; c];
             global_avg_pool(&ta, &mut got).unwrap();
             let mut want = alloc::vec![0.0; c];
-            reference::global_avg_pool(&a, Shape::new(h, w, c), &mut want).unwrap();
+            reference::global_avg_pool(&a, Shape { h, w, c }, &mut want).unwrap();
             for (g, r) in got.iter().zip(&want) {
                 // Both sum h*w values in the same order and divide once.
                 assert!(

@@ -128,7 +128,7 @@ fn scale_of(scales: &[f32], c: usize) -> f32 {
 /// An NHWC activation of batch 1 as a reference `Shape`.
 fn nhwc(t: &Tensor) -> Shape {
     match t.shape[..] {
-        [1, h, w, c] => Shape::new(h, w, c),
+        [1, h, w, c] => Shape { h, w, c },
         _ => panic!("t{}: shape {:?} is not [1, H, W, C]", t.index, t.shape),
     }
 }

@@ -108,7 +108,7 @@ macro_rules! check_weighted {
         let bias = rng.vec(spec.out_channels());
         let l = <$ty>::with_arch(ARCH, Filter::ohwi(&wts), Some(&bias))?;
         for (h, w) in $shapes {
-            let shape = Shape::new(h, w, c);
+            let shape = Shape { h, w, c };
             let x = rng.vec(shape.len());
             let xb = Blocked::from_nhwc(Dims { c, h, w }, &x)?;
             let mut y = l.alloc_output(&xb)?;
@@ -135,7 +135,7 @@ macro_rules! check_unweighted {
         let c = spec.in_channels();
         let l = <$ty>::with_arch(ARCH)?;
         for (h, w) in $shapes {
-            let shape = Shape::new(h, w, c);
+            let shape = Shape { h, w, c };
             let x = rng.vec(shape.len());
             let xb = Blocked::from_nhwc(Dims { c, h, w }, &x)?;
             let mut y = l.alloc_output(&xb)?;
@@ -211,7 +211,7 @@ fn residual_with_a_skip_tensor_and_in_place() -> Result<(), Error> {
     let r3 = Residual3x3::with_arch(ARCH, Filter::ohwi(&w3), Some(&b3))?;
     let spec1 = Residual::SPEC;
     for (h, w) in [(1, 1), (2, 5), (3, 7)] {
-        let shape = Shape::new(h, w, 20);
+        let shape = Shape { h, w, c: 20 };
         let x = rng.vec(shape.len());
         let skip = rng.vec(shape.len());
         let xb = Blocked::from_nhwc(Dims { c: 20, h, w }, &x)?;
@@ -246,7 +246,7 @@ fn residual_with_a_skip_tensor_and_in_place() -> Result<(), Error> {
         );
     }
     // 3x3, two channel blocks, the second partial, in place.
-    let shape = Shape::new(2, 5, 18);
+    let shape = Shape { h: 2, w: 5, c: 18 };
     let x = rng.vec(shape.len());
     let skip = rng.vec(shape.len());
     let xb = Blocked::from_nhwc(Dims { c: 18, h: 2, w: 5 }, &x)?;
@@ -313,7 +313,7 @@ fn two_layer_model() -> Result<(), Box<dyn std::error::Error>> {
             .eq(b_nhwc.iter().map(|v| v.to_bits())),
         "the model's output differs from its layers run one by one"
     );
-    let (sx, sa) = (Shape::new(7, 9, 3), Shape::new(a.h(), a.w(), 8));
+    let (sx, sa) = (Shape { h: 7, w: 9, c: 3 }, Shape::from(a.dims()));
     let (b1, b2) = (w1.bias.as_deref(), w2.bias.as_deref());
     check(
         "conv",
@@ -348,7 +348,7 @@ fn two_threads_split_rows_without_a_race() -> Result<(), Error> {
     let mut rng = Rng::new(11);
     let (wts, bias) = (rng.vec(Split::WEIGHTS_LEN), rng.vec(16));
     let l = Split::with_arch(ARCH, Filter::ohwi(&wts), Some(&bias))?;
-    let shape = Shape::new(5, 7, 16);
+    let shape = Shape { h: 5, w: 7, c: 16 };
     let x = rng.vec(shape.len());
     let xb = Blocked::from_nhwc(Dims { c: 16, h: 5, w: 7 }, &x)?;
     let mut y = l.alloc_output(&xb)?;

@@ -54,6 +54,10 @@ pub const fn blocked_at(c: usize, pixel: usize) -> (usize, usize) {
 /// if it, or one channel block of it (`h x w x CB`, which kernels index
 /// even when `c` is 0), would exceed [`MAX_ELEMENTS`].
 ///
+/// Its sizes are positional, `(c, h, w)`, as generated code and `const`
+/// items use them; with a shape in hand, [`Dims::checked_len`] (or
+/// [`Dims::len`] for a shape checked at compile time) names them instead.
+///
 /// ```
 /// use small_ir::{geometry::checked_blocked_len, MAX_ELEMENTS};
 /// assert_eq!(checked_blocked_len(17, 2, 3), Some(2 * 2 * 3 * 16));
@@ -74,7 +78,8 @@ pub const fn checked_blocked_len(c: usize, h: usize, w: usize) -> Option<usize> 
 }
 
 /// Number of elements a blocked tensor of `c x h x w` occupies, for
-/// constant shapes (a model's tensors, sized at compile time).
+/// constant shapes (a model's tensors, sized at compile time). Positional
+/// `(c, h, w)`: [`Dims::len`] is the same with the sizes named.
 ///
 /// # Panics
 /// If [`checked_blocked_len`] is `None`: in a `const`, a compile error.
@@ -86,6 +91,8 @@ pub const fn blocked_len(c: usize, h: usize, w: usize) -> usize {
 }
 
 /// [`checked_blocked_len`], or [`Error::TooLarge`] naming the shape.
+/// Positional `(c, h, w)`: [`Dims::checked_len`] is the same with the
+/// sizes named.
 pub const fn tensor_len(c: usize, h: usize, w: usize) -> Result<usize, Error> {
     match checked_blocked_len(c, h, w) {
         Some(n) => Ok(n),

@@ -3,7 +3,7 @@
 //! A layer named `name` (the `name` of its [`LayerRef`]; the operator index
 //! is only used in messages) reads the tensor `<name>.weight` and, if
 //! present, `<name>.bias`, both `F32`. The weights are in one of TFLite's
-//! orders ([`Order`](crate::Order)), told apart by their shape; the shapes
+//! orders ([`Order`]), told apart by their shape; the shapes
 //! accepted are:
 //!
 //! | layer | `<name>.weight` | `<name>.bias` |

@@ -109,11 +109,11 @@ pub fn upsample_nearest(
     at_least_one("upsampling factor (height)", sh)?;
     at_least_one("upsampling factor (width)", sw)?;
     check_shape(shape)?;
-    let out_shape = Shape::new(
-        shape.h.saturating_mul(sh),
-        shape.w.saturating_mul(sw),
-        shape.c,
-    );
+    let out_shape = Shape {
+        h: shape.h.saturating_mul(sh),
+        w: shape.w.saturating_mul(sw),
+        c: shape.c,
+    };
     check_len("input", shape.len(), input.len())?;
     check_len("output", out_shape.len(), out.len())?;
     let c = shape.c;

@@ -38,7 +38,11 @@ pub fn layer(
 ) -> Result<(Vec<f32>, Shape), Error> {
     let window = Window::new(spec.fh, spec.fw, spec.sh, spec.sw, spec.padding);
     let (dh, dw) = window.dims(shape.h, shape.w)?;
-    let out_shape = Shape::new(dh.out, dw.out, spec.out_channels());
+    let out_shape = Shape {
+        h: dh.out,
+        w: dw.out,
+        c: spec.out_channels(),
+    };
     let mut out = alloc::vec![0.0; out_shape.len()];
     match (spec.reduction, spec.kind()) {
         (Reduction::Max, _) => {

@@ -42,7 +42,7 @@
 //! can have, so the length check fails instead of overflowing. Once the
 //! lengths are checked, every index used is below a checked length.
 
-use crate::{Dim, Error, Padding};
+use crate::{Dim, Dims, Error, Padding};
 
 mod conv;
 mod elementwise;
@@ -67,6 +67,23 @@ pub use layer::{layer, tolerances};
 pub use pool::{avg_pool, global_avg_pool, max_pool};
 
 /// NHWC shape of one image: `h` rows of `w` pixels of `c` channels.
+///
+/// Written with its fields named, `Shape { h, w, c }`: like
+/// [`Dims`], the shape of a blocked tensor, it deliberately
+/// has no positional constructor, so that an NHWC `(h, w, c)` can never be
+/// swapped with a blocked tensor's `(c, h, w)` or a transposed `(w, h, c)`
+/// without it showing. It converts from and to a `Dims` (the same three
+/// sizes, under the same names).
+///
+/// ```
+/// use small_core::{Dims, reference::Shape};
+/// // 2 rows of 5 pixels of 3 channels.
+/// let s = Shape { h: 2, w: 5, c: 3 };
+/// assert_eq!(s.len(), 2 * 5 * 3);
+/// let d = Dims { c: 3, h: 2, w: 5 };
+/// assert_eq!(Shape::from(d), s);
+/// assert_eq!(Dims::from(s), d);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
     /// Height (rows).
@@ -78,11 +95,6 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// A shape of `h x w` pixels of `c` channels.
-    pub const fn new(h: usize, w: usize, c: usize) -> Self {
-        Shape { h, w, c }
-    }
-
     /// Number of elements, `h * w * c`. Saturates at `usize::MAX` (which
     /// no `f32` slice can have) instead of overflowing.
     pub const fn len(&self) -> usize {
@@ -92,6 +104,21 @@ impl Shape {
     /// `true` if the shape has no elements.
     pub const fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+impl From<Dims> for Shape {
+    /// The NHWC shape of a tensor of these dims (the same `c`, `h`, `w`).
+    fn from(Dims { c, h, w }: Dims) -> Self {
+        Shape { h, w, c }
+    }
+}
+
+impl From<Shape> for Dims {
+    /// The dims of a blocked tensor of this NHWC shape (the same `c`, `h`,
+    /// `w`).
+    fn from(Shape { h, w, c }: Shape) -> Self {
+        Dims { c, h, w }
     }
 }
 

@@ -15,7 +15,11 @@ fn pool_geometry(
     window.validate()?;
     check_shape(shape)?;
     let (dh, dw) = window.dims(shape.h, shape.w)?;
-    let out_shape = Shape::new(dh.out, dw.out, shape.c);
+    let out_shape = Shape {
+        h: dh.out,
+        w: dw.out,
+        c: shape.c,
+    };
     check_len("input", shape.len(), input.len())?;
     check_len("output", out_shape.len(), out.len())?;
     Ok((out_shape, dh, dw))

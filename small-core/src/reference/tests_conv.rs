@@ -82,8 +82,15 @@ fn conv_same_stride2_odd_size_ones() {
     //   oy=3: 5,6,7 -> 2 valid (row 7 is padding). Same for columns.
     // Output = (valid rows) * (valid columns): corners 2*2, edges 2*3, interior 3*3.
     let conv = Conv::new(Window::new(3, 3, 2, 2, Same), 1, 1, 1);
-    let (s, out) = run_conv(&[1.0; 49], Shape::new(7, 7, 1), &[1.0; 9], None, conv, 16);
-    assert_eq!(s, Shape::new(4, 4, 1));
+    let (s, out) = run_conv(
+        &[1.0; 49],
+        Shape { h: 7, w: 7, c: 1 },
+        &[1.0; 9],
+        None,
+        conv,
+        16,
+    );
+    assert_eq!(s, Shape { h: 4, w: 4, c: 1 });
     #[rustfmt::skip]
     let want = [
         4.0, 6.0, 6.0, 4.0,
@@ -106,8 +113,15 @@ fn conv_same_stride2_odd_size_ramp() {
     // e.g. (0,0) = 2*9 + 2*1 = 20 (= 1+2+8+9); (1,1) = 9 * 17 (centre (2,2)) = 153;
     //      (3,3) = 2*79 + 2*11 = 180 (= 41+42+48+49); (3,0) = 2*79 + 2*1 = 160.
     let conv = Conv::new(Window::new(3, 3, 2, 2, Same), 1, 1, 1);
-    let (s, out) = run_conv(&seq(49), Shape::new(7, 7, 1), &[1.0; 9], None, conv, 16);
-    assert_eq!(s, Shape::new(4, 4, 1));
+    let (s, out) = run_conv(
+        &seq(49),
+        Shape { h: 7, w: 7, c: 1 },
+        &[1.0; 9],
+        None,
+        conv,
+        16,
+    );
+    assert_eq!(s, Shape { h: 4, w: 4, c: 1 });
     #[rustfmt::skip]
     let want = [
         20.0,  39.0,  51.0,  40.0,  // 2*9+2*1, 3*9+2*6, 3*9+2*12, 2*9+2*11
@@ -128,14 +142,14 @@ fn conv_same_asymmetric_padding_1d() {
     // (Padding 1 on the left instead would give 0 + 10 + 200 = 210 at x=0.)
     let conv = Conv::new(Window::new(1, 3, 1, 2, Same), 1, 1, 1);
     let w = [1.0, 10.0, 100.0];
-    let (s, out) = run_conv(&seq(8), Shape::new(1, 8, 1), &w, None, conv, 4);
-    assert_eq!(s, Shape::new(1, 4, 1));
+    let (s, out) = run_conv(&seq(8), Shape { h: 1, w: 8, c: 1 }, &w, None, conv, 4);
+    assert_eq!(s, Shape { h: 1, w: 4, c: 1 });
     assert_eq!(out, [321.0, 543.0, 765.0, 87.0]);
 
     // The same along the height (8x1 input, 3x1 filter, stride 2 rows).
     let conv = Conv::new(Window::new(3, 1, 2, 1, Same), 1, 1, 1);
-    let (s, out) = run_conv(&seq(8), Shape::new(8, 1, 1), &w, None, conv, 4);
-    assert_eq!(s, Shape::new(4, 1, 1));
+    let (s, out) = run_conv(&seq(8), Shape { h: 8, w: 1, c: 1 }, &w, None, conv, 4);
+    assert_eq!(s, Shape { h: 4, w: 1, c: 1 });
     assert_eq!(out, [321.0, 543.0, 765.0, 87.0]);
 }
 
@@ -158,13 +172,13 @@ fn conv_kws_first_layer_geometry() {
     let conv = Conv::new(Window::new(10, 4, 2, 2, Same), 1, 1, 1);
     let (s, out) = run_conv(
         &[1.0; 490],
-        Shape::new(49, 10, 1),
+        Shape { h: 49, w: 10, c: 1 },
         &[1.0; 40],
         None,
         conv,
         125,
     );
-    assert_eq!(s, Shape::new(25, 5, 1));
+    assert_eq!(s, Shape { h: 25, w: 5, c: 1 });
     let want: Vec<f32> = rows
         .iter()
         .flat_map(|r| cols.iter().map(move |c| r * c))
@@ -181,8 +195,15 @@ fn conv_kws_first_layer_geometry() {
     let mut w = vec![1.0; 40];
     w.extend([2.0; 40]);
     let conv = Conv::new(Window::new(10, 4, 2, 2, Same), 1, 2, 1);
-    let (s, out) = run_conv(&[1.0; 490], Shape::new(49, 10, 1), &w, None, conv, 250);
-    assert_eq!(s, Shape::new(25, 5, 2));
+    let (s, out) = run_conv(
+        &[1.0; 490],
+        Shape { h: 49, w: 10, c: 1 },
+        &w,
+        None,
+        conv,
+        250,
+    );
+    assert_eq!(s, Shape { h: 25, w: 5, c: 2 });
     assert_eq!(&out[..4], &[18.0, 36.0, 24.0, 48.0]);
     assert_eq!(&out[248..], &[15.0, 30.0]);
 }
@@ -196,8 +217,8 @@ fn conv_valid_1x1_two_in_three_out_with_bias() {
     let conv = Conv::new(Window::new(1, 1, 1, 1, Valid), 2, 3, 1);
     let w = [1.0, 2.0, 3.0, 4.0, 5.0, -6.0];
     let b = [10.0, 20.0, 30.0];
-    let (s, out) = run_conv(&seq(4), Shape::new(1, 2, 2), &w, Some(&b), conv, 6);
-    assert_eq!(s, Shape::new(1, 2, 3));
+    let (s, out) = run_conv(&seq(4), Shape { h: 1, w: 2, c: 2 }, &w, Some(&b), conv, 6);
+    assert_eq!(s, Shape { h: 1, w: 2, c: 3 });
     assert_eq!(out, [15.0, 31.0, 23.0, 21.0, 45.0, 21.0]);
 }
 
@@ -222,8 +243,8 @@ fn conv_valid_2x2_two_in_three_out() {
         0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0,
         1.0, -1.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0,
     ];
-    let (s, out) = run_conv(&seq(12), Shape::new(2, 3, 2), &w, None, conv, 6);
-    assert_eq!(s, Shape::new(1, 2, 3));
+    let (s, out) = run_conv(&seq(12), Shape { h: 2, w: 3, c: 2 }, &w, None, conv, 6);
+    assert_eq!(s, Shape { h: 1, w: 2, c: 3 });
     assert_eq!(out, [44.0, 8.0, 17.0, 60.0, 10.0, 21.0]);
 }
 
@@ -232,8 +253,15 @@ fn conv_valid_stride_drops_leftover_columns() {
     // 1x5 input 1..5, 1x2 filter [1, 1], stride 2, VALID: out = (5-2)/2 + 1 = 2;
     // x=0: 1+2 = 3; x=1: 3+4 = 7; column 4 (value 5) is never read.
     let conv = Conv::new(Window::new(1, 2, 1, 2, Valid), 1, 1, 1);
-    let (s, out) = run_conv(&seq(5), Shape::new(1, 5, 1), &[1.0, 1.0], None, conv, 2);
-    assert_eq!(s, Shape::new(1, 2, 1));
+    let (s, out) = run_conv(
+        &seq(5),
+        Shape { h: 1, w: 5, c: 1 },
+        &[1.0, 1.0],
+        None,
+        conv,
+        2,
+    );
+    assert_eq!(s, Shape { h: 1, w: 2, c: 1 });
     assert_eq!(out, [3.0, 7.0]);
 }
 
@@ -249,8 +277,8 @@ fn conv_groups() {
     let conv = Conv::new(Window::new(1, 1, 1, 1, Valid), 2, 2, 2);
     let w = [1.0, 1.0, 1.0, -1.0, 1.0, 1.0, 10.0, 100.0];
     let b = [0.5, 0.0, 0.0, -30.0];
-    let (s, out) = run_conv(&seq(8), Shape::new(1, 2, 4), &w, Some(&b), conv, 8);
-    assert_eq!(s, Shape::new(1, 2, 4));
+    let (s, out) = run_conv(&seq(8), Shape { h: 1, w: 2, c: 4 }, &w, Some(&b), conv, 8);
+    assert_eq!(s, Shape { h: 1, w: 2, c: 4 });
     assert_eq!(out, [3.5, -1.0, 7.0, 400.0, 11.5, -1.0, 15.0, 840.0]);
 }
 
@@ -270,8 +298,8 @@ fn conv_groups_3x3_same() {
     w1[3 + 2] = 1.0;
     w.extend(w1);
     let conv = Conv::new(Window::new(3, 3, 1, 1, Same), 1, 1, 2);
-    let (s, out) = run_conv(&input, Shape::new(3, 3, 2), &w, None, conv, 18);
-    assert_eq!(s, Shape::new(3, 3, 2));
+    let (s, out) = run_conv(&input, Shape { h: 3, w: 3, c: 2 }, &w, None, conv, 18);
+    assert_eq!(s, Shape { h: 3, w: 3, c: 2 });
     #[rustfmt::skip]
     let want = [
         12.0, 20.0, 21.0, 30.0, 16.0, 0.0,
@@ -286,8 +314,15 @@ fn conv_17_input_channels_sum() {
     // 2x1 pixels of 17 channels (1..34), 1x1 filter of ones, k = 1:
     // p0 = 1+..+17 = 17*18/2 = 153; p1 = 18+..+34 = (18+34)*17/2 = 442.
     let conv = Conv::new(Window::new(1, 1, 1, 1, Valid), 17, 1, 1);
-    let (s, out) = run_conv(&seq(34), Shape::new(2, 1, 17), &[1.0; 17], None, conv, 2);
-    assert_eq!(s, Shape::new(2, 1, 1));
+    let (s, out) = run_conv(
+        &seq(34),
+        Shape { h: 2, w: 1, c: 17 },
+        &[1.0; 17],
+        None,
+        conv,
+        2,
+    );
+    assert_eq!(s, Shape { h: 2, w: 1, c: 1 });
     assert_eq!(out, [153.0, 442.0]);
 }
 
@@ -297,8 +332,15 @@ fn conv_3_in_17_out() {
     // out[o] = o*1 + 1*2 + 0*3 = o + 2 -> 2, 3, ..., 18.
     let conv = Conv::new(Window::new(1, 1, 1, 1, Valid), 3, 17, 1);
     let w: Vec<f32> = (0..17).flat_map(|o| [o as f32, 1.0, 0.0]).collect();
-    let (s, out) = run_conv(&[1.0, 2.0, 3.0], Shape::new(1, 1, 3), &w, None, conv, 17);
-    assert_eq!(s, Shape::new(1, 1, 17));
+    let (s, out) = run_conv(
+        &[1.0, 2.0, 3.0],
+        Shape { h: 1, w: 1, c: 3 },
+        &w,
+        None,
+        conv,
+        17,
+    );
+    assert_eq!(s, Shape { h: 1, w: 1, c: 17 });
     let want: Vec<f32> = (2..=18).map(|v| v as f32).collect();
     assert_eq!(out, want);
 
@@ -309,7 +351,7 @@ fn conv_3_in_17_out() {
     let b = [-1.0; 17];
     let (_, out) = run_conv(
         &[1.0, 2.0, 3.0],
-        Shape::new(1, 1, 3),
+        Shape { h: 1, w: 1, c: 3 },
         &[1.0; 17 * 27],
         Some(&b),
         conv,
@@ -336,14 +378,14 @@ fn depthwise_multiplier_1_same() {
     let win = Window::new(3, 3, 1, 1, Same);
     let (s, out) = run_dw(
         &input,
-        Shape::new(3, 3, 2),
+        Shape { h: 3, w: 3, c: 2 },
         &w,
         Some(&[1.0, -1.0]),
         win,
         1,
         18,
     );
-    assert_eq!(s, Shape::new(3, 3, 2));
+    assert_eq!(s, Shape { h: 3, w: 3, c: 2 });
     #[rustfmt::skip]
     let want = [
         13.0, 39.0, 22.0, 49.0, 17.0, 59.0,
@@ -366,8 +408,8 @@ fn depthwise_multiplier_2_asymmetric_same() {
     //   (1,1): m0 = 4;             m1 = 4*1 = 4
     let w = [1.0, 1.0, 1.0, 10.0, 1.0, 100.0, 1.0, 1000.0];
     let win = Window::new(2, 2, 1, 1, Same);
-    let (s, out) = run_dw(&seq(4), Shape::new(2, 2, 1), &w, None, win, 2, 8);
-    assert_eq!(s, Shape::new(2, 2, 2));
+    let (s, out) = run_dw(&seq(4), Shape { h: 2, w: 2, c: 1 }, &w, None, win, 2, 8);
+    assert_eq!(s, Shape { h: 2, w: 2, c: 2 });
     assert_eq!(out, [10.0, 4321.0, 6.0, 402.0, 7.0, 43.0, 4.0, 4.0]);
 }
 
@@ -380,14 +422,14 @@ fn depthwise_output_channel_order() {
     let w = [10.0, 20.0, 30.0, 40.0];
     let (s, out) = run_dw(
         &[1.0, 2.0],
-        Shape::new(1, 1, 2),
+        Shape { h: 1, w: 1, c: 2 },
         &w,
         Some(&[0.0, 1.0, 2.0, 3.0]),
         win,
         2,
         4,
     );
-    assert_eq!(s, Shape::new(1, 1, 4));
+    assert_eq!(s, Shape { h: 1, w: 1, c: 4 });
     assert_eq!(out, [10.0, 21.0, 62.0, 83.0]);
 }
 
@@ -407,7 +449,7 @@ fn depthwise_equals_group_conv() {
         (3, 3, 5, 1, 5, 5, 1, 1, Same),
     ];
     for (h, w, c, m, fh, fw, sh, sw, padding) in cases {
-        let shape = Shape::new(h, w, c);
+        let shape = Shape { h, w, c };
         let win = Window::new(fh, fw, sh, sw, padding);
         let input = lcg_values(&mut seed, shape.len());
         let dw = lcg_values(&mut seed, fh * fw * c * m);
@@ -453,7 +495,7 @@ fn fully_connected_equals_full_size_valid_conv() {
     // the results are bit-identical (the values are not exact, which does not matter).
     let mut seed = 5;
     for (h, w, c, outputs) in [(2, 3, 2, 3), (1, 1, 17, 5), (4, 4, 3, 1), (3, 1, 16, 10)] {
-        let shape = Shape::new(h, w, c);
+        let shape = Shape { h, w, c };
         let x: Vec<f32> = lcg_values(&mut seed, shape.len())
             .iter()
             .map(|v| v * 0.3)
@@ -464,7 +506,14 @@ fn fully_connected_equals_full_size_valid_conv() {
         fully_connected(&x, &wts, Some(&b), &mut fc).unwrap();
         let conv = Conv::new(Window::new(h, w, 1, 1, Valid), c, outputs, 1);
         let (s, out) = run_conv(&x, shape, &wts, Some(&b), conv, outputs);
-        assert_eq!(s, Shape::new(1, 1, outputs));
+        assert_eq!(
+            s,
+            Shape {
+                h: 1,
+                w: 1,
+                c: outputs
+            }
+        );
         assert_eq!(out, fc);
     }
 }
@@ -472,13 +521,13 @@ fn fully_connected_equals_full_size_valid_conv() {
 #[test]
 fn conv_errors() {
     let conv = Conv::new(Window::new(3, 3, 1, 1, Same), 1, 2, 1);
-    let shape = Shape::new(3, 3, 1);
+    let shape = Shape { h: 3, w: 3, c: 1 };
     let (x, w, b) = ([0.0; 9], [0.0; 18], [0.0; 2]);
     let mut out = [0.0; 18];
     // Sanity: these arguments are right.
     assert_eq!(
         conv2d(&x, shape, &w, Some(&b), conv, &mut out),
-        Ok(Shape::new(3, 3, 2))
+        Ok(Shape { h: 3, w: 3, c: 2 })
     );
     assert_eq!(out, [0.0; 18]);
     out.fill(7.0); // sentinel: no failing call below may write
@@ -499,7 +548,7 @@ fn conv_errors() {
         len("output", 18, 17)
     );
     assert_eq!(
-        conv2d(&x, Shape::new(3, 1, 3), &w, None, conv, &mut out),
+        conv2d(&x, Shape { h: 3, w: 1, c: 3 }, &w, None, conv, &mut out),
         Err(Error::ShapeMismatch {
             what: "input channels",
             expected: 1,
@@ -509,7 +558,7 @@ fn conv_errors() {
     // g * fc = 2 * 2 = 4 input channels expected.
     let grouped = Conv::new(Window::new(1, 1, 1, 1, Valid), 2, 1, 2);
     assert_eq!(
-        conv2d(&x, Shape::new(3, 1, 3), &w, None, grouped, &mut out),
+        conv2d(&x, Shape { h: 3, w: 1, c: 3 }, &w, None, grouped, &mut out),
         Err(Error::ShapeMismatch {
             what: "input channels",
             expected: 4,
@@ -520,7 +569,7 @@ fn conv_errors() {
     assert_eq!(
         conv2d(
             &x[..4],
-            Shape::new(2, 2, 1),
+            Shape { h: 2, w: 2, c: 1 },
             &w[..9],
             None,
             valid,
@@ -535,7 +584,7 @@ fn conv_errors() {
     assert_eq!(
         conv2d(
             &x[..6],
-            Shape::new(3, 2, 1),
+            Shape { h: 3, w: 2, c: 1 },
             &w[..9],
             None,
             valid,
@@ -584,7 +633,7 @@ fn conv_errors() {
     );
     // Empty image: reported by Padding::dim.
     assert_eq!(
-        conv2d(&[], Shape::new(0, 3, 1), &w, None, conv, &mut out),
+        conv2d(&[], Shape { h: 0, w: 3, c: 1 }, &w, None, conv, &mut out),
         Err(Error::InputTooSmall {
             what: "height",
             minimum: 1,
@@ -592,7 +641,11 @@ fn conv_errors() {
         })
     );
     // Absurd sizes saturate instead of overflowing.
-    let huge = Shape::new(usize::MAX / 2, 3, 1);
+    let huge = Shape {
+        h: usize::MAX / 2,
+        w: 3,
+        c: 1,
+    };
     let conv1 = Conv::new(Window::new(1, 1, 1, 1, Same), 1, 1, 1);
     assert_eq!(
         conv2d(&x, huge, &w[..1], None, conv1, &mut out),
@@ -612,12 +665,12 @@ fn conv_errors() {
 #[test]
 fn depthwise_and_fc_errors() {
     let win = Window::new(3, 3, 1, 1, Same);
-    let shape = Shape::new(2, 2, 2);
+    let shape = Shape { h: 2, w: 2, c: 2 };
     let (x, w) = ([0.0; 8], [0.0; 36]);
     let mut out = [0.0; 16];
     assert_eq!(
         depthwise_conv2d(&x, shape, &w, None, win, 2, &mut out),
-        Ok(Shape::new(2, 2, 4))
+        Ok(Shape { h: 2, w: 2, c: 4 })
     );
     assert_eq!(
         depthwise_conv2d(&x[..7], shape, &w, None, win, 2, &mut out),
@@ -643,7 +696,7 @@ fn depthwise_and_fc_errors() {
         })
     );
     assert_eq!(
-        depthwise_conv2d(&[], Shape::new(2, 2, 0), &w, None, win, 1, &mut out),
+        depthwise_conv2d(&[], Shape { h: 2, w: 2, c: 0 }, &w, None, win, 1, &mut out),
         Err(Error::Unsupported {
             what: "channels",
             detail: AT_LEAST_ONE

@@ -65,8 +65,15 @@ fn bias_add_and_add() {
 fn upsample_nearest_hand_values() {
     // 2x2x1 [1 2 / 3 4] by 2x2 -> every pixel becomes a 2x2 block.
     let mut out = [0.0; 16];
-    let s = upsample_nearest(&[1.0, 2.0, 3.0, 4.0], Shape::new(2, 2, 1), 2, 2, &mut out).unwrap();
-    assert_eq!(s, Shape::new(4, 4, 1));
+    let s = upsample_nearest(
+        &[1.0, 2.0, 3.0, 4.0],
+        Shape { h: 2, w: 2, c: 1 },
+        2,
+        2,
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(s, Shape { h: 4, w: 4, c: 1 });
     #[rustfmt::skip]
     let want = [
         1.0, 1.0, 2.0, 2.0,
@@ -79,8 +86,15 @@ fn upsample_nearest_hand_values() {
     // 1x2 pixels of 2 channels [1,2] [3,4], by 1 (rows) x 3 (columns):
     // each pixel is repeated 3 times along the row, channels kept together.
     let mut out = [0.0; 12];
-    let s = upsample_nearest(&[1.0, 2.0, 3.0, 4.0], Shape::new(1, 2, 2), 1, 3, &mut out).unwrap();
-    assert_eq!(s, Shape::new(1, 6, 2));
+    let s = upsample_nearest(
+        &[1.0, 2.0, 3.0, 4.0],
+        Shape { h: 1, w: 2, c: 2 },
+        1,
+        3,
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(s, Shape { h: 1, w: 6, c: 2 });
     assert_eq!(
         out,
         [1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 3.0, 4.0, 3.0, 4.0, 3.0, 4.0]
@@ -88,8 +102,8 @@ fn upsample_nearest_hand_values() {
 
     // 2x1x1 [5 / 6] by 3 rows x 1: [5, 5, 5, 6, 6, 6].
     let mut out = [0.0; 6];
-    let s = upsample_nearest(&[5.0, 6.0], Shape::new(2, 1, 1), 3, 1, &mut out).unwrap();
-    assert_eq!(s, Shape::new(6, 1, 1));
+    let s = upsample_nearest(&[5.0, 6.0], Shape { h: 2, w: 1, c: 1 }, 3, 1, &mut out).unwrap();
+    assert_eq!(s, Shape { h: 6, w: 1, c: 1 });
     assert_eq!(out, [5.0, 5.0, 5.0, 6.0, 6.0, 6.0]);
 }
 
@@ -183,7 +197,7 @@ fn elementwise_errors() {
     assert_eq!(softmax(&[1.0; 3], &mut out[..2]), len("output", 3, 2));
 
     let mut out = [0.0; 16];
-    let s = Shape::new(2, 2, 1);
+    let s = Shape { h: 2, w: 2, c: 1 };
     let x = [1.0; 4];
     let up =
         |x: &[f32], s, sh, sw, out: &mut [f32]| upsample_nearest(x, s, sh, sw, out).map(|_| ());
@@ -196,13 +210,13 @@ fn elementwise_errors() {
         unsupported("upsampling factor (width)")
     );
     assert_eq!(
-        up(&x, Shape::new(2, 2, 0), 2, 2, &mut out),
+        up(&x, Shape { h: 2, w: 2, c: 0 }, 2, 2, &mut out),
         unsupported("channels")
     );
     assert_eq!(up(&x[..3], s, 2, 2, &mut out), len("input", 4, 3));
     assert_eq!(up(&x, s, 2, 2, &mut out[..15]), len("output", 16, 15));
     assert_eq!(
-        up(&x, Shape::new(0, 2, 1), 2, 2, &mut out),
+        up(&x, Shape { h: 0, w: 2, c: 1 }, 2, 2, &mut out),
         Err(Error::InputTooSmall {
             what: "height",
             minimum: 1,

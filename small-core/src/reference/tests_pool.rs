@@ -40,11 +40,11 @@ fn max_pool_same_ignores_padding_for_negative_inputs() {
     // A max that counted the padding as 0 would give 0 in three places.
     let (s, out) = run_max(
         &NEG_3X3,
-        Shape::new(3, 3, 1),
+        Shape { h: 3, w: 3, c: 1 },
         Window::new(2, 2, 2, 2, Same),
         4,
     );
-    assert_eq!(s, Shape::new(2, 2, 1));
+    assert_eq!(s, Shape { h: 2, w: 2, c: 1 });
     assert_eq!(out, [-1.0, -3.0, -7.0, -9.0]);
 }
 
@@ -64,11 +64,11 @@ fn max_pool_same_3x3_stride1_two_channels() {
         .collect();
     let (s, out) = run_max(
         &input,
-        Shape::new(3, 3, 2),
+        Shape { h: 3, w: 3, c: 2 },
         Window::new(3, 3, 1, 1, Same),
         18,
     );
-    assert_eq!(s, Shape::new(3, 3, 2));
+    assert_eq!(s, Shape { h: 3, w: 3, c: 2 });
     #[rustfmt::skip]
     let want = [
         -1.0, 5.0, -1.0, 6.0, -2.0, 6.0,
@@ -98,11 +98,11 @@ fn max_pool_2x2_stride2_valid() {
     ];
     let (s, out) = run_max(
         &input,
-        Shape::new(4, 5, 1),
+        Shape { h: 4, w: 5, c: 1 },
         Window::new(2, 2, 2, 2, Valid),
         4,
     );
-    assert_eq!(s, Shape::new(2, 2, 1));
+    assert_eq!(s, Shape { h: 2, w: 2, c: 1 });
     assert_eq!(out, [5.0, 8.0, -2.0, -4.0]);
 }
 
@@ -112,11 +112,11 @@ fn avg_pool_same_divides_by_valid_count() {
     // (TF divides by the number of valid positions, 4 at corners, 6 at edges, 9 inside).
     let (s, out) = run_avg(
         &[1.0; 9],
-        Shape::new(3, 3, 1),
+        Shape { h: 3, w: 3, c: 1 },
         Window::new(3, 3, 1, 1, Same),
         9,
     );
-    assert_eq!(s, Shape::new(3, 3, 1));
+    assert_eq!(s, Shape { h: 3, w: 3, c: 1 });
     assert_eq!(out, [1.0; 9]);
 
     // 1..9, same window: the box sums of conv_groups_3x3_same over the valid counts:
@@ -125,7 +125,7 @@ fn avg_pool_same_divides_by_valid_count() {
     //   (2,0) 24/4 = 6, (2,1) 39/6 = 6.5, (2,2) 28/4 = 7.
     let (_, out) = run_avg(
         &POS_3X3,
-        Shape::new(3, 3, 1),
+        Shape { h: 3, w: 3, c: 1 },
         Window::new(3, 3, 1, 1, Same),
         9,
     );
@@ -136,11 +136,11 @@ fn avg_pool_same_divides_by_valid_count() {
     // (Dividing by 4 everywhere would give 3, 2.25, 3.75, 2.25.)
     let (s, out) = run_avg(
         &POS_3X3,
-        Shape::new(3, 3, 1),
+        Shape { h: 3, w: 3, c: 1 },
         Window::new(2, 2, 2, 2, Same),
         4,
     );
-    assert_eq!(s, Shape::new(2, 2, 1));
+    assert_eq!(s, Shape { h: 2, w: 2, c: 1 });
     assert_eq!(out, [3.0, 4.5, 7.5, 9.0]);
 }
 
@@ -151,11 +151,11 @@ fn avg_pool_valid_two_channels() {
     let input = [1.0, 10.0, 2.0, 20.0, 3.0, 30.0, 4.0, 50.0];
     let (s, out) = run_avg(
         &input,
-        Shape::new(2, 2, 2),
+        Shape { h: 2, w: 2, c: 2 },
         Window::new(2, 2, 1, 1, Valid),
         2,
     );
-    assert_eq!(s, Shape::new(1, 1, 2));
+    assert_eq!(s, Shape { h: 1, w: 1, c: 2 });
     assert_eq!(out, [2.5, 27.5]);
 }
 
@@ -164,7 +164,7 @@ fn global_avg_pool_means() {
     // 2x2 image, 2 channels: c0 = 1, 2, 3, 4 -> 10/4 = 2.5; c1 = 10, 20, 30, 40 -> 25.
     let mut out = [0.0; 2];
     let input = [1.0, 10.0, 2.0, 20.0, 3.0, 30.0, 4.0, 40.0];
-    global_avg_pool(&input, Shape::new(2, 2, 2), &mut out).unwrap();
+    global_avg_pool(&input, Shape { h: 2, w: 2, c: 2 }, &mut out).unwrap();
     assert_eq!(out, [2.5, 25.0]);
 
     // 1x3 image, 3 channels: c0 = 1, 2, 4 -> 7/3 (inexact: the sum 7 is exact and the
@@ -172,13 +172,13 @@ fn global_avg_pool_means() {
     // c1 = -3, 0, 3 -> 0; c2 = 5, 5, 5 -> 5.
     let mut out = [0.0; 3];
     let input = [1.0, -3.0, 5.0, 2.0, 0.0, 5.0, 4.0, 3.0, 5.0];
-    global_avg_pool(&input, Shape::new(1, 3, 3), &mut out).unwrap();
+    global_avg_pool(&input, Shape { h: 1, w: 3, c: 3 }, &mut out).unwrap();
     assert_eq!(out, [7.0f32 / 3.0, 0.0, 5.0]);
 }
 
 #[test]
 fn pool_errors() {
-    let shape = Shape::new(3, 3, 1);
+    let shape = Shape { h: 3, w: 3, c: 1 };
     let win = Window::new(2, 2, 2, 2, Same);
     let mut out = [0.0; 4];
     let len = |what, expected, actual| {
@@ -191,7 +191,7 @@ fn pool_errors() {
     for pool in [max_pool, avg_pool] {
         assert_eq!(
             pool(&NEG_3X3, shape, win, &mut out),
-            Ok(Shape::new(2, 2, 1))
+            Ok(Shape { h: 2, w: 2, c: 1 })
         );
         assert_eq!(
             pool(&NEG_3X3[..8], shape, win, &mut out),
@@ -216,7 +216,7 @@ fn pool_errors() {
             })
         );
         assert_eq!(
-            pool(&[], Shape::new(3, 3, 0), win, &mut out),
+            pool(&[], Shape { h: 3, w: 3, c: 0 }, win, &mut out),
             Err(Error::Unsupported {
                 what: "channels",
                 detail: AT_LEAST_ONE
@@ -231,7 +231,7 @@ fn pool_errors() {
             })
         );
         assert_eq!(
-            pool(&[], Shape::new(3, 0, 1), win, &mut out),
+            pool(&[], Shape { h: 3, w: 0, c: 1 }, win, &mut out),
             Err(Error::InputTooSmall {
                 what: "width",
                 minimum: 1,
@@ -241,7 +241,7 @@ fn pool_errors() {
     }
     let mut out = [0.0; 2];
     assert_eq!(
-        global_avg_pool(&[0.0; 8], Shape::new(2, 2, 2), &mut out[..1]),
+        global_avg_pool(&[0.0; 8], Shape { h: 2, w: 2, c: 2 }, &mut out[..1]),
         Err(Error::BufferLength {
             what: "output",
             expected: 2,
@@ -249,7 +249,7 @@ fn pool_errors() {
         })
     );
     assert_eq!(
-        global_avg_pool(&[0.0; 7], Shape::new(2, 2, 2), &mut out),
+        global_avg_pool(&[0.0; 7], Shape { h: 2, w: 2, c: 2 }, &mut out),
         Err(Error::BufferLength {
             what: "input",
             expected: 8,
@@ -257,7 +257,7 @@ fn pool_errors() {
         })
     );
     assert_eq!(
-        global_avg_pool(&[], Shape::new(0, 2, 2), &mut out),
+        global_avg_pool(&[], Shape { h: 0, w: 2, c: 2 }, &mut out),
         Err(Error::InputTooSmall {
             what: "height",
             minimum: 1,
@@ -265,7 +265,7 @@ fn pool_errors() {
         })
     );
     assert_eq!(
-        global_avg_pool(&[], Shape::new(2, 2, 0), &mut []),
+        global_avg_pool(&[], Shape { h: 2, w: 2, c: 0 }, &mut []),
         Err(Error::Unsupported {
             what: "channels",
             detail: AT_LEAST_ONE

@@ -1436,8 +1436,8 @@ mod real {
         let w = m.layer(LayerRef { name: "l", op: i }, &s).unwrap();
         let x_t = m.tensor(op.input(0).unwrap()).unwrap();
         let shape = match x_t.shape[..] {
-            [1, h, w, c] => crate::reference::Shape::new(h, w, c),
-            [1, c] => crate::reference::Shape::new(1, 1, c),
+            [1, h, w, c] => crate::reference::Shape { h, w, c },
+            [1, c] => crate::reference::Shape { h: 1, w: 1, c },
             _ => panic!("{:?}", x_t.shape),
         };
         let x = golden(dir, name, x_t.index);

@@ -46,7 +46,11 @@ pub fn conv2d(
     check_dim("input channels", g.saturating_mul(fc), shape.c)?;
     let (dh, dw) = window.dims(shape.h, shape.w)?;
     let oc = g.saturating_mul(k);
-    let out_shape = Shape::new(dh.out, dw.out, oc);
+    let out_shape = Shape {
+        h: dh.out,
+        w: dw.out,
+        c: oc,
+    };
     check_len("input", shape.len(), input.len())?;
     let taps = window.fh.saturating_mul(window.fw).saturating_mul(fc);
     check_len("weights", oc.saturating_mul(taps), weights.len())?;
@@ -121,7 +125,11 @@ pub fn depthwise_conv2d(
     q.check_params()?;
     let (dh, dw) = window.dims(shape.h, shape.w)?;
     let oc = shape.c.saturating_mul(multiplier);
-    let out_shape = Shape::new(dh.out, dw.out, oc);
+    let out_shape = Shape {
+        h: dh.out,
+        w: dw.out,
+        c: oc,
+    };
     check_len("input", shape.len(), input.len())?;
     let wlen = window.fh.saturating_mul(window.fw).saturating_mul(oc);
     check_len("weights", wlen, weights.len())?;

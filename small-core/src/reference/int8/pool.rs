@@ -18,7 +18,11 @@ fn pool_geometry(
     check_shape(shape)?;
     check_range(act.0, act.1)?;
     let (dh, dw) = window.dims(shape.h, shape.w)?;
-    let out_shape = Shape::new(dh.out, dw.out, shape.c);
+    let out_shape = Shape {
+        h: dh.out,
+        w: dw.out,
+        c: shape.c,
+    };
     check_len("input", shape.len(), input.len())?;
     check_len("output", out_shape.len(), out.len())?;
     Ok((out_shape, dh, dw))

@@ -28,7 +28,7 @@ fn double(real: f64) -> Rescale {
 fn conv2d_per_channel_zero_points_and_clamp() {
     // 1x2 image, 2 channels, zero point 3: real values x - 3.
     let input = [5i8, 4, 3, 1]; // pixels (2, 1), (0, -2)
-    let shape = Shape::new(1, 2, 2);
+    let shape = Shape { h: 1, w: 2, c: 2 };
     // 1x1 conv, 2 -> 2 channels: o0 = 2 a + 1 b, o1 = -1 a + 3 b.
     let weights = [2i8, 1, -1, 3];
     let bias = [1i32, -2];
@@ -41,7 +41,7 @@ fn conv2d_per_channel_zero_points_and_clamp() {
     let conv = Conv::new(Window::new(1, 1, 1, 1, Valid), 2, 2, 1);
     let mut out = [0i8; 4];
     let s = conv2d(&input, shape, &weights, Some(&bias), conv, &q, &mut out).unwrap();
-    assert_eq!(s, Shape::new(1, 2, 2));
+    assert_eq!(s, Shape { h: 1, w: 2, c: 2 });
     // Pixel 0 (2, 1): o0 = 4 + 1 + 1 = 6 -> 3 -> -7; o1 = -2 + 3 - 2 = -1
     //   -> SRDHM(-1, 0.5) = -0.5 -> 0 (ties up), then /2 -> 0 -> -10.
     // Pixel 1 (0, -2): o0 = -2 + 1 = -1 -> -0.5: SRDHM rounds ties up,
@@ -60,12 +60,30 @@ fn conv2d_double_rounding_and_one_rescale_for_all() {
     let mut out = [0i8];
     let quarter = [Rescale::conv(0.5, 0.5, 1.0)]; // 0.25
     let q = requant(0, &quarter, 0);
-    conv2d(&[5], Shape::new(1, 1, 1), &[1], None, conv, &q, &mut out).unwrap();
+    conv2d(
+        &[5],
+        Shape { h: 1, w: 1, c: 1 },
+        &[1],
+        None,
+        conv,
+        &q,
+        &mut out,
+    )
+    .unwrap();
     // 1.25 rounded twice: SRDHM(5, 0.5) = 2.5 -> 3, then 3 / 2 = 1.5 -> 2.
     assert_eq!(out, [2]);
     let single = [Rescale::SingleRounding(Multiplier::from_real(0.25))];
     let q = requant(0, &single, 0);
-    conv2d(&[5], Shape::new(1, 1, 1), &[1], None, conv, &q, &mut out).unwrap();
+    conv2d(
+        &[5],
+        Shape { h: 1, w: 1, c: 1 },
+        &[1],
+        None,
+        conv,
+        &q,
+        &mut out,
+    )
+    .unwrap();
     assert_eq!(out, [1]);
 }
 
@@ -77,7 +95,16 @@ fn conv2d_padding_is_the_real_zero_and_groups() {
     let mut out = [0i8];
     let half = [double(0.5)];
     let q = requant(7, &half, 0);
-    conv2d(&[9], Shape::new(1, 1, 1), &[3; 9], None, conv, &q, &mut out).unwrap();
+    conv2d(
+        &[9],
+        Shape { h: 1, w: 1, c: 1 },
+        &[3; 9],
+        None,
+        conv,
+        &q,
+        &mut out,
+    )
+    .unwrap();
     assert_eq!(out, [3]); // 3 * (9 - 7) = 6 -> 3
     // Two groups of one channel, 1x1: output c reads input c only.
     let conv = Conv::new(Window::new(1, 1, 1, 1, Valid), 1, 1, 2);
@@ -85,7 +112,7 @@ fn conv2d_padding_is_the_real_zero_and_groups() {
     let one = [double(0.5)];
     conv2d(
         &[4, 6],
-        Shape::new(1, 1, 2),
+        Shape { h: 1, w: 1, c: 2 },
         &[2, 3],
         None,
         conv,
@@ -105,7 +132,7 @@ fn depthwise_multiplier_two() {
     let rescale = [double(0.5), double(0.5)];
     let s = depthwise_conv2d(
         &[1, 2],
-        Shape::new(1, 2, 1),
+        Shape { h: 1, w: 2, c: 1 },
         &[1, -1, 2, 1],
         Some(&[4, 0]),
         window,
@@ -114,7 +141,7 @@ fn depthwise_multiplier_two() {
         &mut out,
     )
     .unwrap();
-    assert_eq!(s, Shape::new(1, 1, 2));
+    assert_eq!(s, Shape { h: 1, w: 1, c: 2 });
     // o0 = 2 + 6 + 4 = 12 -> 6 + 1 = 7; o1 = -2 + 3 = 1 -> 0.5: SRDHM
     // ties up -> 1, + 1 = 2.
     assert_eq!(out, [7, 2]);
@@ -159,7 +186,7 @@ fn fully_connected_rounds_in_f64_away_from_zero() {
 fn pools_round_and_clamp() {
     // 2x2 image of 1 channel: 1, 2 / -3, -6.
     let input = [1i8, 2, -3, -6];
-    let shape = Shape::new(2, 2, 1);
+    let shape = Shape { h: 2, w: 2, c: 1 };
     let mut out = [0i8; 4];
     // 2x2 VALID: (1 + 2 - 3 - 6) / 4 = -1.5 -> -2 (away from zero).
     avg_pool(
@@ -328,7 +355,7 @@ fn errors_name_expected_and_actual() {
     let conv = Conv::new(window, 1, 2, 1);
     let one = [double(0.5)];
     let q = requant(0, &one, 0);
-    let shape = Shape::new(1, 1, 1);
+    let shape = Shape { h: 1, w: 1, c: 1 };
     let mut out = [0i8; 2];
     assert_eq!(
         conv2d(&[1, 2], shape, &[1, 1], None, conv, &q, &mut out),
