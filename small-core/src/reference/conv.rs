@@ -1,8 +1,9 @@
 //! Multiply-and-sum layers: (group) convolution, depthwise convolution and
 //! fully connected.
 
-use super::{Conv, Shape, Window, at_least_one, tap};
-use crate::{Error, check_dim, check_len};
+use super::walk::Geometry;
+use super::{Conv, Shape, Window};
+use crate::Error;
 
 /// TFLite `CONV_2D` (with groups, as in SMaLL's abstract layer) on one
 /// NHWC image. Returns the output shape `(out_h, out_w, g * k)` and writes
@@ -31,56 +32,8 @@ pub fn conv2d(
     conv: Conv,
     out: &mut [f32],
 ) -> Result<Shape, Error> {
-    let Conv { window, fc, k, g } = conv;
-    window.validate()?;
-    at_least_one("input channels per group", fc)?;
-    at_least_one("output channels per group", k)?;
-    at_least_one("groups", g)?;
-    check_dim("input channels", g.saturating_mul(fc), shape.c)?;
-    let (dh, dw) = window.dims(shape.h, shape.w)?;
-    let oc = g.saturating_mul(k);
-    let out_shape = Shape {
-        h: dh.out,
-        w: dw.out,
-        c: oc,
-    };
-    check_len("input", shape.len(), input.len())?;
-    let taps = window.fh.saturating_mul(window.fw).saturating_mul(fc);
-    check_len("weights", oc.saturating_mul(taps), weights.len())?;
-    if let Some(b) = bias {
-        check_len("bias", oc, b.len())?;
-    }
-    check_len("output", out_shape.len(), out.len())?;
-
-    let Window { fh, fw, sh, sw, .. } = window;
-    for oy in 0..dh.out {
-        for ox in 0..dw.out {
-            for o in 0..oc {
-                let first_in = (o / k) * fc; // first input channel of o's group
-                let mut acc = 0.0f32;
-                for ky in 0..fh {
-                    let Some(iy) = tap(oy, ky, sh, dh, shape.h) else {
-                        continue;
-                    };
-                    for kx in 0..fw {
-                        let Some(ix) = tap(ox, kx, sw, dw, shape.w) else {
-                            continue;
-                        };
-                        let pixel = (iy * shape.w + ix) * shape.c + first_in;
-                        let filter = ((o * fh + ky) * fw + kx) * fc;
-                        for ci in 0..fc {
-                            acc += input[pixel + ci] * weights[filter + ci];
-                        }
-                    }
-                }
-                if let Some(b) = bias {
-                    acc += b[o];
-                }
-                out[(oy * dw.out + ox) * oc + o] = acc;
-            }
-        }
-    }
-    Ok(out_shape)
+    let geometry = Geometry::conv2d(input, shape, weights, bias, conv, Ok(()), out)?;
+    Ok(multiply_add(&geometry, input, weights, bias, out))
 }
 
 /// TFLite `DEPTHWISE_CONV_2D` on one NHWC image of `C` channels. Returns
@@ -107,50 +60,9 @@ pub fn depthwise_conv2d(
     multiplier: usize,
     out: &mut [f32],
 ) -> Result<Shape, Error> {
-    window.validate()?;
-    at_least_one("depth multiplier", multiplier)?;
-    at_least_one("channels", shape.c)?;
-    let (dh, dw) = window.dims(shape.h, shape.w)?;
-    let oc = shape.c.saturating_mul(multiplier);
-    let out_shape = Shape {
-        h: dh.out,
-        w: dw.out,
-        c: oc,
-    };
-    check_len("input", shape.len(), input.len())?;
-    let wlen = window.fh.saturating_mul(window.fw).saturating_mul(oc);
-    check_len("weights", wlen, weights.len())?;
-    if let Some(b) = bias {
-        check_len("bias", oc, b.len())?;
-    }
-    check_len("output", out_shape.len(), out.len())?;
-
-    let Window { fh, fw, sh, sw, .. } = window;
-    for oy in 0..dh.out {
-        for ox in 0..dw.out {
-            for o in 0..oc {
-                let c = o / multiplier;
-                let mut acc = 0.0f32;
-                for ky in 0..fh {
-                    let Some(iy) = tap(oy, ky, sh, dh, shape.h) else {
-                        continue;
-                    };
-                    for kx in 0..fw {
-                        let Some(ix) = tap(ox, kx, sw, dw, shape.w) else {
-                            continue;
-                        };
-                        let x = input[(iy * shape.w + ix) * shape.c + c];
-                        acc += x * weights[(ky * fw + kx) * oc + o];
-                    }
-                }
-                if let Some(b) = bias {
-                    acc += b[o];
-                }
-                out[(oy * dw.out + ox) * oc + o] = acc;
-            }
-        }
-    }
-    Ok(out_shape)
+    let geometry =
+        Geometry::depthwise_conv2d(input, shape, weights, bias, window, multiplier, Ok(()), out)?;
+    Ok(multiply_add(&geometry, input, weights, bias, out))
 }
 
 /// TFLite `FULLY_CONNECTED`: `out = W x + b` with `W` row-major
@@ -171,22 +83,26 @@ pub fn fully_connected(
     bias: Option<&[f32]>,
     out: &mut [f32],
 ) -> Result<(), Error> {
-    let (inputs, outputs) = (input.len(), out.len());
-    at_least_one("inputs", inputs)?;
-    at_least_one("outputs", outputs)?;
-    check_len("weights", outputs.saturating_mul(inputs), weights.len())?;
-    if let Some(b) = bias {
-        check_len("bias", outputs, b.len())?;
-    }
-    for (o, (y, row)) in out.iter_mut().zip(weights.chunks_exact(inputs)).enumerate() {
-        let mut acc = 0.0f32;
-        for (x, w) in input.iter().zip(row) {
-            acc += x * w;
-        }
-        if let Some(b) = bias {
-            acc += b[o];
-        }
-        *y = acc;
-    }
+    let geometry = Geometry::fully_connected(input, weights, bias, Ok(()), out)?;
+    multiply_add(&geometry, input, weights, bias, out);
     Ok(())
+}
+
+/// Computes every output of `geometry`: the `f32` sum of `x * w` over
+/// its taps, from 0 in tap order, plus the bias. Returns the output
+/// shape.
+fn multiply_add(
+    geometry: &Geometry,
+    input: &[f32],
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    out: &mut [f32],
+) -> Shape {
+    geometry.walk(
+        out,
+        0.0f32,
+        |acc, i, w| acc + input[i] * weights[w],
+        |o, acc| bias.map_or(acc, |b| acc + b[o]),
+    );
+    geometry.output
 }

@@ -51,6 +51,7 @@ pub mod int8;
 mod layer;
 pub(crate) mod math;
 mod pool;
+mod walk;
 
 #[cfg(test)]
 mod tests_conv;
@@ -236,18 +237,6 @@ fn at_least_one(what: &'static str, value: usize) -> Result<(), Error> {
     } else {
         Ok(())
     }
-}
-
-/// Index into the unpadded input read by filter tap `k` of output
-/// position `o` along one dimension (stride `s`, padding `dim.before`,
-/// input size `n`), or `None` if the tap falls in the padding.
-///
-/// `o * s + k` is the position in the padded input; it cannot overflow
-/// because `o < dim.out` and `k < f`, so it is below `n + f`, which
-/// [`Window::dims`] checked.
-fn tap(o: usize, k: usize, s: usize, dim: Dim, n: usize) -> Option<usize> {
-    let i = (o * s + k).checked_sub(dim.before)?;
-    (i < n).then_some(i)
 }
 
 /// Checks a shape for the layers without a channel-count parameter:

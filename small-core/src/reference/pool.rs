@@ -1,29 +1,9 @@
 //! Pooling layers: max, average (TF semantics at the border), global
 //! average.
 
-use super::{Shape, Window, check_shape, tap};
+use super::walk::Geometry;
+use super::{Shape, Window, check_shape};
 use crate::{Error, check_len};
-
-/// Checks a pooling layer's arguments; returns the output shape and the
-/// per-dimension geometry.
-fn pool_geometry(
-    input: &[f32],
-    shape: Shape,
-    window: Window,
-    out: &[f32],
-) -> Result<(Shape, crate::Dim, crate::Dim), Error> {
-    window.validate()?;
-    check_shape(shape)?;
-    let (dh, dw) = window.dims(shape.h, shape.w)?;
-    let out_shape = Shape {
-        h: dh.out,
-        w: dw.out,
-        c: shape.c,
-    };
-    check_len("input", shape.len(), input.len())?;
-    check_len("output", out_shape.len(), out.len())?;
-    Ok((out_shape, dh, dw))
-}
 
 /// Max pool over `window` on one NHWC image; returns the output shape
 /// `(out_h, out_w, C)`.
@@ -43,32 +23,12 @@ pub fn max_pool(
     window: Window,
     out: &mut [f32],
 ) -> Result<Shape, Error> {
-    let (out_shape, dh, dw) = pool_geometry(input, shape, window, out)?;
-    let Window { fh, fw, sh, sw, .. } = window;
-    for oy in 0..dh.out {
-        for ox in 0..dw.out {
-            for c in 0..shape.c {
-                // SAME: pad_before <= pad_total <= f - 1 and the last
-                // window starts at (out - 1) * s - before <= in - 1, so
-                // no window lies entirely in the padding and -inf never
-                // survives unless the input holds it.
-                let mut m = f32::NEG_INFINITY;
-                for ky in 0..fh {
-                    let Some(iy) = tap(oy, ky, sh, dh, shape.h) else {
-                        continue;
-                    };
-                    for kx in 0..fw {
-                        let Some(ix) = tap(ox, kx, sw, dw, shape.w) else {
-                            continue;
-                        };
-                        m = m.max(input[(iy * shape.w + ix) * shape.c + c]);
-                    }
-                }
-                out[(oy * dw.out + ox) * shape.c + c] = m;
-            }
-        }
-    }
-    Ok(out_shape)
+    let geometry = Geometry::pool(input, shape, window, Ok(()), out)?;
+    // SAME: pad_before <= pad_total <= f - 1 and the last window starts at
+    // (out - 1) * s - before <= in - 1, so no window lies entirely in the
+    // padding and -inf never survives unless the input holds it.
+    geometry.walk(out, f32::NEG_INFINITY, |m, i, _| m.max(input[i]), |_, m| m);
+    Ok(geometry.output)
 }
 
 /// Average pool over `window` on one NHWC image, TensorFlow semantics:
@@ -86,30 +46,15 @@ pub fn avg_pool(
     window: Window,
     out: &mut [f32],
 ) -> Result<Shape, Error> {
-    let (out_shape, dh, dw) = pool_geometry(input, shape, window, out)?;
-    let Window { fh, fw, sh, sw, .. } = window;
-    for oy in 0..dh.out {
-        for ox in 0..dw.out {
-            for c in 0..shape.c {
-                let mut sum = 0.0f32;
-                let mut count = 0usize; // >= 1, see max_pool
-                for ky in 0..fh {
-                    let Some(iy) = tap(oy, ky, sh, dh, shape.h) else {
-                        continue;
-                    };
-                    for kx in 0..fw {
-                        let Some(ix) = tap(ox, kx, sw, dw, shape.w) else {
-                            continue;
-                        };
-                        sum += input[(iy * shape.w + ix) * shape.c + c];
-                        count += 1;
-                    }
-                }
-                out[(oy * dw.out + ox) * shape.c + c] = sum / count as f32;
-            }
-        }
-    }
-    Ok(out_shape)
+    let geometry = Geometry::pool(input, shape, window, Ok(()), out)?;
+    // The count is >= 1, see max_pool.
+    geometry.walk(
+        out,
+        (0.0f32, 0usize),
+        |(sum, count), i, _| (sum + input[i], count + 1),
+        |_, (sum, count)| sum / count as f32,
+    );
+    Ok(geometry.output)
 }
 
 /// Mean over height and width per channel (TFLite `MEAN` over axes 1

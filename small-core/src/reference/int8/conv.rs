@@ -2,8 +2,9 @@
 //! convolution, fully connected.
 
 use super::Requant;
-use crate::reference::{Conv, Shape, Window, at_least_one, tap};
-use crate::{Error, check_dim, check_len};
+use crate::Error;
+use crate::reference::walk::Geometry;
+use crate::reference::{Conv, Shape, Window};
 
 /// `acc + w * (x - zp)` in `i32`, wrapping as TFLite's `int32_t` does.
 fn mac(acc: i32, w: i8, x: i8, zp: i32) -> i32 {
@@ -37,59 +38,9 @@ pub fn conv2d(
     q: &Requant<'_>,
     out: &mut [i8],
 ) -> Result<Shape, Error> {
-    let Conv { window, fc, k, g } = conv;
-    window.validate()?;
-    at_least_one("input channels per group", fc)?;
-    at_least_one("output channels per group", k)?;
-    at_least_one("groups", g)?;
-    q.check_params()?;
-    check_dim("input channels", g.saturating_mul(fc), shape.c)?;
-    let (dh, dw) = window.dims(shape.h, shape.w)?;
-    let oc = g.saturating_mul(k);
-    let out_shape = Shape {
-        h: dh.out,
-        w: dw.out,
-        c: oc,
-    };
-    check_len("input", shape.len(), input.len())?;
-    let taps = window.fh.saturating_mul(window.fw).saturating_mul(fc);
-    check_len("weights", oc.saturating_mul(taps), weights.len())?;
-    if let Some(b) = bias {
-        check_len("bias", oc, b.len())?;
-    }
-    check_len("output", out_shape.len(), out.len())?;
-    q.check_rescale(oc)?;
-
-    let Window { fh, fw, sh, sw, .. } = window;
-    let zp = q.input_zero_point;
-    for oy in 0..dh.out {
-        for ox in 0..dw.out {
-            for o in 0..oc {
-                let first_in = (o / k) * fc; // first input channel of o's group
-                let mut acc = 0i32;
-                for ky in 0..fh {
-                    let Some(iy) = tap(oy, ky, sh, dh, shape.h) else {
-                        continue;
-                    };
-                    for kx in 0..fw {
-                        let Some(ix) = tap(ox, kx, sw, dw, shape.w) else {
-                            continue;
-                        };
-                        let pixel = (iy * shape.w + ix) * shape.c + first_in;
-                        let filter = ((o * fh + ky) * fw + kx) * fc;
-                        for ci in 0..fc {
-                            acc = mac(acc, weights[filter + ci], input[pixel + ci], zp);
-                        }
-                    }
-                }
-                if let Some(b) = bias {
-                    acc = acc.wrapping_add(b[o]);
-                }
-                out[(oy * dw.out + ox) * oc + o] = q.output(o, acc);
-            }
-        }
-    }
-    Ok(out_shape)
+    let params = q.check_params();
+    let geometry = Geometry::conv2d(input, shape, weights, bias, conv, params, out)?;
+    multiply_add(&geometry, input, weights, bias, q, out)
 }
 
 /// TFLite int8 `DEPTHWISE_CONV_2D` with per-channel (or per-tensor)
@@ -119,53 +70,10 @@ pub fn depthwise_conv2d(
     q: &Requant<'_>,
     out: &mut [i8],
 ) -> Result<Shape, Error> {
-    window.validate()?;
-    at_least_one("depth multiplier", multiplier)?;
-    at_least_one("channels", shape.c)?;
-    q.check_params()?;
-    let (dh, dw) = window.dims(shape.h, shape.w)?;
-    let oc = shape.c.saturating_mul(multiplier);
-    let out_shape = Shape {
-        h: dh.out,
-        w: dw.out,
-        c: oc,
-    };
-    check_len("input", shape.len(), input.len())?;
-    let wlen = window.fh.saturating_mul(window.fw).saturating_mul(oc);
-    check_len("weights", wlen, weights.len())?;
-    if let Some(b) = bias {
-        check_len("bias", oc, b.len())?;
-    }
-    check_len("output", out_shape.len(), out.len())?;
-    q.check_rescale(oc)?;
-
-    let Window { fh, fw, sh, sw, .. } = window;
-    let zp = q.input_zero_point;
-    for oy in 0..dh.out {
-        for ox in 0..dw.out {
-            for o in 0..oc {
-                let c = o / multiplier;
-                let mut acc = 0i32;
-                for ky in 0..fh {
-                    let Some(iy) = tap(oy, ky, sh, dh, shape.h) else {
-                        continue;
-                    };
-                    for kx in 0..fw {
-                        let Some(ix) = tap(ox, kx, sw, dw, shape.w) else {
-                            continue;
-                        };
-                        let x = input[(iy * shape.w + ix) * shape.c + c];
-                        acc = mac(acc, weights[(ky * fw + kx) * oc + o], x, zp);
-                    }
-                }
-                if let Some(b) = bias {
-                    acc = acc.wrapping_add(b[o]);
-                }
-                out[(oy * dw.out + ox) * oc + o] = q.output(o, acc);
-            }
-        }
-    }
-    Ok(out_shape)
+    let params = q.check_params();
+    let geometry =
+        Geometry::depthwise_conv2d(input, shape, weights, bias, window, multiplier, params, out)?;
+    multiply_add(&geometry, input, weights, bias, q, out)
 }
 
 /// TFLite int8 `FULLY_CONNECTED` (`reference_integer_ops::FullyConnected`,
@@ -187,25 +95,31 @@ pub fn fully_connected(
     q: &Requant<'_>,
     out: &mut [i8],
 ) -> Result<(), Error> {
-    let (inputs, outputs) = (input.len(), out.len());
-    at_least_one("inputs", inputs)?;
-    at_least_one("outputs", outputs)?;
-    q.check_params()?;
-    check_len("weights", outputs.saturating_mul(inputs), weights.len())?;
-    if let Some(b) = bias {
-        check_len("bias", outputs, b.len())?;
-    }
-    q.check_rescale(outputs)?;
-    let zp = q.input_zero_point;
-    for (o, (y, row)) in out.iter_mut().zip(weights.chunks_exact(inputs)).enumerate() {
-        let mut acc = 0i32;
-        for (&x, &w) in input.iter().zip(row) {
-            acc = mac(acc, w, x, zp);
-        }
-        if let Some(b) = bias {
-            acc = acc.wrapping_add(b[o]);
-        }
-        *y = q.output(o, acc);
-    }
+    let params = q.check_params();
+    let geometry = Geometry::fully_connected(input, weights, bias, params, out)?;
+    multiply_add(&geometry, input, weights, bias, q, out)?;
     Ok(())
+}
+
+/// Checks `q.rescale` (1 or one per output channel), then computes
+/// every output of `geometry`: the `i32` sum of `w * (x -
+/// q.input_zero_point)` over its taps, plus the bias, through `q`'s
+/// output stage. Returns the output shape.
+fn multiply_add(
+    geometry: &Geometry,
+    input: &[i8],
+    weights: &[i8],
+    bias: Option<&[i32]>,
+    q: &Requant<'_>,
+    out: &mut [i8],
+) -> Result<Shape, Error> {
+    q.check_rescale(geometry.output.c)?;
+    let zp = q.input_zero_point;
+    geometry.walk(
+        out,
+        0i32,
+        |acc, i, w| mac(acc, weights[w], input[i], zp),
+        |o, acc| q.output(o, bias.map_or(acc, |b| acc.wrapping_add(b[o]))),
+    );
+    Ok(geometry.output)
 }

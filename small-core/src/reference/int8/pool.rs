@@ -1,32 +1,10 @@
 //! Int8 pooling: max and average (TFLite semantics at the border).
 
 use super::{check_range, clamp};
-use crate::reference::{Shape, Window, check_shape, tap};
-use crate::{Dim, Error, check_len};
+use crate::Error;
+use crate::reference::walk::Geometry;
+use crate::reference::{Shape, Window};
 use small_ir::quant::rounding_average;
-
-/// Checks a pooling layer's arguments; returns the output shape and the
-/// per-dimension geometry.
-fn pool_geometry(
-    input: &[i8],
-    shape: Shape,
-    window: Window,
-    act: (i8, i8),
-    out: &[i8],
-) -> Result<(Shape, Dim, Dim), Error> {
-    window.validate()?;
-    check_shape(shape)?;
-    check_range(act.0, act.1)?;
-    let (dh, dw) = window.dims(shape.h, shape.w)?;
-    let out_shape = Shape {
-        h: dh.out,
-        w: dw.out,
-        c: shape.c,
-    };
-    check_len("input", shape.len(), input.len())?;
-    check_len("output", out_shape.len(), out.len())?;
-    Ok((out_shape, dh, dw))
-}
 
 /// TFLite int8 `MAX_POOL_2D` (`reference_integer_ops::MaxPool`) on one
 /// NHWC image; returns the output shape `(out_h, out_w, C)`. The largest
@@ -46,28 +24,14 @@ pub fn max_pool(
     act: (i8, i8),
     out: &mut [i8],
 ) -> Result<Shape, Error> {
-    let (out_shape, dh, dw) = pool_geometry(input, shape, window, act, out)?;
-    let Window { fh, fw, sh, sw, .. } = window;
-    for oy in 0..dh.out {
-        for ox in 0..dw.out {
-            for c in 0..shape.c {
-                let mut m = i8::MIN;
-                for ky in 0..fh {
-                    let Some(iy) = tap(oy, ky, sh, dh, shape.h) else {
-                        continue;
-                    };
-                    for kx in 0..fw {
-                        let Some(ix) = tap(ox, kx, sw, dw, shape.w) else {
-                            continue;
-                        };
-                        m = m.max(input[(iy * shape.w + ix) * shape.c + c]);
-                    }
-                }
-                out[(oy * dw.out + ox) * shape.c + c] = clamp(i32::from(m), act.0, act.1);
-            }
-        }
-    }
-    Ok(out_shape)
+    let geometry = Geometry::pool(input, shape, window, check_range(act.0, act.1), out)?;
+    geometry.walk(
+        out,
+        i8::MIN,
+        |m, i, _| m.max(input[i]),
+        |_, m| clamp(i32::from(m), act.0, act.1),
+    );
+    Ok(geometry.output)
 }
 
 /// TFLite int8 `AVERAGE_POOL_2D` (`reference_integer_ops::AveragePool`)
@@ -88,30 +52,18 @@ pub fn avg_pool(
     act: (i8, i8),
     out: &mut [i8],
 ) -> Result<Shape, Error> {
-    let (out_shape, dh, dw) = pool_geometry(input, shape, window, act, out)?;
-    let Window { fh, fw, sh, sw, .. } = window;
-    for oy in 0..dh.out {
-        for ox in 0..dw.out {
-            for c in 0..shape.c {
-                let mut sum = 0i32;
-                // >= 1: TensorFlow's SAME never pads a whole window.
-                let mut count = 0i32;
-                for ky in 0..fh {
-                    let Some(iy) = tap(oy, ky, sh, dh, shape.h) else {
-                        continue;
-                    };
-                    for kx in 0..fw {
-                        let Some(ix) = tap(ox, kx, sw, dw, shape.w) else {
-                            continue;
-                        };
-                        sum = sum.wrapping_add(i32::from(input[(iy * shape.w + ix) * shape.c + c]));
-                        count = count.saturating_add(1);
-                    }
-                }
-                out[(oy * dw.out + ox) * shape.c + c] =
-                    clamp(rounding_average(sum, count), act.0, act.1);
-            }
-        }
-    }
-    Ok(out_shape)
+    let geometry = Geometry::pool(input, shape, window, check_range(act.0, act.1), out)?;
+    // The count is >= 1: TensorFlow's SAME never pads a whole window.
+    geometry.walk(
+        out,
+        (0i32, 0i32),
+        |(sum, count), i, _| {
+            (
+                sum.wrapping_add(i32::from(input[i])),
+                count.saturating_add(1),
+            )
+        },
+        |_, (sum, count)| clamp(rounding_average(sum, count), act.0, act.1),
+    );
+    Ok(geometry.output)
 }
