@@ -800,9 +800,28 @@ impl Model {
                 actual: format!("{}{}", if t.sparse { "sparse " } else { "" }, t.dtype),
             });
         }
-        let data = self.data_of(t, &label)?;
-        let n = t.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-        if n.and_then(|n| n.checked_mul(width)) != Some(data.len()) {
+        self.dense_data(t, &label, width)
+    }
+
+    fn tensor_or_missing(&self, i: usize) -> Result<&Tensor, LoadError> {
+        self.tensors.get(i).ok_or_else(|| LoadError::Missing {
+            what: format!("tensor {i} (model has {})", self.tensors.len()),
+        })
+    }
+
+    fn label(t: &Tensor) -> String {
+        format!("t{} '{}'", t.index, t.name)
+    }
+
+    /// `t`'s data, `width` bytes per element of its shape, all there.
+    fn dense_data(&self, t: &Tensor, label: &str, width: usize) -> Result<&[u8], LoadError> {
+        let n = t
+            .shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .ok_or_else(|| malformed(label, format!("shape {:?} overflows", t.shape)))?;
+        let data = self.data_of(t, label)?;
+        if n.checked_mul(width) != Some(data.len()) {
             return Err(malformed(
                 label,
                 format!(
@@ -814,16 +833,6 @@ impl Model {
             ));
         }
         Ok(data)
-    }
-
-    fn tensor_or_missing(&self, i: usize) -> Result<&Tensor, LoadError> {
-        self.tensors.get(i).ok_or_else(|| LoadError::Missing {
-            what: format!("tensor {i} (model has {})", self.tensors.len()),
-        })
-    }
-
-    fn label(t: &Tensor) -> String {
-        format!("t{} '{}'", t.index, t.name)
     }
 
     fn data_of(&self, t: &Tensor, label: &str) -> Result<&[u8], LoadError> {
@@ -845,11 +854,6 @@ impl Model {
                 actual: format!("sparse {}", t.dtype),
             });
         }
-        let n = t
-            .shape
-            .iter()
-            .try_fold(1usize, |a, &d| a.checked_mul(d))
-            .ok_or_else(|| malformed(label, format!("shape {:?} overflows", t.shape)))?;
         let width = match t.dtype {
             DType::Float32 => 4,
             DType::Int8 | DType::UInt8 => 1,
@@ -861,18 +865,7 @@ impl Model {
                 });
             }
         };
-        let data = self.data_of(t, label)?;
-        if n.checked_mul(width) != Some(data.len()) {
-            return Err(malformed(
-                label,
-                format!(
-                    "{} bytes of data for shape {:?} of {}",
-                    data.len(),
-                    t.shape,
-                    t.dtype
-                ),
-            ));
-        }
+        let data = self.dense_data(t, label, width)?;
         if t.dtype == DType::Float32 {
             return Ok(data
                 .chunks_exact(4)
