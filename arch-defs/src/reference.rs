@@ -5,7 +5,7 @@
 //! (the shape of AArch64, RISC-V and Cortex-M FP register files) that
 //! issues two FMAs but one load per cycle, as most scalar cores do.
 
-use crate::{Int8, Machine, Simd};
+use crate::{Machine, Simd};
 
 /// The blocking model's numbers of the portable scalar arch.
 pub const MACHINE: Machine = Machine {
@@ -82,62 +82,12 @@ impl Simd for Reference {
     }
 }
 
-/// The `i8` element type on the scalar arch: elements widened to one `i32`
-/// accumulator, which wraps as TFLite's reference kernels' `int32` does.
-/// No kernel uses it yet: it fixes the shape the integer kernels' common
-/// primitives take on every arch.
-impl Simd for Int8<Reference> {
-    type Elem = i8;
-    type V = i32;
-    const LANES: usize = 1;
-    #[inline(always)]
-    unsafe fn zero() -> i32 {
-        0
-    }
-    #[inline(always)]
-    unsafe fn splat(x: i32) -> i32 {
-        x
-    }
-    #[inline(always)]
-    unsafe fn load(p: *const i32) -> i32 {
-        // SAFETY: the caller guarantees `p` is valid for one read.
-        unsafe { p.read_unaligned() }
-    }
-    #[inline(always)]
-    unsafe fn store(p: *mut i32, v: i32) {
-        // SAFETY: the caller guarantees `p` is valid for one write.
-        unsafe { p.write_unaligned(v) }
-    }
-    #[inline(always)]
-    unsafe fn broadcast(p: *const i8) -> i32 {
-        // SAFETY: as for `load`.
-        i32::from(unsafe { p.read() })
-    }
-    #[inline(always)]
-    unsafe fn fma(acc: i32, a: i32, b: i32) -> i32 {
-        acc.wrapping_add(a.wrapping_mul(b))
-    }
-    #[inline(always)]
-    unsafe fn max(a: i32, b: i32) -> i32 {
-        a.max(b)
-    }
-    #[inline(always)]
-    unsafe fn min(a: i32, b: i32) -> i32 {
-        a.min(b)
-    }
-    #[inline(always)]
-    unsafe fn add(a: i32, b: i32) -> i32 {
-        a.wrapping_add(b)
-    }
-    #[inline(always)]
-    unsafe fn mul(a: i32, b: i32) -> i32 {
-        a.wrapping_mul(b)
-    }
-}
+crate::int8::scalar_int8!(Reference);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Dot, Int8};
 
     #[test]
     fn int8_accumulates_widened_products() {

@@ -23,7 +23,7 @@
 //! Counts are in elements of the layer's element type; the kernels read
 //! zeros wherever an input channel does not feed an output channel.
 
-use crate::{Error, KernelKind, LayerSpec};
+use crate::{Dtype, Error, KernelKind, LayerSpec};
 
 /// Channel block `C_b` of the blocked activation layout `[C/C_b][H][W][C_b]`.
 ///
@@ -204,13 +204,26 @@ pub const fn max_tile_blocks(spec: &LayerSpec, tc: usize) -> usize {
 /// channels of a layer with fewer than one block, whose only block is
 /// packed without the padding lanes its kernel never reads (a 1-channel
 /// stem would otherwise store 16 times its weights).
+///
+/// An `i8` block's lanes are a multiple of [`DOT_PACK`]: integer dot
+/// products read that many consecutive input channels at once (the
+/// padding lanes' weights are zero).
 pub const fn block_lanes(spec: &LayerSpec) -> usize {
-    if spec.in_channels() < CB {
+    let lanes = if spec.in_channels() < CB {
         spec.in_channels()
     } else {
         CB
+    };
+    match spec.dtype {
+        Dtype::F32 => lanes,
+        Dtype::I8 => lanes.div_ceil(DOT_PACK) * DOT_PACK,
     }
 }
+
+/// The most consecutive input channels an arch's integer dot product
+/// sums per lane (AVX-512 VNNI's `vpdpbusd`, NEON's `sdot`: 4): `i8`
+/// blocks are packed in whole groups of it. An arch's own `DOT` divides it.
+pub const DOT_PACK: usize = 4;
 
 /// Packed weights of one filter tap of one tile: `lanes x TC` for a
 /// broadcast kernel (one `TC`-vector per input lane), `TC` for a
@@ -250,7 +263,76 @@ pub const fn packed_len(spec: &LayerSpec, tc: usize) -> usize {
 /// the start of a row), input lane `lane` and tile channel `t` from the
 /// start of its block (a channelwise tile has one block and one lane).
 pub const fn in_block_at(spec: &LayerSpec, tc: usize, tap: usize, lane: usize, t: usize) -> usize {
-    tap * tap_len(spec, tc) + lane * tc + t
+    in_block_at_dot(spec, tc, 1, tap, lane, t)
+}
+
+/// [`in_block_at`] for an integer kernel that sums `dot` consecutive input
+/// lanes per output lane: within a tap, groups of `dot` lanes, each
+/// `[TC][dot]`, so one vector load holds every lane's `dot` weights.
+/// `dot = 1` is [`in_block_at`]'s `[lanes][TC]`.
+///
+/// ```
+/// use small_ir::{geometry::in_block_at_dot, Dtype, LayerSpec};
+/// let s = LayerSpec { dtype: Dtype::I8, ..LayerSpec::new(1, 1, 16, 16, 1) };
+/// // lane 5 of channel 2: group 1 (lanes 4..8), channel 2, lane 1 of the group
+/// assert_eq!(in_block_at_dot(&s, 16, 4, 0, 5, 2), 64 + 2 * 4 + 1);
+/// ```
+pub const fn in_block_at_dot(
+    spec: &LayerSpec,
+    tc: usize,
+    dot: usize,
+    tap: usize,
+    lane: usize,
+    t: usize,
+) -> usize {
+    tap * tap_len(spec, tc) + (lane / dot) * tc * dot + t * dot + lane % dot
+}
+
+/// Where weight `(tap, lane, t)` of input block `b` of output tile `ot`
+/// lives in an `i8` layer's tiles ([`tiles_len`]), for an arch that sums
+/// `dot` lanes at once ([`in_block_at_dot`]).
+#[allow(clippy::too_many_arguments)]
+pub const fn tiles_at(
+    spec: &LayerSpec,
+    tc: usize,
+    dot: usize,
+    ot: usize,
+    b: usize,
+    tap: usize,
+    lane: usize,
+    t: usize,
+) -> usize {
+    ot * tile_len(spec, tc) + b * block_len(spec, tc) + in_block_at_dot(spec, tc, dot, tap, lane, t)
+}
+
+/// Elements of every tile's weights (0 without weights): [`packed_len`]
+/// without the bias.
+pub const fn tiles_len(spec: &LayerSpec, tc: usize) -> usize {
+    if !spec.has_weights() {
+        return 0;
+    }
+    out_padded(spec) / tc * tile_len(spec, tc)
+}
+
+/// Accumulator-type values of a layer's per-channel data: the bias
+/// ([`out_padded`]) for `f32` with weights, 0 without; for `i8` the rows
+/// of [`crate::quant::row`]: 7, plus one border correction per filter tap
+/// with weights, each [`out_padded`] long.
+pub const fn acc_len(spec: &LayerSpec) -> usize {
+    match spec.dtype {
+        Dtype::F32 if spec.has_weights() => out_padded(spec),
+        Dtype::F32 => 0,
+        Dtype::I8 => acc_rows(spec) * out_padded(spec),
+    }
+}
+
+/// Rows of an `i8` layer's per-channel data ([`crate::quant::row`]).
+pub const fn acc_rows(spec: &LayerSpec) -> usize {
+    if spec.has_weights() {
+        crate::quant::row::CORRECTION + spec.fh * spec.fw
+    } else {
+        crate::quant::row::CORRECTION
+    }
 }
 
 /// Where packed weight `(tap, lane, t)` (see [`in_block_at`]) of input

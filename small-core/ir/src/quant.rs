@@ -384,6 +384,93 @@ impl Rescale {
     }
 }
 
+/// The per-channel data of an int8 layer, as the packer writes it and the
+/// kernels' STORE reads it: rows of [`out_padded`](crate::geometry::out_padded)
+/// `i32`s, one value per output channel, row `r` at `r * out_padded`
+/// ([`acc_len`](crate::geometry::acc_len) counts them).
+///
+/// | row | holds |
+/// | --- | --- |
+/// | [`row::BIAS`] | the bias, minus the zero-point and offset compensation of every tap (see the packer) |
+/// | [`row::RESCALE`] .. `+ 3` | [`Rescale::to_words`] |
+/// | [`row::ZERO_POINT`] | the output zero point |
+/// | [`row::MIN`], [`row::MAX`] | the clamp of the fused activation |
+/// | [`row::CORRECTION`] `+ tap` | what a border tile adds back for each tap it skips |
+pub mod row {
+    /// The bias, compensated.
+    pub const BIAS: usize = 0;
+    /// The first of the three words of the [`Rescale`](super::Rescale).
+    pub const RESCALE: usize = 1;
+    /// The output zero point.
+    pub const ZERO_POINT: usize = 4;
+    /// The smallest output.
+    pub const MIN: usize = 5;
+    /// The largest output.
+    pub const MAX: usize = 6;
+    /// The first tap's border correction (layers with weights only).
+    pub const CORRECTION: usize = 7;
+}
+
+impl Rescale {
+    /// Three `i32` words that [`Rescale::from_words`] turns back into
+    /// `self`: the variant (0, 1, 2), then the multiplier and shift, or the
+    /// `f64`'s bits (low, high).
+    ///
+    /// ```
+    /// use small_ir::quant::{Multiplier, Rescale};
+    /// for r in [Rescale::Real(0.3), Rescale::SingleRounding(Multiplier::from_real(0.3))] {
+    ///     assert_eq!(Rescale::from_words(r.to_words()), r);
+    /// }
+    /// ```
+    pub const fn to_words(self) -> [i32; 3] {
+        match self {
+            Rescale::DoubleRounding(m) => [0, m.multiplier, m.shift],
+            Rescale::SingleRounding(m) => [1, m.multiplier, m.shift],
+            Rescale::Real(x) => {
+                let bits = x.to_bits();
+                [2, bits as u32 as i32, (bits >> 32) as u32 as i32]
+            }
+        }
+    }
+
+    /// The inverse of [`Rescale::to_words`] (an unknown variant reads as
+    /// double rounding).
+    pub const fn from_words(w: [i32; 3]) -> Rescale {
+        match w[0] {
+            1 => Rescale::SingleRounding(Multiplier {
+                multiplier: w[1],
+                shift: w[2],
+            }),
+            2 => Rescale::Real(f64::from_bits(
+                (w[1] as u32 as u64) | ((w[2] as u32 as u64) << 32),
+            )),
+            _ => Rescale::DoubleRounding(Multiplier {
+                multiplier: w[1],
+                shift: w[2],
+            }),
+        }
+    }
+}
+
+/// An int8 output: `acc` rescaled, plus the zero point, clamped to
+/// `min..=max` (TFLite's output stage of every multiply-and-sum operator).
+///
+/// ```
+/// use small_ir::quant::{output, Rescale};
+/// assert_eq!(output(1000, Rescale::Real(0.25), -3, -128, 127), 127);
+/// assert_eq!(output(-10, Rescale::Real(0.25), -3, -128, 127), -6);
+/// ```
+pub const fn output(acc: i32, rescale: Rescale, zero_point: i32, min: i32, max: i32) -> i8 {
+    let v = rescale.apply(acc).wrapping_add(zero_point);
+    clamp_i8(v, min, max)
+}
+
+/// `v` clamped to `min..=max`, as an `i8` (`min..=max` must lie in `i8`).
+pub const fn clamp_i8(v: i32, min: i32, max: i32) -> i8 {
+    let v = if v < min { min } else { v };
+    (if v > max { max } else { v }) as i8
+}
+
 /// The rounding average of `reference_integer_ops::AveragePool`:
 /// `sum / count` rounded to nearest, ties away from zero
 /// (`(sum ± count / 2) / count`, C's truncating division). `count` must be
