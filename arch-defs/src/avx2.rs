@@ -16,6 +16,8 @@ pub const MACHINE: Machine = Machine {
     loads_per_cycle: 2,
     issue_per_cycle: 4,
     broadcast_from_memory: false,
+    int8_dot: 2,
+    int8_x_offset: 0,
 };
 
 /// True if the running CPU has AVX2 and FMA.

@@ -16,6 +16,8 @@ pub const MACHINE: Machine = Machine {
     loads_per_cycle: 2,
     issue_per_cycle: 4,
     broadcast_from_memory: true,
+    int8_dot: 4,
+    int8_x_offset: 128,
 };
 
 /// True if the running CPU has AVX-512F (and AVX2 + FMA).

@@ -17,6 +17,8 @@ pub const MACHINE: Machine = Machine {
     loads_per_cycle: 2,
     issue_per_cycle: 4,
     broadcast_from_memory: false,
+    int8_dot: 4,
+    int8_x_offset: 0,
 };
 
 /// NEON is part of the AArch64 baseline.

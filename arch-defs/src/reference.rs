@@ -18,6 +18,8 @@ pub const MACHINE: Machine = Machine {
     loads_per_cycle: 1,
     issue_per_cycle: 3,
     broadcast_from_memory: false,
+    int8_dot: 1,
+    int8_x_offset: 0,
 };
 
 /// Always available.

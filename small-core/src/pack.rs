@@ -4,10 +4,11 @@
 //! not feed an output channel (another group, or padding): they keep the
 //! padding lanes of every output zero.
 
+use small_ir::geometry::{DOT_PACK, acc_len, packed_at, tap_len, tiles_at};
 pub(crate) use small_ir::geometry::{
     block_len, checked_packed_len, out_padded, tile_blocks, tile_len,
 };
-use small_ir::geometry::{packed_at, tap_len};
+use small_ir::quant::row;
 
 use crate::{CB, Error, Filter, KernelKind, LayerSpec, check_len};
 
@@ -69,6 +70,143 @@ pub fn pack(
             }
         }
     }
+    Ok(())
+}
+
+/// The quantization of an `i8` layer with weights, folded at pack time.
+pub use crate::reference::int8::Requant;
+
+/// Packs an `i8` layer for an arch whose integer dot product sums `dot`
+/// input lanes per step and adds `x_offset` to each activation
+/// (`arch_defs::Dot`): the weights into `tiles` ([`tiles_at`]), the
+/// per-channel rows of [`small_ir::quant::row`] into `acc`.
+///
+/// The bias row holds `bias - (zp_in + offset) * Σ w` over every tap
+/// and input channel, so the kernels sum raw products `(x + offset) * w`
+/// and never subtract a zero point (`offset` is `x_offset` for a
+/// broadcast kernel, 0 for a channelwise one, which widens its inputs).
+/// A border tile skips the taps outside the input; it adds their
+/// `(zp_in + offset) * Σ_c w` back from the tap's correction row, which
+/// makes the sum `Σ (x - zp_in) * w` over the taps inside, as TFLite's.
+#[allow(clippy::too_many_arguments)]
+pub fn pack_i8(
+    spec: &LayerSpec,
+    tc: usize,
+    dot: usize,
+    x_offset: i32,
+    filter: Filter<'_, i8>,
+    bias: Option<&[i32]>,
+    q: &Requant<'_>,
+    acc: &mut [i32],
+    tiles: &mut [i8],
+) -> Result<(), Error> {
+    filter.check(spec)?;
+    q.check(spec.out_channels())?;
+    let total = checked_packed_len(spec, tc)?;
+    let f32_bias = if spec.has_weights() {
+        out_padded(spec)
+    } else {
+        0
+    };
+    check_len("packed weights", total - f32_bias, tiles.len())?;
+    check_len("per-channel data", acc_len(spec), acc.len())?;
+    if let Some(b) = bias {
+        let expected = if spec.has_weights() {
+            spec.out_channels()
+        } else {
+            0
+        };
+        check_len("bias", expected, b.len())?;
+    }
+    if dot == 0 || DOT_PACK % dot != 0 {
+        return Err(Error::Unsupported {
+            what: "dot width",
+            detail: "an arch's integer dot product must sum 1, 2 or 4 lanes",
+        });
+    }
+    let (oc, stride, taps) = (spec.out_channels(), out_padded(spec), spec.fh * spec.fw);
+    acc.fill(0);
+    tiles.fill(0);
+    for o in 0..stride {
+        let r = q.rescale[if q.rescale.len() == 1 {
+            0
+        } else {
+            o.min(oc - 1)
+        }];
+        let words = if o < oc { r.to_words() } else { [0; 3] };
+        for (i, w) in words.into_iter().enumerate() {
+            acc[(row::RESCALE + i) * stride + o] = w;
+        }
+        acc[row::ZERO_POINT * stride + o] = q.output_zero_point;
+        acc[row::MIN * stride + o] = i32::from(q.min);
+        acc[row::MAX * stride + o] = i32::from(q.max);
+    }
+    if !spec.has_weights() {
+        return Ok(());
+    }
+    let offset = match spec.kind() {
+        KernelKind::Broadcast => x_offset,
+        KernelKind::Channelwise => 0,
+    };
+    let zp = q.input_zero_point.wrapping_add(offset);
+    let weight = |o, tap, i| filter.values[filter.order.index(spec, o, tap, i)];
+    for o in 0..oc {
+        let mut sum = bias.map_or(0, |b| b[o]);
+        for tap in 0..taps {
+            let s = (0..spec.fc).fold(0i32, |s, i| s.wrapping_add(i32::from(weight(o, tap, i))));
+            let c = zp.wrapping_mul(s);
+            acc[(row::CORRECTION + tap) * stride + o] = c;
+            sum = sum.wrapping_sub(c);
+        }
+        acc[row::BIAS * stride + o] = sum;
+    }
+    for ot in 0..stride / tc {
+        match spec.kind() {
+            KernelKind::Channelwise => {
+                for tap in 0..taps {
+                    for t in 0..tc.min(oc.saturating_sub(ot * tc)) {
+                        tiles[tiles_at(spec, tc, 1, ot, 0, tap, 0, t)] =
+                            weight(ot * tc + t, tap, 0);
+                    }
+                }
+            }
+            KernelKind::Broadcast => {
+                let (first, end) = tile_blocks(spec, tc, ot);
+                let lanes = tap_len(spec, tc) / tc;
+                for b in 0..end - first {
+                    for tap in 0..taps {
+                        for lane in 0..lanes {
+                            let ci = (first + b) * CB + lane;
+                            for t in 0..tc {
+                                let o = ot * tc + t;
+                                if o < oc && ci < spec.in_channels() && ci / spec.fc == o / spec.k {
+                                    tiles[tiles_at(spec, tc, dot, ot, b, tap, lane, t)] =
+                                        weight(o, tap, ci % spec.fc);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The per-channel rows of an `i8` layer without weights (pooling): the
+/// clamp `min..=max` of its fused activation.
+pub fn pack_i8_clamp(spec: &LayerSpec, min: i8, max: i8, acc: &mut [i32]) -> Result<(), Error> {
+    if min > max {
+        return Err(Error::Unsupported {
+            what: "activation range",
+            detail: "min must not exceed max",
+        });
+    }
+    check_len("per-channel data", acc_len(spec), acc.len())?;
+    let stride = out_padded(spec);
+    acc.fill(0);
+    acc[row::MIN * stride..][..stride].fill(i32::from(min));
+    acc[row::MAX * stride..][..stride].fill(i32::from(max));
     Ok(())
 }
 

@@ -10,13 +10,13 @@ pub use crate::model::{
     NONE, Step, check_arena, check_layer, dims, in_place, macs, plan, step_views, view,
 };
 pub use crate::nest::{Kernel, Packed, Problem, Tile, execute, run};
-pub use crate::weights::Weights;
+pub use crate::weights::{Int8Weights, Weights};
 #[cfg(feature = "alloc")]
 pub use alloc::vec::Vec;
 pub use small_ir::error::{check_dim, check_len};
 pub use small_ir::geometry::packed_len;
 
-pub use crate::pack::pack;
+pub use crate::pack::{Requant, pack, pack_i8, pack_i8_clamp};
 use crate::{Arch, Blocked, Blocking, Dims, Error, Filter, LayerSpec};
 
 /// The blocking of `arch` in a layer's list, if the layer was generated for
@@ -112,4 +112,88 @@ pub fn pack_static(
 /// its length is checked (see `Blocked::assume_padded`).
 pub fn assume_padded<B: AsRef<[f32]>>(dims: Dims, data: B) -> Result<Blocked<B>, Error> {
     Blocked::assume_padded(dims, data)
+}
+
+/// A zeroed buffer of `n` values, or [`Error::TooLarge`].
+#[cfg(feature = "alloc")]
+fn try_zeroed<T: Copy + Default>(
+    what: &'static str,
+    n: usize,
+) -> Result<alloc::vec::Vec<T>, Error> {
+    let mut buf = alloc::vec::Vec::new();
+    buf.try_reserve_exact(n).map_err(|_| Error::TooLarge {
+        what,
+        dims: [n, 1, 1],
+        refused: n.checked_mul(core::mem::size_of::<T>()),
+    })?;
+    buf.resize(n, T::default());
+    Ok(buf)
+}
+
+/// Packs an `i8` layer with weights for blocking `b` into new buffers
+/// (see [`crate::pack::pack_i8`]); `arch` gives the dot product's width
+/// and offset.
+#[cfg(feature = "alloc")]
+pub fn pack_i8_owned(
+    spec: &LayerSpec,
+    b: &Blocking,
+    filter: Filter<'_, i8>,
+    bias: Option<&[i32]>,
+    q: &Requant<'_>,
+) -> Result<Int8Weights, Error> {
+    filter.check(spec)?;
+    q.check(spec.out_channels())?;
+    let total = crate::pack::checked_packed_len(spec, b.tc)?;
+    let tiles_n = total - small_ir::geometry::out_padded(spec);
+    let acc_n = checked_acc_len(spec)?;
+    let mut tiles = try_zeroed("packed weights (elements x 1 x 1)", tiles_n)?;
+    let mut acc = try_zeroed("per-channel data (values x 1 x 1)", acc_n)?;
+    let m = &b.arch.params().machine;
+    pack_i8(
+        spec,
+        b.tc,
+        m.int8_dot,
+        m.int8_x_offset,
+        filter,
+        bias,
+        q,
+        &mut acc,
+        &mut tiles,
+    )?;
+    Ok(Int8Weights::Owned { acc, tiles })
+}
+
+/// The per-channel rows of an `i8` layer without weights (pooling):
+/// its clamp `min..=max`.
+#[cfg(feature = "alloc")]
+pub fn pack_i8_clamp_owned(spec: &LayerSpec, min: i8, max: i8) -> Result<Int8Weights, Error> {
+    let mut acc = try_zeroed("per-channel data (values x 1 x 1)", checked_acc_len(spec)?)?;
+    pack_i8_clamp(spec, min, max, &mut acc)?;
+    Ok(Int8Weights::Owned {
+        acc,
+        tiles: alloc::vec::Vec::new(),
+    })
+}
+
+/// [`small_ir::geometry::acc_len`] of an `i8` layer, checked.
+fn checked_acc_len(spec: &LayerSpec) -> Result<usize, Error> {
+    let rows = if spec.has_weights() {
+        spec.fh
+            .checked_mul(spec.fw)
+            .and_then(|t| t.checked_add(small_ir::quant::row::CORRECTION))
+    } else {
+        Some(small_ir::quant::row::CORRECTION)
+    };
+    let (_, out) = spec.checked_channels()?;
+    rows.and_then(|r| {
+        out.div_ceil(crate::CB)
+            .checked_mul(crate::CB)?
+            .checked_mul(r)
+    })
+    .filter(|n| *n <= crate::MAX_ELEMENTS)
+    .ok_or(Error::TooLarge {
+        what: "per-channel data (rows x channels x 1)",
+        dims: [rows.unwrap_or(usize::MAX), out, 1],
+        refused: None,
+    })
 }

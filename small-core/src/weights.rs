@@ -28,6 +28,45 @@ impl Weights {
     }
 }
 
+/// Packed weights and per-channel rows of a generated `i8` layer: the
+/// tiles ([`crate::ir::geometry::tiles_at`]) and the rows of
+/// [`crate::ir::quant::row`].
+#[derive(Debug, Clone)]
+pub enum Int8Weights {
+    /// Owned buffers.
+    #[cfg(feature = "alloc")]
+    Owned {
+        /// Per-channel rows.
+        acc: Vec<i32>,
+        /// Weight tiles.
+        tiles: Vec<i8>,
+    },
+    /// Borrowed for the program's lifetime.
+    Static {
+        /// Per-channel rows.
+        acc: &'static [i32],
+        /// Weight tiles.
+        tiles: &'static [i8],
+    },
+}
+
+impl Int8Weights {
+    /// The buffers as the loop nest reads them.
+    pub fn packed(&self) -> crate::nest::Packed<'_, i8> {
+        match self {
+            #[cfg(feature = "alloc")]
+            Int8Weights::Owned { acc, tiles } => crate::nest::Packed { bias: acc, tiles },
+            Int8Weights::Static { acc, tiles } => crate::nest::Packed { bias: acc, tiles },
+        }
+    }
+
+    /// Bytes of weights and per-channel data.
+    pub fn bytes(&self) -> usize {
+        let p = self.packed();
+        p.tiles.len() + 4 * p.bias.len()
+    }
+}
+
 /// Expands its input only when small-core has the `alloc` feature, so
 /// generated code can offer allocating constructors without knowing the
 /// features of the crate it expands in.

@@ -263,7 +263,7 @@ impl ::core::fmt::Debug for Conv3x3 {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(stringify!(Conv3x3))
             .field("arch", &self.arch)
-            .field("packed_weights", &self.weights.as_slice().len())
+            .field("packed_bytes", &(self.weights.as_slice().len() * 4))
             .finish()
     }
 }

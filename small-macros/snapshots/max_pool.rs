@@ -247,7 +247,7 @@ impl ::core::fmt::Debug for MaxPool {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(stringify!(MaxPool))
             .field("arch", &self.arch)
-            .field("packed_weights", &self.weights.as_slice().len())
+            .field("packed_bytes", &(self.weights.as_slice().len() * 4))
             .finish()
     }
 }

@@ -32,6 +32,14 @@ pub struct Machine {
     /// True if an FMA can take a broadcast scalar straight from memory
     /// (AVX-512 `{1toN}`), so the broadcast needs no register of its own.
     pub broadcast_from_memory: bool,
+    /// Consecutive `i8` input channels the arch's integer dot product sums
+    /// into one `i32` lane per instruction (`arch_defs::Dot::DOT`: AVX-512
+    /// VNNI 4, AVX2's `vpmaddwd` 2, scalar 1). `i8` weights are packed in
+    /// groups of it.
+    pub int8_dot: usize,
+    /// What the dot product adds to every activation (`Dot::X_OFFSET`:
+    /// 128 where it multiplies unsigned bytes), compensated at pack time.
+    pub int8_x_offset: i32,
 }
 
 impl Machine {

@@ -5,7 +5,8 @@
 
 use crate::layout::tensor_len;
 use crate::pack::{checked_packed_len, out_padded};
-use crate::{Blocked, CB, Element, Error, KernelKind, LayerSpec, check_dim, check_len};
+use crate::{Blocked, CB, Dtype, Element, Error, KernelKind, LayerSpec, check_dim, check_len};
+use small_ir::geometry::acc_rows;
 
 /// A layer's packed weights as the loop nest reads them: the bias, one
 /// value of the accumulator type per output channel (padded to whole
@@ -97,16 +98,27 @@ impl<'a, E: Element> Problem<'a, E> {
         let (dh, dw) = spec.output_dims(x.h(), x.w())?;
         check_dim("output height", dh.out, y.h())?;
         check_dim("output width", dw.out, y.w())?;
-        // Checked together: `checked_packed_len` counts the bias and the
-        // tiles (elements of one `f32` buffer).
+        // `checked_packed_len` counts an `f32` layer's bias and tiles (one
+        // buffer), checked; the tiles are the same for every dtype, and
+        // an `i8` layer's per-channel rows are a few times the bias.
         let total = checked_packed_len(spec, tc)?;
-        let bias_len = if spec.has_weights() {
+        let f32_bias = if spec.has_weights() {
             out_padded(spec)
         } else {
             0
         };
-        check_len("packed bias", bias_len, packed.bias.len())?;
-        check_len("packed weights", total - bias_len, packed.tiles.len())?;
+        let acc_len = match spec.dtype {
+            Dtype::F32 => f32_bias,
+            Dtype::I8 => out_padded(spec)
+                .checked_mul(acc_rows(spec))
+                .ok_or(Error::TooLarge {
+                    what: "per-channel data (rows x channels x 1)",
+                    dims: [acc_rows(spec), out_padded(spec), 1],
+                    refused: None,
+                })?,
+        };
+        check_len("packed bias", acc_len, packed.bias.len())?;
+        check_len("packed weights", total - f32_bias, packed.tiles.len())?;
         if let Some(s) = skip {
             check_dim("residual channels", y.c(), s.c())?;
             check_dim("residual height", y.h(), s.h())?;

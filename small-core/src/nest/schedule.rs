@@ -43,8 +43,12 @@ const fn l1_chunk(block_len: usize) -> usize {
 #[inline(always)]
 pub(super) fn chunks<K: Kernel>(p: &Problem<'_, K::Elem>, full_blocks: usize) -> (usize, usize) {
     let block_len = const { crate::pack::block_len(&K::SPEC, K::TC) };
+    // An `i8` layer's output holds bytes, not the `i32` partial sums a
+    // chunk would leave there: it reduces in one pass (its weights are a
+    // quarter of an `f32` layer's).
     let chunkable = K::SPEC.kind() == KernelKind::Broadcast
         && K::SPEC.reduction == crate::Reduction::Fma
+        && K::SPEC.dtype == crate::Dtype::F32
         && !p.in_place
         && !(K::NARROW && p.ow == 1);
     if chunkable {

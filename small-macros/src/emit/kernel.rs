@@ -25,11 +25,14 @@ pub struct Shape {
     /// Broadcast kernels: stream each input column once per filter row and
     /// lane through every tap that reads it (see [`columns_compute`]).
     pub columns: bool,
+    /// Input lanes one step of a broadcast kernel reduces: 1 for `f32`, the
+    /// arch's integer dot width for `i8` (`Machine::int8_dot`).
+    pub dot: usize,
 }
 
 impl Shape {
     /// The kernel of `spec` with blocking `b` on an arch of `lanes` lanes.
-    pub fn new(spec: &LayerSpec, lanes: usize, b: &Blocking) -> Self {
+    pub fn new(spec: &LayerSpec, lanes: usize, int8_dot: usize, b: &Blocking) -> Self {
         let channelwise = spec.kind() == KernelKind::Channelwise;
         Shape {
             spec: *spec,
@@ -44,6 +47,50 @@ impl Shape {
             only_tail: !channelwise && spec.in_channels() < CB,
             channelwise,
             columns: b.columns,
+            dot: match spec.dtype {
+                Dtype::F32 => 1,
+                Dtype::I8 => int8_dot,
+            },
+        }
+    }
+    fn int8(&self) -> bool {
+        self.spec.dtype == Dtype::I8
+    }
+    /// The first lane of every step over `lanes` input lanes.
+    fn steps(&self, lanes: usize) -> impl Iterator<Item = usize> {
+        let dot = self.dot;
+        (0..lanes.div_ceil(dot)).map(move |g| g * dot)
+    }
+    /// The input operand of a broadcast step at `p`.
+    fn broadcast(&self, p: TokenStream) -> TokenStream {
+        if self.int8() {
+            quote!(A::group(#p))
+        } else {
+            quote!(A::broadcast(#p))
+        }
+    }
+    /// The weight vector of a broadcast step at `p`.
+    fn weights(&self, p: TokenStream) -> TokenStream {
+        if self.int8() {
+            quote!(A::weights(#p))
+        } else {
+            quote!(A::load(#p))
+        }
+    }
+    /// `c += i * w` of a broadcast step.
+    fn mac(&self, c: &Ident, i: TokenStream, w: TokenStream) -> TokenStream {
+        if self.int8() {
+            quote!(#c = A::dot(#c, #i, #w);)
+        } else {
+            quote!(#c = A::fma(#c, #i, #w);)
+        }
+    }
+    /// A vector of elements (a channelwise kernel's inputs and weights).
+    fn elems(&self, p: TokenStream) -> TokenStream {
+        if self.int8() {
+            quote!(A::widen(#p))
+        } else {
+            quote!(A::load(#p))
         }
     }
     fn tc(&self) -> usize {
@@ -140,6 +187,7 @@ fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
                 let p = at(&format_ident!("bias"), v * s.lanes);
                 quote!(let #b = A::load(#p);)
             }
+            Reduction::Max if s.int8() => quote!(let #b = A::splat(i32::MIN);),
             Reduction::Max => quote!(let #b = A::splat(f32::NEG_INFINITY);),
             Reduction::Avg => quote!(let #b = A::zero();),
         });
@@ -195,7 +243,7 @@ fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
 /// True if the kernel can run one chunk of a split reduction
 /// (`Tile::partial_in` / `partial_out`): broadcast FMA kernels.
 fn chunked(s: &Shape, mode: Mode) -> bool {
-    !s.channelwise && s.spec.reduction == Reduction::Fma && mode != Mode::Narrow
+    !s.channelwise && s.spec.reduction == Reduction::Fma && mode != Mode::Narrow && !s.int8()
 }
 
 /// Address of accumulator `(ll, v)`'s place in the tensor at `base`: its
@@ -241,33 +289,33 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
     let block = |lanes: usize| {
         let steps = |guarded: bool| {
             let mut steps = Vec::new();
-            for ii in 0..lanes {
+            for (n, ii) in s.steps(lanes).enumerate() {
                 if mode == Mode::Narrow {
-                    // One input pixel: lane ii into partial-sum column ii % O_wb.
-                    let ll = ii % s.o_wb;
-                    let p = at(&format_ident!("row"), ii);
+                    // One input pixel: step n into partial-sum column n % O_wb.
+                    let ll = n % s.o_wb;
+                    let i = s.broadcast(at(&format_ident!("row"), ii));
                     let fmas = (0..s.nv).map(|v| {
                         let c = acc(ll, v);
-                        let w = at(&format_ident!("wr"), w_at(s, 0, ii, v));
-                        quote!(#c = A::fma(#c, i, A::load(#w));)
+                        let w = s.weights(at(&format_ident!("wr"), w_at(s, 0, ii, v)));
+                        s.mac(&c, quote!(i), w)
                     });
-                    steps.push(quote! { let i = A::broadcast(#p); #(#fmas)* });
+                    steps.push(quote! { let i = #i; #(#fmas)* });
                     continue;
                 }
                 for v in 0..s.nv {
                     let (w, p) = (
                         format_ident!("w{}", v),
-                        at(&format_ident!("wr"), w_at(s, 0, ii, v)),
+                        s.weights(at(&format_ident!("wr"), w_at(s, 0, ii, v))),
                     );
-                    steps.push(quote!(let #w = A::load(#p);));
+                    steps.push(quote!(let #w = #p;));
                 }
                 for ll in 0..s.o_wb {
-                    let p = at(&format_ident!("row"), ll * s.spec.sw * CB + ii);
+                    let i = s.broadcast(at(&format_ident!("row"), ll * s.spec.sw * CB + ii));
                     let fmas = (0..s.nv).map(|v| {
                         let (c, w) = (acc(ll, v), format_ident!("w{}", v));
-                        quote!(#c = A::fma(#c, i, #w);)
+                        s.mac(&c, quote!(i), quote!(#w))
                     });
-                    let step = quote! { let i = A::broadcast(#p); #(#fmas)* };
+                    let step = quote! { let i = #i; #(#fmas)* };
                     steps.push(if guarded {
                         tap_guard(ll, ll * s.spec.sw, step)
                     } else {
@@ -316,14 +364,14 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
     let tc = s.tc();
     let block = |lanes: usize| {
         let mut steps = Vec::new();
-        for ii in 0..lanes {
+        for ii in s.steps(lanes) {
             for y in 0..s.spec.fw {
                 for v in 0..s.nv {
                     let (w, p) = (
                         format_ident!("w{}_{}", y, v),
-                        at(&format_ident!("wr"), w_at(s, y, ii, v)),
+                        s.weights(at(&format_ident!("wr"), w_at(s, y, ii, v))),
                     );
-                    steps.push(quote!(let #w = A::load(#p);));
+                    steps.push(quote!(let #w = #p;));
                 }
             }
             for col in 0..s.span() {
@@ -331,14 +379,14 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
                 if taps.is_empty() {
                     continue;
                 }
-                let p = at(&format_ident!("row"), col * CB + ii);
+                let i = s.broadcast(at(&format_ident!("row"), col * CB + ii));
                 let fmas = taps.iter().flat_map(|&(ll, y)| {
                     (0..s.nv).map(move |v| {
                         let (c, w) = (acc(ll, v), format_ident!("w{}_{}", y, v));
-                        quote!(#c = A::fma(#c, i, #w);)
+                        s.mac(&c, quote!(i), quote!(#w))
                     })
                 });
-                let step = quote! { let i = A::broadcast(#p); #(#fmas)* };
+                let step = quote! { let i = #i; #(#fmas)* };
                 steps.push(if guarded {
                     guard(col, None, step)
                 } else {
@@ -377,7 +425,7 @@ fn wtap_len(s: &Shape) -> usize {
 /// Offset of vector `v`'s weights for input lane `lane` at filter tap `tap`
 /// from the weight pointer `wr` (`small_ir::geometry::in_block_at`).
 fn w_at(s: &Shape, tap: usize, lane: usize, v: usize) -> usize {
-    geometry::in_block_at(&s.spec, s.tc(), tap, lane, v * s.lanes)
+    geometry::in_block_at_dot(&s.spec, s.tc(), s.dot, tap, lane, v * s.lanes)
 }
 
 /// The reduction over input blocks: `block(CB)` for every full block, then
@@ -440,9 +488,9 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
             for v in 0..s.nv {
                 let (w, p) = (
                     format_ident!("w{}_{}", y, v),
-                    at(&format_ident!("wr"), w_at(s, y, 0, v)),
+                    s.elems(at(&format_ident!("wr"), w_at(s, y, 0, v))),
                 );
-                weights.push(quote!(let #w = A::load(#p);));
+                weights.push(quote!(let #w = #p;));
             }
         }
     }
@@ -454,8 +502,8 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
         }
         let mut group = Vec::new();
         for v in 0..s.nv {
-            let p = at(&format_ident!("row"), col * CB + v * s.lanes);
-            group.push(quote!(let i = A::load(#p);));
+            let i = s.elems(at(&format_ident!("row"), col * CB + v * s.lanes));
+            group.push(quote!(let i = #i;));
             for &(ll, y) in &taps {
                 let w = format_ident!("w{}_{}", y, v);
                 group.push(reduce_step(s, &acc(ll, v), quote!(#w)));
@@ -516,10 +564,10 @@ fn channelwise_narrow_compute(s: &Shape) -> TokenStream {
     let (row, wr) = (format_ident!("row"), format_ident!("wr"));
     let steps = (0..s.spec.fw).map(|y| {
         let group = (0..s.nv).map(|v| {
-            let p = at(&row, y * CB + v * s.lanes);
-            let w = at(&wr, w_at(s, y, 0, v));
-            let step = reduce_step(s, &acc(y % s.o_wb, v), quote!(A::load(#w)));
-            quote! { let i = A::load(#p); #step }
+            let i = s.elems(at(&row, y * CB + v * s.lanes));
+            let w = s.elems(at(&wr, w_at(s, y, 0, v)));
+            let step = reduce_step(s, &acc(y % s.o_wb, v), w);
+            quote! { let i = #i; #step }
         });
         let group = quote!(#(#group)*);
         if y == 0 {
@@ -550,6 +598,9 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
         }
     }
     let columns = if mode == Mode::Narrow { 1 } else { s.o_wb };
+    if s.int8() {
+        return int8_store(s, mode, out);
+    }
     if s.spec.reduction == Reduction::Avg {
         out.push(quote!(let rows = (t.x1 - t.x0) as f32;));
     }
@@ -622,13 +673,112 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
 }
 
 /// The end of STORE: accumulator vector `c`, its epilogue applied, into
-/// the output at `p`. An `f32` accumulator is the output; an `i8` layer's
-/// `i32` accumulators are requantized to `i8` here (the int8 issue's hook:
-/// `spec::parse` rejects `dtype = i8` until then).
-fn store_value(s: &Shape, p: TokenStream, c: &Ident) -> TokenStream {
-    match s.spec.dtype {
-        Dtype::F32 => quote!(A::store(#p, #c);),
-        Dtype::I8 => unreachable!("`dtype = i8` is rejected when the spec is parsed"),
+/// the output at `p` (`f32`: the accumulator is the output).
+fn store_value(_s: &Shape, p: TokenStream, c: &Ident) -> TokenStream {
+    quote!(A::store(#p, #c);)
+}
+
+/// STORE of an `i8` layer: `fold` (a narrow tile's partial sums), the
+/// border correction of the skipped taps (with weights), then each
+/// vector through its output stage, which reads the layer's per-channel
+/// rows (`small_ir::quant::row`) from `q`: requantized (FMA), averaged
+/// (avg) or clamped (max).
+fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
+    let columns = if mode == Mode::Narrow { 1 } else { s.o_wb };
+    let stride = lit(geometry::out_padded(&s.spec));
+    let correction = if s.spec.reduction == Reduction::Fma {
+        border_correction(s, mode, columns)
+    } else {
+        quote!()
+    };
+    let mut out = Vec::new();
+    if s.spec.reduction == Reduction::Avg {
+        out.push(quote!(let rows = (t.x1 - t.x0) as i32;));
+    }
+    for ll in 0..columns {
+        let mut col = Vec::new();
+        if s.spec.reduction == Reduction::Avg {
+            let fw = lit(s.spec.fw);
+            col.push(if mode == Mode::Full {
+                quote!(let count = rows * #fw;)
+            } else {
+                let (first, end) = (lit(ll * s.spec.sw), lit(ll * s.spec.sw + s.spec.fw));
+                quote! {
+                    let count = rows * t.hi.min(#end).saturating_sub(t.lo.max(#first)) as i32;
+                }
+            });
+        }
+        for v in 0..s.nv {
+            let (c, p, r) = (
+                acc(ll, v),
+                out_at(s, "out", ll, v),
+                at(&format_ident!("q"), v * s.lanes),
+            );
+            col.push(match s.spec.reduction {
+                Reduction::Fma => quote!(A::requantize(#p, #c, #r, #stride);),
+                Reduction::Max => quote!(A::clamp(#p, #c, #r, #stride);),
+                Reduction::Avg => quote!(A::average(#p, #c, count, #r, #stride);),
+            });
+        }
+        let col = quote!(#(#col)*);
+        out.push(if mode == Mode::Edge && ll > 0 {
+            let ll = lit(ll);
+            quote!(if #ll < t.w { #col })
+        } else {
+            col
+        });
+    }
+    quote! {
+        let out = t.out;
+        let q = t.bias;
+        #(#fold)*
+        #correction
+        #(#out)*
+    }
+}
+
+/// The taps a border tile skipped, added back from their correction rows
+/// (`small_ir::quant::row::CORRECTION`): the packer took every tap's
+/// `(zp_in + offset) * Σ w` from the bias, and a skipped tap read no
+/// input, so the sum is `Σ (x - zp_in) * w` over the taps inside. A tap
+/// `(x, y)` of output column `ll` was skipped if its filter row is outside
+/// `x0..x1` or (edge, narrow) its window column outside `lo..hi`.
+fn border_correction(s: &Shape, mode: Mode, columns: usize) -> TokenStream {
+    let (fh, fw, stride) = (
+        lit(s.spec.fh),
+        lit(s.spec.fw),
+        lit(geometry::out_padded(&s.spec)),
+    );
+    let first_row = lit(small_ir::quant::row::CORRECTION);
+    let cols = (0..columns).map(|ll| {
+        let skipped = if mode == Mode::Full {
+            quote!(!row_in)
+        } else {
+            let first = lit(ll * s.spec.sw);
+            quote!(!(row_in && t.lo <= #first + y && #first + y < t.hi))
+        };
+        let adds = (0..s.nv).map(|v| {
+            let (c, p) = (acc(ll, v), at(&format_ident!("cp"), v * s.lanes));
+            quote!(#c = A::add(#c, A::load(#p));)
+        });
+        quote! { if #skipped { #(#adds)* } }
+    });
+    let any = if mode == Mode::Full {
+        quote!(t.x0 != 0 || t.x1 != #fh)
+    } else {
+        quote!(true)
+    };
+    quote! {
+        if #any {
+            let corr = q.wrapping_add(#first_row * #stride);
+            for x in 0..#fh {
+                let row_in = t.x0 <= x && x < t.x1;
+                for y in 0..#fw {
+                    let cp = corr.wrapping_add((x * #fw + y) * #stride);
+                    #(#cols)*
+                }
+            }
+        }
     }
 }
 

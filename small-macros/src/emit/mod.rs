@@ -68,6 +68,15 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
         explain
     );
     let (in_c, out_c) = (lit(spec.in_channels()), lit(spec.out_channels()));
+    let weights_ty = match spec.dtype {
+        Dtype::F32 => quote!(::small_core::__rt::Weights),
+        Dtype::I8 => quote!(::small_core::__rt::Int8Weights),
+    };
+    let packed_bytes = match spec.dtype {
+        Dtype::F32 => quote!(self.weights.as_slice().len() * 4),
+        Dtype::I8 => quote!(self.weights.bytes()),
+    };
+    let (packed_len, packing) = packing(spec);
     let elem = elem_type(spec.dtype);
     let run_body = if spec.residual {
         quote! {
@@ -91,7 +100,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
         #[derive(Clone)]
         #vis struct #name {
             arch: ::small_core::Arch,
-            weights: ::small_core::__rt::Weights,
+            weights: #weights_ty,
         }
 
         impl #name {
@@ -126,19 +135,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
                 }
             }
 
-            /// Length of the packed weight buffer for `arch` (0 without weights),
-            /// for sizing static storage.
-            pub const fn packed_len(arch: ::small_core::Arch) -> usize {
-                let mut i = 0;
-                while i < Self::BLOCKING.len() {
-                    if Self::BLOCKING[i].arch as usize == arch as usize {
-                        return ::small_core::__rt::packed_len(&Self::SPEC, Self::BLOCKING[i].tc);
-                    }
-                    i += 1;
-                }
-                0
-            }
-
+            #packed_len
             /// Output `(height, width)` for an input of `h x w`.
             pub fn output_shape(h: usize, w: usize) -> Result<(usize, usize), ::small_core::Error> {
                 let (dh, dw) = Self::SPEC.output_dims(h, w)?;
@@ -147,28 +144,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
 
             #constructors
 
-            /// Packs `filter` for `arch` into `out`, which must hold
-            /// [`Self::packed_len`]`(arch)` elements. `arch` need not run on this
-            /// CPU: a build script packs a microcontroller's weights this way.
-            pub fn pack_for(
-                arch: ::small_core::Arch,
-                filter: ::small_core::Filter<'_, f32>,
-                bias: Option<&[f32]>,
-                out: &mut [f32],
-            ) -> Result<(), ::small_core::Error> {
-                ::small_core::__rt::pack_for(&Self::SPEC, Self::BLOCKING, arch, filter, bias, out)
-            }
-
-            /// The layer on weights [`Self::pack_for`] packed for `arch`, borrowed
-            /// for the program's lifetime (flash on a microcontroller): no copy,
-            /// no allocation. The length is checked.
-            pub fn from_packed(
-                arch: ::small_core::Arch,
-                packed: &'static [f32],
-            ) -> Result<Self, ::small_core::Error> {
-                let weights = ::small_core::__rt::from_packed(&Self::SPEC, Self::BLOCKING, arch, packed)?;
-                Ok(Self { arch, weights })
-            }
+            #packing
 
             ::small_core::__rt::if_alloc! {
                 /// A zero output tensor of the right shape for input `x`.
@@ -224,7 +200,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.debug_struct(stringify!(#name))
                     .field("arch", &self.arch)
-                    .field("packed_weights", &self.weights.as_slice().len())
+                    .field("packed_bytes", &(#packed_bytes))
                     .finish()
             }
         }
@@ -331,7 +307,7 @@ pub fn features_of(a: &ArchParams) -> TokenStream {
 fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
     let cfg = cfg_of(a);
     let (module, ident) = (format_ident!("{}", a.name), format_ident!("{}", a.ident));
-    let shape = kernel::Shape::new(spec, a.machine.lanes, b);
+    let shape = kernel::Shape::new(spec, a.machine.lanes, a.machine.int8_dot, b);
     let full = kernel::body(&shape, kernel::Mode::Full);
     let edge = kernel::body(&shape, kernel::Mode::Edge);
 
@@ -362,11 +338,19 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
     let layer_spec = spec_const(spec);
     let elem = elem_type(spec.dtype);
     let simd = simd_type(&module, &ident, spec.dtype);
+    let traits = match spec.dtype {
+        Dtype::F32 => quote!(
+            use ::small_core::arch_defs::Simd as _;
+        ),
+        Dtype::I8 => quote!(
+            use ::small_core::arch_defs::{Dot as _, Simd as _};
+        ),
+    };
     let [o_wb, tc, tail] = [b.o_wb, b.tc, shape.tail].map(lit);
     quote! {
         #cfg
         pub mod #module {
-            use ::small_core::arch_defs::Simd as _;
+            #traits
             use ::small_core::__rt::{Kernel, Problem, Tile};
             type A = #simd;
             type E = #elem;
@@ -421,6 +405,13 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
 /// `forward(x, y)`, or `forward_add(x, skip, y)` for residual layers.
 fn forward(spec: &LayerSpec) -> TokenStream {
     let elem = elem_type(spec.dtype);
+    let packed = match spec.dtype {
+        Dtype::F32 => quote!(::small_core::__rt::Packed::split(
+            &Self::SPEC,
+            self.weights.as_slice()
+        )),
+        Dtype::I8 => quote!(self.weights.packed()),
+    };
     if spec.residual {
         quote! {
             /// Computes `y = activation(layer(x) + skip)`, the residual added
@@ -434,7 +425,7 @@ fn forward(spec: &LayerSpec) -> TokenStream {
                 y: &mut ::small_core::Blocked<Y, #elem>,
             ) -> Result<(), ::small_core::Error> {
                 let tc = self.blocking().tc;
-                let w = ::small_core::__rt::Packed::split(&Self::SPEC, self.weights.as_slice());
+                let w = #packed;
                 self.dispatch(::small_core::__rt::Problem::with_residual(&Self::SPEC, tc, x, Some(skip), y, w)?)
             }
 
@@ -447,7 +438,7 @@ fn forward(spec: &LayerSpec) -> TokenStream {
                 y: &mut ::small_core::Blocked<Y, #elem>,
             ) -> Result<(), ::small_core::Error> {
                 let tc = self.blocking().tc;
-                let w = ::small_core::__rt::Packed::split(&Self::SPEC, self.weights.as_slice());
+                let w = #packed;
                 self.dispatch(::small_core::__rt::Problem::with_residual_in_place(&Self::SPEC, tc, x, y, w)?)
             }
         }
@@ -461,15 +452,117 @@ fn forward(spec: &LayerSpec) -> TokenStream {
                 y: &mut ::small_core::Blocked<Y, #elem>,
             ) -> Result<(), ::small_core::Error> {
                 let tc = self.blocking().tc;
-                let w = ::small_core::__rt::Packed::split(&Self::SPEC, self.weights.as_slice());
+                let w = #packed;
                 self.dispatch(::small_core::__rt::Problem::new(&Self::SPEC, tc, x, y, w)?)
             }
         }
     }
 }
 
+/// `packed_len`, `pack_for` and `from_packed`: weights packed ahead of
+/// time (`f32` layers; `i8` ones pack at construction for now).
+fn packing(spec: &LayerSpec) -> (TokenStream, TokenStream) {
+    if spec.dtype == Dtype::I8 {
+        return (quote!(), quote!());
+    }
+    let len = quote! {
+        /// Length of the packed weight buffer for `arch` (0 without weights),
+        /// for sizing static storage.
+        pub const fn packed_len(arch: ::small_core::Arch) -> usize {
+            let mut i = 0;
+            while i < Self::BLOCKING.len() {
+                if Self::BLOCKING[i].arch as usize == arch as usize {
+                    return ::small_core::__rt::packed_len(&Self::SPEC, Self::BLOCKING[i].tc);
+                }
+                i += 1;
+            }
+            0
+        }
+
+    };
+    let pack = quote! {
+        /// Packs `filter` for `arch` into `out`, which must hold
+        /// [`Self::packed_len`]`(arch)` elements. `arch` need not run on this
+        /// CPU: a build script packs a microcontroller's weights this way.
+        pub fn pack_for(
+            arch: ::small_core::Arch,
+            filter: ::small_core::Filter<'_, f32>,
+            bias: Option<&[f32]>,
+            out: &mut [f32],
+        ) -> Result<(), ::small_core::Error> {
+            ::small_core::__rt::pack_for(&Self::SPEC, Self::BLOCKING, arch, filter, bias, out)
+        }
+
+        /// The layer on weights [`Self::pack_for`] packed for `arch`, borrowed
+        /// for the program's lifetime (flash on a microcontroller): no copy,
+        /// no allocation. The length is checked.
+        pub fn from_packed(
+            arch: ::small_core::Arch,
+            packed: &'static [f32],
+        ) -> Result<Self, ::small_core::Error> {
+            let weights = ::small_core::__rt::from_packed(&Self::SPEC, Self::BLOCKING, arch, packed)?;
+            Ok(Self { arch, weights })
+        }
+    };
+    (len, pack)
+}
+
+/// Constructors of an `i8` layer: weights, bias and quantization (FMA),
+/// or the clamp of its output (pooling). They pack at construction.
+fn int8_constructors(spec: &LayerSpec) -> TokenStream {
+    match spec.reduction {
+        Reduction::Max | Reduction::Avg => quote! {
+            ::small_core::__rt::if_alloc! {
+                /// The layer on the default arch (`SMALL_ARCH` or the best the
+                /// CPU has), its outputs clamped to `min..=max` (the fused
+                /// activation's range, `small_core::ir::quant::activation_range`;
+                /// `-128, 127` for none).
+                pub fn new(min: i8, max: i8) -> Result<Self, ::small_core::Error> {
+                    Self::with_arch(::small_core::arch::selected()?, min, max)
+                }
+                /// As [`Self::new`], for a given arch; an error if it cannot run here.
+                pub fn with_arch(arch: ::small_core::Arch, min: i8, max: i8) -> Result<Self, ::small_core::Error> {
+                    ::small_core::__rt::blocking_for(Self::BLOCKING, arch)?;
+                    let weights = ::small_core::__rt::pack_i8_clamp_owned(&Self::SPEC, min, max)?;
+                    Ok(Self { arch, weights })
+                }
+            }
+        },
+        Reduction::Fma => quote! {
+            ::small_core::__rt::if_alloc! {
+                /// Packs the layer once for the default arch (`SMALL_ARCH` or the
+                /// best the CPU has): `filter` in either order (see the `f32`
+                /// layers), `bias` `[G*K]` in the scale `input_scale *
+                /// weight_scale` or `None`, and `q` the zero points, each output
+                /// channel's rescale (one for all, or one each) and the clamp.
+                pub fn new(
+                    filter: ::small_core::Filter<'_, i8>,
+                    bias: Option<&[i32]>,
+                    q: &::small_core::__rt::Requant<'_>,
+                ) -> Result<Self, ::small_core::Error> {
+                    Self::with_arch(::small_core::arch::selected()?, filter, bias, q)
+                }
+                /// As [`Self::new`], for a given arch; an error if it cannot run here.
+                pub fn with_arch(
+                    arch: ::small_core::Arch,
+                    filter: ::small_core::Filter<'_, i8>,
+                    bias: Option<&[i32]>,
+                    q: &::small_core::__rt::Requant<'_>,
+                ) -> Result<Self, ::small_core::Error> {
+                    let b = ::small_core::__rt::blocking_for(Self::BLOCKING, arch)?;
+                    let weights = ::small_core::__rt::pack_i8_owned(&Self::SPEC, b, filter, bias, q)?;
+                    Ok(Self { arch, weights })
+                }
+            }
+        },
+    }
+}
+
 /// Constructors: with weights (FMA) or without (max).
 fn constructors(spec: &LayerSpec) -> TokenStream {
+    if spec.dtype == Dtype::I8 {
+        return int8_constructors(spec);
+    }
     let weights_doc = if spec.fc == 1 {
         "`filter`: `Filter::ohwi(w)` for `[G*K][F_H][F_W][F_C]` (TFLite CONV_2D \
          order, grouped too) or `Filter::depthwise(w)` for `[F_H][F_W][G*K]` \

@@ -86,6 +86,14 @@ pub struct Requant<'a> {
 }
 
 impl Requant<'_> {
+    /// Checks the zero points and the range ([`Error::Unsupported`]), then
+    /// that there is one rescale or one per channel of `channels`
+    /// ([`Error::BufferLength`]).
+    pub fn check(&self, channels: usize) -> Result<(), Error> {
+        self.check_params()?;
+        self.check_rescale(channels)
+    }
+
     /// Zero points and range ([`Error::Unsupported`]).
     fn check_params(&self) -> Result<(), Error> {
         check_zero_point("input zero point", self.input_zero_point)?;

@@ -1,0 +1,323 @@
+//! Every class of generated `i8` kernel against the int8 reference
+//! operators (`small_core::reference::int8`, TFLite's reference kernels
+//! bit for bit), exactly, on every arch the CPU can run, over randomized
+//! shapes: widths that are not a multiple of `O_wb` and one-column
+//! outputs, channels that are not a multiple of `CB` or of the dot width,
+//! strides, both paddings, 10x4 filters, zero points at their extremes,
+//! per-channel rescales spanning several powers of two, each of TFLite's
+//! roundings, and clamps.
+
+use small_core::ir::quant::{Multiplier, Rescale};
+use small_core::reference::int8::{self, Requant};
+use small_core::reference::{Conv, Shape, Window};
+use small_core::{Arch, Blocked, Blocking, Dims, Error, Filter, LayerSpec, Reduction, layer};
+use small_tests::Rng;
+
+/// Runs the layer on an arch: (arch, OHWI or depthwise filter, bias, quantization, input).
+type Run<'a> = &'a dyn Fn(
+    Arch,
+    Filter<'_, i8>,
+    Option<&[i32]>,
+    &Requant<'_>,
+    &Blocked<Vec<i8>, i8>,
+) -> Result<Blocked<Vec<i8>, i8>, Error>;
+
+fn byte(rng: &mut Rng) -> i8 {
+    rng.next_u32() as u8 as i8
+}
+
+/// A zero point: either extreme, 0, or random.
+fn zero_point(rng: &mut Rng, case: usize) -> i32 {
+    match case % 4 {
+        0 => -128,
+        1 => 127,
+        2 => 0,
+        _ => i32::from(byte(rng)),
+    }
+}
+
+/// One output channel's rescale: a real multiplier between 2^-14 and 2^1,
+/// in each of TFLite's forms.
+fn rescale(rng: &mut Rng, case: usize) -> Rescale {
+    let real = (0.5 + rng.next_u32() as f64 / u32::MAX as f64 / 2.0)
+        * 2f64.powi(-(rng.range(0, 15) as i32) + 1);
+    match case % 3 {
+        0 => Rescale::DoubleRounding(Multiplier::from_real(real)),
+        1 => Rescale::SingleRounding(Multiplier::from_real(real)),
+        _ => Rescale::Real(real),
+    }
+}
+
+/// Runs `cases` random shapes of one layer on every arch of `blocking`
+/// the CPU can run.
+fn check(name: &str, spec: &LayerSpec, blocking: &[Blocking], cases: usize, run: Run) {
+    let max_owb = blocking.iter().map(|b| b.o_wb).max().unwrap();
+    let mut rng = Rng::new(
+        name.bytes()
+            .fold(23u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)),
+    );
+    let archs: Vec<Arch> = small_core::arch::available()
+        .filter(|a| blocking.iter().any(|b| b.arch == *a))
+        .collect();
+    for case in 0..cases {
+        let h = rng.range(1, spec.fh + 8);
+        let w = match case % 4 {
+            0 => rng.range(1, 6),
+            1 => rng.range(spec.fw, spec.fw + spec.sw - 1),
+            _ => rng.range(1, 2 * max_owb * spec.sw + 7),
+        };
+        let shape = Shape {
+            h,
+            w,
+            c: spec.in_channels(),
+        };
+        let input: Vec<i8> = (0..shape.len()).map(|_| byte(&mut rng)).collect();
+        // OHWI for the reference; layers of one input channel per group
+        // also take TFLite's depthwise order: alternate it.
+        let ohwi: Vec<i8> = (0..spec.weights_len()).map(|_| byte(&mut rng)).collect();
+        let (oc, taps) = (spec.out_channels(), spec.fh * spec.fw);
+        let depthwise: Vec<i8> = (0..ohwi.len())
+            .map(|i| ohwi[(i % oc.max(1)) * taps + i / oc.max(1)])
+            .collect();
+        let filter = if spec.fc == 1 && case % 2 == 1 {
+            Filter::depthwise(&depthwise)
+        } else {
+            Filter::ohwi(&ohwi)
+        };
+        let bias: Option<Vec<i32>> = (case % 3 != 2).then(|| {
+            (0..oc)
+                .map(|_| (rng.next_u32() as i32) >> rng.range(8, 20))
+                .collect()
+        });
+        let per_channel = case % 2 == 0;
+        let rescales: Vec<Rescale> = (0..if per_channel { oc } else { 1 })
+            .map(|_| rescale(&mut rng, case / 2))
+            .collect();
+        let out_zp = zero_point(&mut rng, case + 1);
+        let (min, max) = match case % 3 {
+            0 => (-128, 127),
+            1 => (out_zp.clamp(-128, 127) as i8, 127),
+            _ => (-100, 90),
+        };
+        let q = Requant {
+            input_zero_point: zero_point(&mut rng, case),
+            rescale: &rescales,
+            output_zero_point: out_zp,
+            min,
+            max,
+        };
+        let window = Window {
+            fh: spec.fh,
+            fw: spec.fw,
+            sh: spec.sh,
+            sw: spec.sw,
+            padding: spec.padding,
+        };
+        let want = spec.output_dims(h, w).map(|(dh, dw)| {
+            let mut out = vec![0i8; dh.out * dw.out * oc];
+            let r = match spec.reduction {
+                Reduction::Fma => {
+                    let conv = Conv {
+                        window,
+                        fc: spec.fc,
+                        k: spec.k,
+                        g: spec.g,
+                    };
+                    int8::conv2d(&input, shape, &ohwi, bias.as_deref(), conv, &q, &mut out)
+                }
+                Reduction::Max => int8::max_pool(&input, shape, window, (min, max), &mut out),
+                Reduction::Avg => int8::avg_pool(&input, shape, window, (min, max), &mut out),
+            };
+            r.map(|_| out)
+        });
+        let x = Blocked::from_nhwc(Dims { c: shape.c, h, w }, &input).unwrap();
+        for &arch in &archs {
+            let got = run(arch, filter, bias.as_deref(), &q, &x);
+            match (&want, got) {
+                (Ok(Ok(want)), Ok(y)) => {
+                    let got = y.to_nhwc();
+                    if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+                        panic!(
+                            "{name} on {arch:?}, input {h}x{w}, case {case}: element {i} \
+                             (pixel {}, channel {}) is {}, reference {}",
+                            i / oc,
+                            i % oc,
+                            got[i],
+                            want[i]
+                        );
+                    }
+                }
+                (Err(e), Err(g)) | (Ok(Err(e)), Err(g)) => {
+                    assert_eq!(e, &g, "{name} {arch:?} h={h} w={w}: different errors")
+                }
+                (want, got) => {
+                    panic!("{name} on {arch:?} h={h} w={w}: reference {want:?}, generated {got:?}")
+                }
+            }
+        }
+    }
+    println!(
+        "{name}: {cases} cases on {:?}",
+        archs.iter().map(|a| a.name()).collect::<Vec<_>>()
+    );
+}
+
+/// Layers with weights: `with_arch(arch, filter, bias, q)`, `forward`.
+macro_rules! fma_case {
+    ($test:ident, $layer:ident, $cases:expr) => {
+        #[test]
+        fn $test() {
+            check(
+                stringify!($test),
+                &$layer::SPEC,
+                $layer::BLOCKING,
+                $cases,
+                &|arch, f, b, q, x| {
+                    let l = $layer::with_arch(arch, f, b, q)?;
+                    let mut y = l.alloc_output(x)?;
+                    l.forward(x, &mut y)?;
+                    Ok(y)
+                },
+            );
+        }
+    };
+}
+
+/// Pooling: `with_arch(arch, min, max)`, `forward`.
+macro_rules! pool_case {
+    ($test:ident, $layer:ident, $cases:expr) => {
+        #[test]
+        fn $test() {
+            check(
+                stringify!($test),
+                &$layer::SPEC,
+                $layer::BLOCKING,
+                $cases,
+                &|arch, _, _, q, x| {
+                    let l = $layer::with_arch(arch, q.min, q.max)?;
+                    let mut y = l.alloc_output(x)?;
+                    l.forward(x, &mut y)?;
+                    Ok(y)
+                },
+            );
+        }
+    };
+}
+
+// --- Convolutions (broadcast kernels, per tap and streaming columns) ---
+#[layer(fh = 3, fw = 3, fc = 16, k = 32, padding = same, dtype = i8, archs(reference))]
+struct Conv3x3;
+fma_case!(conv_3x3_same_16_to_32, Conv3x3, 30);
+
+#[layer(fh = 3, fw = 3, fc = 3, k = 17, stride = 2, padding = same, dtype = i8, archs(reference))]
+struct Conv3x3S2Rgb;
+fma_case!(conv_3x3_s2_same_3_to_17, Conv3x3S2Rgb, 30);
+
+#[layer(fh = 5, fw = 5, fc = 17, k = 8, padding = valid, dtype = i8, archs(reference))]
+struct Conv5x5;
+fma_case!(conv_5x5_valid_17_to_8, Conv5x5, 20);
+
+#[layer(fh = 10, fw = 4, fc = 1, k = 64, stride = 2, padding = same, dtype = i8, archs(reference))]
+struct ConvKws;
+fma_case!(conv_10x4_s2_same_1_to_64_kws, ConvKws, 20);
+
+#[layer(fh = 3, fw = 1, fc = 5, k = 7, stride = (2, 1), padding = same, dtype = i8, archs(reference))]
+struct Conv3x1;
+fma_case!(conv_3x1_stride_2x1_same_5_to_7, Conv3x1, 30);
+
+#[layer(fh = 3, fw = 3, fc = 50, k = 24, padding = same, dtype = i8, archs(reference))]
+struct Conv3x3Deep;
+fma_case!(conv_3x3_same_50_to_24_deep, Conv3x3Deep, 15);
+
+#[layer(fh = 3, fw = 3, fc = 2, k = 3, g = 6, stride = 2, padding = same, dtype = i8, archs(reference))]
+struct GroupConv;
+fma_case!(group_conv_3x3_s2_6x2_to_6x3, GroupConv, 30);
+
+// --- Pointwise and fully connected (the narrow kernel) ---
+#[layer(fh = 1, fw = 1, fc = 32, k = 64, dtype = i8, archs(reference))]
+struct Pointwise;
+fma_case!(pointwise_32_to_64, Pointwise, 30);
+
+#[layer(fh = 1, fw = 1, fc = 16, k = 32, stride = 2, padding = same, dtype = i8, archs(reference))]
+struct PointwiseS2;
+fma_case!(pointwise_s2_16_to_32, PointwiseS2, 30);
+
+#[layer(fh = 1, fw = 1, fc = 37, k = 40, dtype = i8, archs(reference))]
+struct Dense37To40;
+fma_case!(dense_37_to_40, Dense37To40, 40);
+
+// --- Depthwise (channelwise kernels) ---
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 32, padding = same, dtype = i8, archs(reference))]
+struct Depthwise;
+fma_case!(depthwise_3x3_same_32, Depthwise, 40);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, dtype = i8, archs(reference))]
+struct DepthwiseS2;
+fma_case!(depthwise_3x3_s2_same_17, DepthwiseS2, 40);
+
+#[layer(fh = 5, fw = 5, fc = 1, k = 1, g = 3, padding = valid, dtype = i8, archs(reference))]
+struct Depthwise5x5;
+fma_case!(depthwise_5x5_valid_3, Depthwise5x5, 30);
+
+#[layer(fh = 2, fw = 7, fc = 1, k = 1, g = 19, stride = (1, 7), padding = same, dtype = i8, archs(reference))]
+struct Depthwise2x7;
+fma_case!(depthwise_2x7_stride_1x7_same_19, Depthwise2x7, 30);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 2, g = 9, padding = same, dtype = i8, archs(reference))]
+struct DepthMultiplier2;
+fma_case!(depthwise_multiplier_2_as_group_conv, DepthMultiplier2, 30);
+
+// --- Pooling ---
+#[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 32, stride = 2, reduction = max, dtype = i8, archs(reference))]
+struct MaxPool2;
+pool_case!(max_pool_2x2_s2_valid_32, MaxPool2, 30);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, reduction = max, dtype = i8, archs(reference))]
+struct MaxPool3;
+pool_case!(max_pool_3x3_s2_same_17, MaxPool3, 30);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, reduction = avg, dtype = i8, archs(reference))]
+struct AvgPool3;
+pool_case!(avg_pool_3x3_s2_same_17, AvgPool3, 30);
+
+#[layer(fh = 4, fw = 9, fc = 1, k = 1, g = 18, stride = (1, 9), padding = same, reduction = avg, dtype = i8, archs(reference))]
+struct AvgPool4x9Same;
+pool_case!(avg_pool_4x9_stride_1x9_same_18, AvgPool4x9Same, 30);
+
+#[layer(fh = 25, fw = 5, fc = 1, k = 1, g = 64, padding = valid, reduction = avg, dtype = i8, archs(reference))]
+struct GlobalAvgKws;
+pool_case!(avg_pool_25x5_valid_64_kws_global, GlobalAvgKws, 15);
+
+#[test]
+fn bad_quantization_is_an_error() {
+    let r = [Rescale::Real(0.5); 3];
+    let q = Requant {
+        input_zero_point: 0,
+        rescale: &r,
+        output_zero_point: 0,
+        min: -128,
+        max: 127,
+    };
+    let w = vec![0i8; Conv3x3::WEIGHTS_LEN];
+    assert_eq!(
+        Conv3x3::with_arch(Arch::Reference, Filter::ohwi(&w), None, &q).unwrap_err(),
+        Error::BufferLength {
+            what: "rescale",
+            expected: 32,
+            actual: 3
+        }
+    );
+    let q = Requant {
+        input_zero_point: 128,
+        rescale: &r[..1],
+        ..q
+    };
+    assert!(matches!(
+        Conv3x3::with_arch(Arch::Reference, Filter::ohwi(&w), None, &q),
+        Err(Error::Unsupported { .. })
+    ));
+    assert!(matches!(
+        MaxPool2::with_arch(Arch::Reference, 5, 4),
+        Err(Error::Unsupported { .. })
+    ));
+}
