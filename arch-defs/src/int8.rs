@@ -194,3 +194,199 @@ macro_rules! scalar_int8 {
     };
 }
 pub(crate) use scalar_int8;
+
+/// Checks of an arch's `Int8` primitives against the scalar definition.
+#[cfg(test)]
+pub(crate) mod check {
+    use super::Dot;
+    use crate::Int8;
+    use crate::Simd;
+    use crate::reference::Reference;
+
+    /// The scalar arch every `Int8<A>` must agree with, bit for bit.
+    type R = Int8<Reference>;
+
+    /// Most lanes an arch may have (the output stages' bound; AVX-512 has
+    /// 16).
+    const MAX_LANES: usize = 64;
+
+    /// xorshift64: a fixed, dependency-free stream of test data.
+    struct Rng(u64);
+
+    impl Rng {
+        fn new(seed: u64) -> Self {
+            Rng(seed | 1)
+        }
+        fn u64(&mut self) -> u64 {
+            let mut x = self.0;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            self.0 = x;
+            x
+        }
+        /// A byte, often one of the extremes (-128, 127, -1, 0).
+        fn i8(&mut self) -> i8 {
+            let r = self.u64();
+            match r % 8 {
+                0 => [-128, 127, -1, 0][(r >> 8) as usize % 4],
+                _ => (r >> 16) as i8,
+            }
+        }
+        /// An accumulator: any `i32`, often an extreme or a small value.
+        fn i32(&mut self) -> i32 {
+            let r = self.u64();
+            match r % 8 {
+                0 => [
+                    i32::MIN,
+                    i32::MAX,
+                    -1,
+                    0,
+                    1,
+                    i32::MIN + 1,
+                    i32::MAX - 1,
+                    16384,
+                ][(r >> 8) as usize % 8],
+                1 | 2 => (r >> 32) as i32 as i16 as i32,
+                _ => (r >> 32) as i32,
+            }
+        }
+    }
+
+    /// Stores `v` and returns its lanes (the first `A::LANES` of 64),
+    /// checking that the store writes exactly `LANES` values.
+    unsafe fn lanes<A: Dot>(v: A::V) -> [i32; MAX_LANES] {
+        const GUARD: i32 = 0x5a5a_5a5a;
+        let mut a = [GUARD; MAX_LANES + 2];
+        // SAFETY: LANES <= MAX_LANES (asserted by `check_dot`), so the
+        // store stays inside `a`; one element in, it is not aligned to the
+        // vector.
+        unsafe { A::store(a.as_mut_ptr().add(1), v) };
+        assert_eq!(a[0], GUARD, "store wrote before its pointer");
+        assert!(
+            a[A::LANES + 1..].iter().all(|&g| g == GUARD),
+            "store wrote past LANES values"
+        );
+        let mut out = [0; MAX_LANES];
+        out[..A::LANES].copy_from_slice(&a[1..A::LANES + 1]);
+        out
+    }
+
+    /// Compares every primitive of `A` (its `Simd` part and `group`,
+    /// `weights`, `dot`, `widen`) with `Int8<Reference>`, lane by lane,
+    /// on `cases` random cases: equal bits or a panic naming the case.
+    ///
+    /// # Safety
+    ///
+    /// The CPU supports `A`'s arch. Call it from a function compiled with
+    /// the arch's target features so that the primitives are inlined.
+    #[inline(always)]
+    pub(crate) unsafe fn check_dot<A: Dot>(cases: usize) {
+        let (n, d) = (A::LANES, A::DOT);
+        assert!(n <= MAX_LANES && n * d <= MAX_LANES * 4);
+        assert!(matches!(d, 1 | 2 | 4) && small_ir::geometry::DOT_PACK.is_multiple_of(d));
+        assert!(core::mem::size_of::<A::V>() == n * 4);
+        let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
+        // Every `i32` input is read from one element into a buffer, so no
+        // load is aligned to the vector.
+        let mut a = [0i32; MAX_LANES + 1];
+        let mut b = [0i32; MAX_LANES + 1];
+        let mut c = [0i32; MAX_LANES + 1];
+        let mut x = [0i8; 4 * 8];
+        let mut w = [0i8; MAX_LANES * 4 * 8];
+        for case in 0..cases {
+            for i in 1..=n {
+                (a[i], b[i], c[i]) = (rng.i32(), rng.i32(), rng.i32());
+            }
+            // The extremes of the products in the first cases: every byte
+            // -128 (the largest product, and sums past i16), then -128 by
+            // 127 (the most negative one).
+            let fill = |rng: &mut Rng, k: usize| match (case, k) {
+                (0, _) | (1, 0) => -128,
+                (1, _) => 127,
+                _ => rng.i8(),
+            };
+            let steps = 1 + case % 8;
+            for v in &mut x[..steps * d] {
+                *v = fill(&mut rng, 0);
+            }
+            for v in &mut w[..steps * n * d] {
+                *v = fill(&mut rng, 1);
+            }
+            // SAFETY: the caller guarantees the arch; every pointer is
+            // valid for what it reads: `a`, `b`, `c` for LANES i32s after
+            // their first element, `x` for `steps * DOT` bytes, `w` for
+            // `steps * LANES * DOT` bytes, single bytes for the rest.
+            unsafe {
+                let (pa, pb, pc) = (a.as_ptr().add(1), b.as_ptr().add(1), c.as_ptr().add(1));
+                let (va, vb, vc) = (A::load(pa), A::load(pb), A::load(pc));
+
+                // The dot chain: `steps` groups of DOT channels into `a`.
+                let mut acc = va;
+                for s in 0..steps {
+                    let xv = A::group(x.as_ptr().add(s * d));
+                    let wv = A::weights(w.as_ptr().add(s * n * d));
+                    acc = A::dot(acc, xv, wv);
+                }
+                let got = lanes::<A>(acc);
+                for (l, &g) in got[..n].iter().enumerate() {
+                    let mut r = R::load(pa.add(l));
+                    for s in 0..steps {
+                        for j in 0..d {
+                            let xr = R::group(x.as_ptr().add(s * d + j)).wrapping_add(A::X_OFFSET);
+                            let wr = R::weights(w.as_ptr().add((s * n + l) * d + j));
+                            r = R::dot(r, xr, wr);
+                        }
+                    }
+                    assert_eq!(g, r, "dot: case {case}, lane {l}, {steps} steps");
+                }
+
+                // widen: LANES consecutive bytes of `w`, at an odd offset.
+                let got = lanes::<A>(A::widen(w.as_ptr().add(1)));
+                for (l, &g) in got[..n].iter().enumerate() {
+                    assert_eq!(
+                        g,
+                        R::widen(w.as_ptr().add(1 + l)),
+                        "widen: case {case}, lane {l}"
+                    );
+                }
+
+                // broadcast, splat, zero.
+                let p = x.as_ptr().add(case % x.len());
+                let got = lanes::<A>(A::broadcast(p));
+                assert!(
+                    got[..n].iter().all(|&g| g == R::broadcast(p)),
+                    "broadcast: case {case}"
+                );
+                let got = lanes::<A>(A::splat(a[1]));
+                assert!(
+                    got[..n].iter().all(|&g| g == R::splat(a[1])),
+                    "splat: case {case}"
+                );
+                let got = lanes::<A>(A::zero());
+                assert!(
+                    got[..n].iter().all(|&g| g == R::zero()),
+                    "zero: case {case}"
+                );
+
+                // Lane-wise arithmetic, and load/store round trips.
+                type Scalar = fn(i32, i32, i32) -> i32;
+                let ops: [(&str, A::V, Scalar); 6] = [
+                    ("load", va, |a, _, _| a),
+                    ("fma", A::fma(va, vb, vc), |a, b, c| R::fma(a, b, c)),
+                    ("max", A::max(va, vb), |a, b, _| R::max(a, b)),
+                    ("min", A::min(va, vb), |a, b, _| R::min(a, b)),
+                    ("add", A::add(va, vb), |a, b, _| R::add(a, b)),
+                    ("mul", A::mul(va, vb), |a, b, _| R::mul(a, b)),
+                ];
+                for (name, v, f) in ops {
+                    let got = lanes::<A>(v);
+                    for l in 0..n {
+                        let want = f(a[1 + l], b[1 + l], c[1 + l]);
+                        assert_eq!(got[l], want, "{name}: case {case}, lane {l}");
+                    }
+                }
+            }
+        }
+    }
+}

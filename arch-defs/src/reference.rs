@@ -89,7 +89,7 @@ crate::int8::scalar_int8!(Reference);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Dot, Int8};
+    use crate::Int8;
 
     #[test]
     fn int8_accumulates_widened_products() {
