@@ -205,86 +205,86 @@ macro_rules! pool_case {
 }
 
 // --- Convolutions (broadcast kernels, per tap and streaming columns) ---
-#[layer(fh = 3, fw = 3, fc = 16, k = 32, padding = same, dtype = i8, archs(reference))]
+#[layer(fh = 3, fw = 3, fc = 16, k = 32, padding = same, dtype = i8)]
 struct Conv3x3;
 fma_case!(conv_3x3_same_16_to_32, Conv3x3, 30);
 
-#[layer(fh = 3, fw = 3, fc = 3, k = 17, stride = 2, padding = same, dtype = i8, archs(reference))]
+#[layer(fh = 3, fw = 3, fc = 3, k = 17, stride = 2, padding = same, dtype = i8)]
 struct Conv3x3S2Rgb;
 fma_case!(conv_3x3_s2_same_3_to_17, Conv3x3S2Rgb, 30);
 
-#[layer(fh = 5, fw = 5, fc = 17, k = 8, padding = valid, dtype = i8, archs(reference))]
+#[layer(fh = 5, fw = 5, fc = 17, k = 8, padding = valid, dtype = i8)]
 struct Conv5x5;
 fma_case!(conv_5x5_valid_17_to_8, Conv5x5, 20);
 
-#[layer(fh = 10, fw = 4, fc = 1, k = 64, stride = 2, padding = same, dtype = i8, archs(reference))]
+#[layer(fh = 10, fw = 4, fc = 1, k = 64, stride = 2, padding = same, dtype = i8)]
 struct ConvKws;
 fma_case!(conv_10x4_s2_same_1_to_64_kws, ConvKws, 20);
 
-#[layer(fh = 3, fw = 1, fc = 5, k = 7, stride = (2, 1), padding = same, dtype = i8, archs(reference))]
+#[layer(fh = 3, fw = 1, fc = 5, k = 7, stride = (2, 1), padding = same, dtype = i8)]
 struct Conv3x1;
 fma_case!(conv_3x1_stride_2x1_same_5_to_7, Conv3x1, 30);
 
-#[layer(fh = 3, fw = 3, fc = 50, k = 24, padding = same, dtype = i8, archs(reference))]
+#[layer(fh = 3, fw = 3, fc = 50, k = 24, padding = same, dtype = i8)]
 struct Conv3x3Deep;
 fma_case!(conv_3x3_same_50_to_24_deep, Conv3x3Deep, 15);
 
-#[layer(fh = 3, fw = 3, fc = 2, k = 3, g = 6, stride = 2, padding = same, dtype = i8, archs(reference))]
+#[layer(fh = 3, fw = 3, fc = 2, k = 3, g = 6, stride = 2, padding = same, dtype = i8)]
 struct GroupConv;
 fma_case!(group_conv_3x3_s2_6x2_to_6x3, GroupConv, 30);
 
 // --- Pointwise and fully connected (the narrow kernel) ---
-#[layer(fh = 1, fw = 1, fc = 32, k = 64, dtype = i8, archs(reference))]
+#[layer(fh = 1, fw = 1, fc = 32, k = 64, dtype = i8)]
 struct Pointwise;
 fma_case!(pointwise_32_to_64, Pointwise, 30);
 
-#[layer(fh = 1, fw = 1, fc = 16, k = 32, stride = 2, padding = same, dtype = i8, archs(reference))]
+#[layer(fh = 1, fw = 1, fc = 16, k = 32, stride = 2, padding = same, dtype = i8)]
 struct PointwiseS2;
 fma_case!(pointwise_s2_16_to_32, PointwiseS2, 30);
 
-#[layer(fh = 1, fw = 1, fc = 37, k = 40, dtype = i8, archs(reference))]
+#[layer(fh = 1, fw = 1, fc = 37, k = 40, dtype = i8)]
 struct Dense37To40;
 fma_case!(dense_37_to_40, Dense37To40, 40);
 
 // --- Depthwise (channelwise kernels) ---
-#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 32, padding = same, dtype = i8, archs(reference))]
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 32, padding = same, dtype = i8)]
 struct Depthwise;
 fma_case!(depthwise_3x3_same_32, Depthwise, 40);
 
-#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, dtype = i8, archs(reference))]
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, dtype = i8)]
 struct DepthwiseS2;
 fma_case!(depthwise_3x3_s2_same_17, DepthwiseS2, 40);
 
-#[layer(fh = 5, fw = 5, fc = 1, k = 1, g = 3, padding = valid, dtype = i8, archs(reference))]
+#[layer(fh = 5, fw = 5, fc = 1, k = 1, g = 3, padding = valid, dtype = i8)]
 struct Depthwise5x5;
 fma_case!(depthwise_5x5_valid_3, Depthwise5x5, 30);
 
-#[layer(fh = 2, fw = 7, fc = 1, k = 1, g = 19, stride = (1, 7), padding = same, dtype = i8, archs(reference))]
+#[layer(fh = 2, fw = 7, fc = 1, k = 1, g = 19, stride = (1, 7), padding = same, dtype = i8)]
 struct Depthwise2x7;
 fma_case!(depthwise_2x7_stride_1x7_same_19, Depthwise2x7, 30);
 
-#[layer(fh = 3, fw = 3, fc = 1, k = 2, g = 9, padding = same, dtype = i8, archs(reference))]
+#[layer(fh = 3, fw = 3, fc = 1, k = 2, g = 9, padding = same, dtype = i8)]
 struct DepthMultiplier2;
 fma_case!(depthwise_multiplier_2_as_group_conv, DepthMultiplier2, 30);
 
 // --- Pooling ---
-#[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 32, stride = 2, reduction = max, dtype = i8, archs(reference))]
+#[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 32, stride = 2, reduction = max, dtype = i8)]
 struct MaxPool2;
 pool_case!(max_pool_2x2_s2_valid_32, MaxPool2, 30);
 
-#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, reduction = max, dtype = i8, archs(reference))]
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, reduction = max, dtype = i8)]
 struct MaxPool3;
 pool_case!(max_pool_3x3_s2_same_17, MaxPool3, 30);
 
-#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, reduction = avg, dtype = i8, archs(reference))]
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, reduction = avg, dtype = i8)]
 struct AvgPool3;
 pool_case!(avg_pool_3x3_s2_same_17, AvgPool3, 30);
 
-#[layer(fh = 4, fw = 9, fc = 1, k = 1, g = 18, stride = (1, 9), padding = same, reduction = avg, dtype = i8, archs(reference))]
+#[layer(fh = 4, fw = 9, fc = 1, k = 1, g = 18, stride = (1, 9), padding = same, reduction = avg, dtype = i8)]
 struct AvgPool4x9Same;
 pool_case!(avg_pool_4x9_stride_1x9_same_18, AvgPool4x9Same, 30);
 
-#[layer(fh = 25, fw = 5, fc = 1, k = 1, g = 64, padding = valid, reduction = avg, dtype = i8, archs(reference))]
+#[layer(fh = 25, fw = 5, fc = 1, k = 1, g = 64, padding = valid, reduction = avg, dtype = i8)]
 struct GlobalAvgKws;
 pool_case!(avg_pool_25x5_valid_64_kws_global, GlobalAvgKws, 15);
 
