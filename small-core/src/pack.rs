@@ -118,7 +118,7 @@ pub fn pack_i8(
         };
         check_len("bias", expected, b.len())?;
     }
-    if dot == 0 || DOT_PACK % dot != 0 {
+    if dot == 0 || !DOT_PACK.is_multiple_of(dot) {
         return Err(Error::Unsupported {
             what: "dot width",
             detail: "an arch's integer dot product must sum 1, 2 or 4 lanes",
