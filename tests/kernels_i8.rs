@@ -7,19 +7,25 @@
 //! per-channel rescales spanning several powers of two, each of TFLite's
 //! roundings, and clamps.
 
-use small_core::ir::quant::{Multiplier, Rescale};
+use small_core::ir::quant::{Multiplier, Quant, Rescale};
+use small_core::reference::int8::AddParams;
 use small_core::reference::int8::{self, Requant};
 use small_core::reference::{Conv, Shape, Window};
 use small_core::{Arch, Blocked, Blocking, Dims, Error, Filter, LayerSpec, Reduction, layer};
 use small_tests::Rng;
 
-/// Runs the layer on an arch: (arch, OHWI or depthwise filter, bias, quantization, input).
+/// A residual layer's skip tensor and ADD.
+type Skip<'a> = Option<(&'a Blocked<Vec<i8>, i8>, &'a AddParams)>;
+
+/// Runs the layer on an arch: (arch, OHWI or depthwise filter, bias,
+/// quantization, input, residual).
 type Run<'a> = &'a dyn Fn(
     Arch,
     Filter<'_, i8>,
     Option<&[i32]>,
     &Requant<'_>,
     &Blocked<Vec<i8>, i8>,
+    Skip<'_>,
 ) -> Result<Blocked<Vec<i8>, i8>, Error>;
 
 fn byte(rng: &mut Rng) -> i8 {
@@ -130,9 +136,43 @@ fn check(name: &str, spec: &LayerSpec, blocking: &[Blocking], cases: usize, run:
             };
             r.map(|_| out)
         });
+        // Residual layers: a random skip tensor of the output's shape and
+        // an ADD of random scales, after the layer in the reference.
+        let (dh, dw) = spec
+            .output_dims(h, w)
+            .map_or((1, 1), |(a, b)| (a.out, b.out));
+        let skip_nhwc: Vec<i8> = (0..dh * dw * oc).map(|_| byte(&mut rng)).collect();
+        let skip = Blocked::from_nhwc(
+            Dims {
+                c: oc,
+                h: dh,
+                w: dw,
+            },
+            &skip_nhwc,
+        )
+        .unwrap();
+        let scale = |rng: &mut Rng| 0.01 + rng.next_u32() as f32 / u32::MAX as f32 * 0.1;
+        let add = AddParams::new(
+            Quant::new(scale(&mut rng), out_zp),
+            Quant::new(scale(&mut rng), zero_point(&mut rng, case + 2)),
+            Quant::new(scale(&mut rng), zero_point(&mut rng, case + 3)),
+            if case % 2 == 0 {
+                small_core::Activation::Relu
+            } else {
+                small_core::Activation::None
+            },
+        );
+        let want = match want {
+            Ok(Ok(conv)) if spec.residual => {
+                let mut out = vec![0i8; conv.len()];
+                Ok(int8::add(&conv, &skip_nhwc, &add, &mut out).map(|_| out))
+            }
+            other => other,
+        };
+        let residual = spec.residual.then_some((&skip, &add));
         let x = Blocked::from_nhwc(Dims { c: shape.c, h, w }, &input).unwrap();
         for &arch in &archs {
-            let got = run(arch, filter, bias.as_deref(), &q, &x);
+            let got = run(arch, filter, bias.as_deref(), &q, &x, residual);
             match (&want, got) {
                 (Ok(Ok(want)), Ok(y)) => {
                     let got = y.to_nhwc();
@@ -172,7 +212,7 @@ macro_rules! fma_case {
                 &$layer::SPEC,
                 $layer::BLOCKING,
                 $cases,
-                &|arch, f, b, q, x| {
+                &|arch, f, b, q, x, _| {
                     let l = $layer::with_arch(arch, f, b, q)?;
                     let mut y = l.alloc_output(x)?;
                     l.forward(x, &mut y)?;
@@ -193,10 +233,44 @@ macro_rules! pool_case {
                 &$layer::SPEC,
                 $layer::BLOCKING,
                 $cases,
-                &|arch, _, _, q, x| {
+                &|arch, _, _, q, x, _| {
                     let l = $layer::with_arch(arch, q.min, q.max)?;
                     let mut y = l.alloc_output(x)?;
                     l.forward(x, &mut y)?;
+                    Ok(y)
+                },
+            );
+        }
+    };
+}
+
+/// Residual layers: `with_arch(arch, filter, bias, q, add)`, then
+/// `forward_add`, or (`in place`) `forward_add_in_place` over a copy of
+/// the skip.
+macro_rules! residual_case {
+    ($test:ident, $layer:ident, $cases:expr, $in_place:expr) => {
+        #[test]
+        fn $test() {
+            check(
+                stringify!($test),
+                &$layer::SPEC,
+                $layer::BLOCKING,
+                $cases,
+                &|arch, f, b, q, x, skip| {
+                    let (skip, add) = skip.expect("residual case");
+                    let l = $layer::with_arch(arch, f, b, q, add)?;
+                    let mut y = l.alloc_output(x)?;
+                    if $in_place {
+                        small_core::__rt::check_len(
+                            "skip",
+                            y.as_slice().len(),
+                            skip.as_slice().len(),
+                        )?;
+                        y = skip.clone();
+                        l.forward_add_in_place(x, &mut y)?;
+                    } else {
+                        l.forward_add(x, skip, &mut y)?;
+                    }
                     Ok(y)
                 },
             );
@@ -266,6 +340,20 @@ fma_case!(depthwise_2x7_stride_1x7_same_19, Depthwise2x7, 30);
 #[layer(fh = 3, fw = 3, fc = 1, k = 2, g = 9, padding = same, dtype = i8)]
 struct DepthMultiplier2;
 fma_case!(depthwise_multiplier_2_as_group_conv, DepthMultiplier2, 30);
+
+// --- Residual ADD fused into STORE (ResNet) ---
+#[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same, residual, dtype = i8)]
+struct ConvAdd;
+residual_case!(conv_3x3_plus_residual, ConvAdd, 30, false);
+residual_case!(conv_3x3_plus_residual_in_place, ConvAdd, 30, true);
+
+#[layer(fh = 1, fw = 1, fc = 16, k = 32, stride = 2, padding = same, residual, dtype = i8)]
+struct PointwiseAdd;
+residual_case!(pointwise_s2_plus_residual, PointwiseAdd, 30, false);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, residual, dtype = i8)]
+struct DepthwiseAdd;
+residual_case!(depthwise_s2_plus_residual_in_place, DepthwiseAdd, 30, true);
 
 // --- Pooling ---
 #[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 32, stride = 2, reduction = max, dtype = i8)]

@@ -80,6 +80,51 @@ pub trait Dot: Simd<Elem = i8> {
         }
     }
 
+    /// Writes `LANES` outputs of a residual layer: each lane's sum through
+    /// [`Dot::requantize`]'s stage (the convolution's `i8` output), then
+    /// TFLite's int8 ADD with the skip's byte at `skip`
+    /// ([`small_ir::quant::AddRescale`]), plus its zero point, clamped. `p`
+    /// may equal `skip` (in place): each lane is read before it is written.
+    #[inline(always)]
+    unsafe fn requantize_add(
+        p: *mut i8,
+        acc: Self::V,
+        skip: *const i8,
+        rows: *const i32,
+        stride: usize,
+    ) {
+        let mut a = [0i32; 64];
+        // SAFETY: as `requantize`; `skip` is valid for LANES reads.
+        unsafe {
+            Self::store(a.as_mut_ptr(), acc);
+            for (l, acc) in a.iter().enumerate().take(Self::LANES) {
+                let at = |r: usize| rows.add(r * stride + l).read();
+                let words = [at(row::RESCALE), at(row::RESCALE + 1), at(row::RESCALE + 2)];
+                let conv = output(
+                    *acc,
+                    Rescale::from_words(words),
+                    at(row::ZERO_POINT),
+                    at(row::MIN),
+                    at(row::MAX),
+                );
+                let mut w = [0i32; 7];
+                for (i, w) in w.iter_mut().enumerate() {
+                    *w = at(row::ADD_RESCALE + i);
+                }
+                let sum = row::add_rescale(w).apply(
+                    i32::from(conv) - at(row::CONV_ZERO_POINT),
+                    i32::from(skip.add(l).read()) - at(row::SKIP_ZERO_POINT),
+                );
+                let v = clamp_i8(
+                    sum.wrapping_add(at(row::ADD_ZERO_POINT)),
+                    at(row::ADD_MIN),
+                    at(row::ADD_MAX),
+                );
+                p.add(l).write(v);
+            }
+        }
+    }
+
     /// Writes `LANES` averages: each lane's `sum / count`, rounded half
     /// away from zero, clamped ([`small_ir::quant::rounding_average`]).
     #[inline(always)]

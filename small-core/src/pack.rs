@@ -74,7 +74,7 @@ pub fn pack(
 }
 
 /// The quantization of an `i8` layer with weights, folded at pack time.
-pub use crate::reference::int8::Requant;
+pub use crate::reference::int8::{AddParams, Requant};
 
 /// Packs an `i8` layer for an arch whose integer dot product sums `dot`
 /// input lanes per step and adds `x_offset` to each activation
@@ -97,11 +97,13 @@ pub fn pack_i8(
     filter: Filter<'_, i8>,
     bias: Option<&[i32]>,
     q: &Requant<'_>,
+    add: Option<&AddParams>,
     acc: &mut [i32],
     tiles: &mut [i8],
 ) -> Result<(), Error> {
     filter.check(spec)?;
     q.check(spec.out_channels())?;
+    check_add(spec, add)?;
     let total = checked_packed_len(spec, tc)?;
     let f32_bias = if spec.has_weights() {
         out_padded(spec)
@@ -140,6 +142,16 @@ pub fn pack_i8(
         acc[row::ZERO_POINT * stride + o] = q.output_zero_point;
         acc[row::MIN * stride + o] = i32::from(q.min);
         acc[row::MAX * stride + o] = i32::from(q.max);
+        if let Some(a) = add {
+            acc[row::CONV_ZERO_POINT * stride + o] = a.input1_zero_point;
+            acc[row::SKIP_ZERO_POINT * stride + o] = a.input2_zero_point;
+            acc[row::ADD_ZERO_POINT * stride + o] = a.output_zero_point;
+            acc[row::ADD_MIN * stride + o] = i32::from(a.min);
+            acc[row::ADD_MAX * stride + o] = i32::from(a.max);
+            for (i, w) in row::add_words(a.rescale).into_iter().enumerate() {
+                acc[(row::ADD_RESCALE + i) * stride + o] = w;
+            }
+        }
     }
     if !spec.has_weights() {
         return Ok(());
@@ -191,6 +203,42 @@ pub fn pack_i8(
         }
     }
     Ok(())
+}
+
+/// A residual layer needs its ADD's parameters, any other none; their
+/// zero points and range are checked.
+fn check_add(spec: &LayerSpec, add: Option<&AddParams>) -> Result<(), Error> {
+    match (spec.residual, add) {
+        (true, Some(a)) => {
+            let zps = [
+                a.input1_zero_point,
+                a.input2_zero_point,
+                a.output_zero_point,
+            ];
+            if zps.iter().any(|z| i8::try_from(*z).is_err()) {
+                return Err(Error::Unsupported {
+                    what: "ADD zero point",
+                    detail: "an int8 zero point must be in -128..=127",
+                });
+            }
+            if a.min > a.max {
+                return Err(Error::Unsupported {
+                    what: "ADD activation range",
+                    detail: "min must not exceed max",
+                });
+            }
+            Ok(())
+        }
+        (false, None) => Ok(()),
+        (true, None) => Err(Error::Unsupported {
+            what: "residual layer",
+            detail: "needs the ADD's quantization (`AddParams`)",
+        }),
+        (false, Some(_)) => Err(Error::Unsupported {
+            what: "ADD parameters",
+            detail: "only a residual layer takes them",
+        }),
+    }
 }
 
 /// The per-channel rows of an `i8` layer without weights (pooling): the

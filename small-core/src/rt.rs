@@ -16,7 +16,7 @@ pub use alloc::vec::Vec;
 pub use small_ir::error::{check_dim, check_len};
 pub use small_ir::geometry::packed_len;
 
-pub use crate::pack::{Requant, pack, pack_i8, pack_i8_clamp};
+pub use crate::pack::{AddParams, Requant, pack, pack_i8, pack_i8_clamp};
 use crate::{Arch, Blocked, Blocking, Dims, Error, Filter, LayerSpec};
 
 /// The blocking of `arch` in a layer's list, if the layer was generated for
@@ -140,6 +140,7 @@ pub fn pack_i8_owned(
     filter: Filter<'_, i8>,
     bias: Option<&[i32]>,
     q: &Requant<'_>,
+    add: Option<&AddParams>,
 ) -> Result<Int8Weights, Error> {
     filter.check(spec)?;
     q.check(spec.out_channels())?;
@@ -157,6 +158,7 @@ pub fn pack_i8_owned(
         filter,
         bias,
         q,
+        add,
         &mut acc,
         &mut tiles,
     )?;

@@ -417,26 +417,18 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
     let reduction = a.reduction.map_or(Reduction::Fma, |c| c.0);
     let activation = a.activation.map_or(Activation::None, |c| c.0);
     let dtype = a.dtype.map_or(Dtype::F32, |c| c.0);
-    if let Some(Choice(_, span)) = a.dtype.filter(|c| c.0 == Dtype::I8) {
-        if let Some(act) = a.activation.filter(|c| c.0 != Activation::None) {
-            errors.push(
-                Error::custom(
-                    "an `i8` layer's activation is the clamp of its output: leave `activation` \
-                     out and pass the range in the constructor (`Requant { min, max }`, \
-                     `small_core::ir::quant::activation_range`)",
-                )
-                .with_span(&act.1),
-            );
-        }
-        if a.residual.is_some() {
-            errors.push(
-                Error::custom(
-                    "`residual` is `f32` only: an `i8` residual needs TFLite's ADD rescaling, \
-                     not supported yet; use `dtype = f32` or no `residual`",
-                )
-                .with_span(&span),
-            );
-        }
+    if let Some(act) = a
+        .activation
+        .filter(|c| dtype == Dtype::I8 && c.0 != Activation::None)
+    {
+        errors.push(
+            Error::custom(
+                "an `i8` layer's activation is the clamp of its output: leave `activation` \
+                 out and pass the range in the constructor (`Requant { min, max }`, \
+                 `small_core::ir::quant::activation_range`)",
+            )
+            .with_span(&act.1),
+        );
     }
 
     if let Some(fw) = a.fw.filter(|s| s.0 > MAX_FW) {

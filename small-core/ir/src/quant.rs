@@ -395,6 +395,7 @@ impl Rescale {
 /// | [`row::RESCALE`] .. `+ 3` | [`Rescale::to_words`] |
 /// | [`row::ZERO_POINT`] | the output zero point |
 /// | [`row::MIN`], [`row::MAX`] | the clamp of the fused activation |
+/// | [`row::SKIP_ZERO_POINT`] .. [`row::ADD_MAX`] | a residual layer's ADD ([`row::add_words`]) |
 /// | [`row::CORRECTION`] `+ tap` | what a border tile adds back for each tap it skips |
 pub mod row {
     /// The bias, compensated.
@@ -407,8 +408,55 @@ pub mod row {
     pub const MIN: usize = 5;
     /// The largest output.
     pub const MAX: usize = 6;
+    /// A residual layer's ADD: the convolution's output zero point (its
+    /// first input), then the skip's; the rest of [`add_words`].
+    pub const CONV_ZERO_POINT: usize = 7;
+    /// The skip tensor's zero point.
+    pub const SKIP_ZERO_POINT: usize = 8;
+    /// The ADD's output zero point.
+    pub const ADD_ZERO_POINT: usize = 9;
+    /// The ADD's clamp, smallest.
+    pub const ADD_MIN: usize = 10;
+    /// The ADD's clamp, largest.
+    pub const ADD_MAX: usize = 11;
+    /// `left_shift`, then the three multipliers and shifts of the
+    /// [`AddRescale`](super::AddRescale) (convolution, skip, output).
+    pub const ADD_RESCALE: usize = 12;
     /// The first tap's border correction (layers with weights only).
-    pub const CORRECTION: usize = 7;
+    pub const CORRECTION: usize = 19;
+
+    /// The seven words at [`ADD_RESCALE`] of `r`.
+    pub const fn add_words(r: super::AddRescale) -> [i32; 7] {
+        [
+            r.left_shift,
+            r.input1.multiplier,
+            r.input1.shift,
+            r.input2.multiplier,
+            r.input2.shift,
+            r.output.multiplier,
+            r.output.shift,
+        ]
+    }
+
+    /// The inverse of [`add_words`].
+    pub const fn add_rescale(w: [i32; 7]) -> super::AddRescale {
+        use super::Multiplier;
+        super::AddRescale {
+            left_shift: w[0],
+            input1: Multiplier {
+                multiplier: w[1],
+                shift: w[2],
+            },
+            input2: Multiplier {
+                multiplier: w[3],
+                shift: w[4],
+            },
+            output: Multiplier {
+                multiplier: w[5],
+                shift: w[6],
+            },
+        }
+    }
 }
 
 impl Rescale {

@@ -715,6 +715,10 @@ fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
                 at(&format_ident!("q"), v * s.lanes),
             );
             col.push(match s.spec.reduction {
+                Reduction::Fma if s.spec.residual => {
+                    let skip = out_at(s, "res", ll, v);
+                    quote!(A::requantize_add(#p, #c, #skip, #r, #stride);)
+                }
                 Reduction::Fma => quote!(A::requantize(#p, #c, #r, #stride);),
                 Reduction::Max => quote!(A::clamp(#p, #c, #r, #stride);),
                 Reduction::Avg => quote!(A::average(#p, #c, count, #r, #stride);),
@@ -728,9 +732,15 @@ fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
             col
         });
     }
+    let res = if s.spec.residual {
+        quote!(let res = t.res;)
+    } else {
+        quote!()
+    };
     quote! {
         let out = t.out;
         let q = t.bias;
+        #res
         #(#fold)*
         #correction
         #(#out)*

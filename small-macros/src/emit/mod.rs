@@ -528,6 +528,35 @@ fn int8_constructors(spec: &LayerSpec) -> TokenStream {
                 }
             }
         },
+        Reduction::Fma if spec.residual => quote! {
+            ::small_core::__rt::if_alloc! {
+                /// Packs the layer once for the default arch (`SMALL_ARCH` or the
+                /// best the CPU has): `filter`, `bias` and `q` as a layer without
+                /// residual, and `add` the quantization of the ADD fused into
+                /// STORE, its input 1 this layer's convolution (`q`'s output) and
+                /// its input 2 the skip tensor.
+                pub fn new(
+                    filter: ::small_core::Filter<'_, i8>,
+                    bias: Option<&[i32]>,
+                    q: &::small_core::__rt::Requant<'_>,
+                    add: &::small_core::__rt::AddParams,
+                ) -> Result<Self, ::small_core::Error> {
+                    Self::with_arch(::small_core::arch::selected()?, filter, bias, q, add)
+                }
+                /// As [`Self::new`], for a given arch; an error if it cannot run here.
+                pub fn with_arch(
+                    arch: ::small_core::Arch,
+                    filter: ::small_core::Filter<'_, i8>,
+                    bias: Option<&[i32]>,
+                    q: &::small_core::__rt::Requant<'_>,
+                    add: &::small_core::__rt::AddParams,
+                ) -> Result<Self, ::small_core::Error> {
+                    let b = ::small_core::__rt::blocking_for(Self::BLOCKING, arch)?;
+                    let weights = ::small_core::__rt::pack_i8_owned(&Self::SPEC, b, filter, bias, q, Some(add))?;
+                    Ok(Self { arch, weights })
+                }
+            }
+        },
         Reduction::Fma => quote! {
             ::small_core::__rt::if_alloc! {
                 /// Packs the layer once for the default arch (`SMALL_ARCH` or the
@@ -550,7 +579,7 @@ fn int8_constructors(spec: &LayerSpec) -> TokenStream {
                     q: &::small_core::__rt::Requant<'_>,
                 ) -> Result<Self, ::small_core::Error> {
                     let b = ::small_core::__rt::blocking_for(Self::BLOCKING, arch)?;
-                    let weights = ::small_core::__rt::pack_i8_owned(&Self::SPEC, b, filter, bias, q)?;
+                    let weights = ::small_core::__rt::pack_i8_owned(&Self::SPEC, b, filter, bias, q, None)?;
                     Ok(Self { arch, weights })
                 }
             }
