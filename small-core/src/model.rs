@@ -681,7 +681,7 @@ macro_rules! model {
     (
         $(#[$meta:meta])*
         $vis:vis struct $name:ident {
-            input $input:ident : [$ih:expr, $iw:expr, $ic:expr];
+            input $input:ident : [$ih:expr, $iw:expr, $ic:expr] $($dt:ident)?;
             $( $field:ident : $ty:ident @ $op:literal $(=> $out_op:literal)?
                 ( $x:ident $(, + $skip:ident)? ) -> $y:ident ; )+
         }
@@ -782,66 +782,15 @@ macro_rules! model {
                         Ok(Self { $(
                             $field: {
                                 let r = $crate::load::LayerRef { name: stringify!($field), op: $op };
-                                let w = source.layer(r, &$ty::SPEC)?;
-                                $ty::from_weights(arch, w.filter(), w.bias.as_deref())?
+                                $ty::__load(source, r, $crate::model!(@or $($out_op)? ; $op), arch)?
                             },
                         )+ })
                     }
-
-                    /// Packs every layer's weights from `source` for `arch` into
-                    /// `out` ([`Self::packed_len`]`(arch)` elements), layer after
-                    /// layer: the buffer [`Self::from_packed`] takes. `arch` need
-                    /// not run here: a build script packs a microcontroller's
-                    /// weights on the host and embeds them in its flash.
-                    pub fn pack<W: $crate::load::WeightSource + ?Sized>(
-                        source: &W,
-                        arch: $crate::Arch,
-                        out: &mut [f32],
-                    ) -> Result<(), $crate::load::LoadError> {
-                        $crate::__rt::check_len("packed model weights", Self::packed_len(arch), out.len())?;
-                        let mut at = 0;
-                        $( {
-                            let n = $ty::packed_len(arch);
-                            let r = $crate::load::LayerRef { name: stringify!($field), op: $op };
-                            let w = source.layer(r, &$ty::SPEC)?;
-                            $ty::pack_for(arch, w.filter(), w.bias.as_deref(), &mut out[at..at + n])?;
-                            at += n;
-                        } )+
-                        let _ = at;
-                        Ok(())
-                    }
-
-                    /// The network on the reference layers (NHWC, weights from
-                    /// `source`): every tensor, indexed like [`Self::DIMS`].
-                    pub fn reference<W: $crate::load::WeightSource + ?Sized>(
-                        source: &W,
-                        input_nhwc: &[f32],
-                    ) -> Result<$crate::__rt::Vec<$crate::__rt::Vec<f32>>, $crate::load::LoadError> {
-                        $crate::model::reference_run(source, &Self::LAYERS, &Self::DIMS, input_nhwc)
-                    }
                 }
 
-                /// `f32`s of all layers' packed weights for `arch` (0 if the
-                /// layers were not generated for it), for sizing static storage.
-                pub const fn packed_len(arch: $crate::Arch) -> usize {
-                    0 $( + $ty::packed_len(arch) )+
-                }
-
-                /// The network on weights [`Self::pack`] packed for `arch`,
-                /// borrowed for the program's lifetime (a microcontroller's
-                /// flash): no copy and no allocation.
-                pub fn from_packed(arch: $crate::Arch, packed: &'static [f32]) -> Result<Self, $crate::Error> {
-                    $crate::__rt::check_len("packed model weights", Self::packed_len(arch), packed.len())?;
-                    let mut at = 0;
-                    let net = Self { $(
-                        $field: {
-                            let n = $ty::packed_len(arch);
-                            at += n;
-                            $ty::from_packed(arch, &packed[at - n..at])?
-                        },
-                    )+ };
-                    let _ = at;
-                    Ok(net)
+                /// Bytes of all layers' packed weights and per-channel data.
+                pub fn weight_bytes(&self) -> usize {
+                    0 $( + self.$field.weight_bytes() )+
                 }
 
                 /// The input tensor in `arena`, to fill before [`Self::forward`].
@@ -871,11 +820,6 @@ macro_rules! model {
                     }
                     let (d, off) = (Self::DIMS[id], Self::PLAN.offsets[id]);
                     $crate::__rt::assume_padded(d, &mut arena[off..off + d.len()])
-                }
-
-                /// `f32`s of packed weights and biases, all layers.
-                pub fn packed_weights(&self) -> usize {
-                    0 $( + $ty::packed_len(self.$field.arch()) )+
                 }
 
                 /// The arch every layer runs on.
@@ -925,6 +869,8 @@ macro_rules! model {
                     Ok(())
                 }
             }
+
+            $crate::model!(@packing [$($dt)?] $name; $( $field : $ty @ $op ),+);
 
             // For generic callers: the inherent items above (which take
             // precedence in `Self::` paths), behind one trait.
@@ -986,6 +932,113 @@ macro_rules! model {
                 }
             }
         };
+    };
+    (@packing [] $name:ident; $( $field:ident : $ty:ident @ $op:literal ),+) => {
+        impl $name {
+            $crate::__rt::if_alloc! {
+                    /// Packs every layer's weights from `source` for `arch` into
+                    /// `out` ([`Self::packed_len`]`(arch)` elements), layer after
+                    /// layer: the buffer [`Self::from_packed`] takes. `arch` need
+                    /// not run here: a build script packs a microcontroller's
+                    /// weights on the host and embeds them in its flash.
+                    pub fn pack<W: $crate::load::WeightSource + ?Sized>(
+                        source: &W,
+                        arch: $crate::Arch,
+                        out: &mut [f32],
+                    ) -> Result<(), $crate::load::LoadError> {
+                        $crate::__rt::check_len("packed model weights", Self::packed_len(arch), out.len())?;
+                        let mut at = 0;
+                        $( {
+                            let n = $ty::packed_len(arch);
+                            let r = $crate::load::LayerRef { name: stringify!($field), op: $op };
+                            let w = source.layer(r, &$ty::SPEC)?;
+                            $ty::pack_for(arch, w.filter(), w.bias.as_deref(), &mut out[at..at + n])?;
+                            at += n;
+                        } )+
+                        let _ = at;
+                        Ok(())
+                    }
+
+                    /// The network on the reference layers (NHWC, weights from
+                    /// `source`): every tensor, indexed like [`Self::DIMS`].
+                    pub fn reference<W: $crate::load::WeightSource + ?Sized>(
+                        source: &W,
+                        input_nhwc: &[f32],
+                    ) -> Result<$crate::__rt::Vec<$crate::__rt::Vec<f32>>, $crate::load::LoadError> {
+                        $crate::model::reference_run(source, &Self::LAYERS, &Self::DIMS, input_nhwc)
+                    }
+                }
+
+                /// `f32`s of all layers' packed weights for `arch` (0 if the
+                /// layers were not generated for it), for sizing static storage.
+                pub const fn packed_len(arch: $crate::Arch) -> usize {
+                    0 $( + $ty::packed_len(arch) )+
+                }
+
+                /// The network on weights [`Self::pack`] packed for `arch`,
+                /// borrowed for the program's lifetime (a microcontroller's
+                /// flash): no copy and no allocation.
+                pub fn from_packed(arch: $crate::Arch, packed: &'static [f32]) -> Result<Self, $crate::Error> {
+                    $crate::__rt::check_len("packed model weights", Self::packed_len(arch), packed.len())?;
+                    let mut at = 0;
+                    let net = Self { $(
+                        $field: {
+                            let n = $ty::packed_len(arch);
+                            at += n;
+                            $ty::from_packed(arch, &packed[at - n..at])?
+                        },
+                    )+ };
+                    let _ = at;
+                    Ok(net)
+                }
+
+
+                /// `f32`s of packed weights and biases, all layers.
+                pub fn packed_weights(&self) -> usize {
+                    0 $( + $ty::packed_len(self.$field.arch()) )+
+                }
+        }
+    };
+    // An `i8` network packs its layers when it loads them: it has no
+    // ahead-of-time buffer (`f32` weights) to pack into or run from.
+    (@packing [i8] $name:ident; $( $field:ident : $ty:ident @ $op:literal ),+) => {
+        impl $name {
+            $crate::__rt::if_alloc! {
+                /// Not for an `i8` network: its layers pack when [`Self::load`]
+                /// reads them (an error).
+                pub fn pack<W: $crate::load::WeightSource + ?Sized>(
+                    _source: &W,
+                    _arch: $crate::Arch,
+                    _out: &mut [f32],
+                ) -> Result<(), $crate::load::LoadError> {
+                    Err($crate::__rt::no_ahead_of_time_i8().into())
+                }
+
+                /// Not for an `i8` network (an error): the `f32` reference
+                /// layers run `f32` networks only.
+                pub fn reference<W: $crate::load::WeightSource + ?Sized>(
+                    _source: &W,
+                    _input_nhwc: &[f32],
+                ) -> Result<$crate::__rt::Vec<$crate::__rt::Vec<f32>>, $crate::load::LoadError> {
+                    Err($crate::__rt::no_ahead_of_time_i8().into())
+                }
+            }
+
+            /// 0: an `i8` network has no ahead-of-time `f32` buffer.
+            pub const fn packed_len(_arch: $crate::Arch) -> usize {
+                0
+            }
+
+            /// Not for an `i8` network (an error): see [`Self::pack`].
+            pub fn from_packed(_arch: $crate::Arch, _packed: &'static [f32]) -> Result<Self, $crate::Error> {
+                Err($crate::__rt::no_ahead_of_time_i8())
+            }
+
+            /// Packed weights and per-channel data, in `f32`s (bytes / 4).
+            pub fn packed_weights(&self) -> usize {
+                self.weight_bytes().div_ceil(4)
+            }
+        }
     };
     (@elem $first:ty $(, $rest:ty)*) => { <$first as $crate::Layer>::Elem };
     (@or $a:expr ; $b:expr) => { $a };

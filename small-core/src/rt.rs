@@ -199,3 +199,19 @@ fn checked_acc_len(spec: &LayerSpec) -> Result<usize, Error> {
         refused: None,
     })
 }
+
+/// The error of a residual `i8` layer whose source gave no ADD.
+#[cfg(feature = "alloc")]
+pub fn missing_add(layer: crate::load::LayerRef) -> crate::load::LoadError {
+    crate::load::LoadError::Missing {
+        what: alloc::format!("the ADD of residual layer `{}`", layer.name),
+    }
+}
+
+/// The error of ahead-of-time packing asked of an `i8` network.
+pub fn no_ahead_of_time_i8() -> Error {
+    Error::Unsupported {
+        what: "ahead-of-time packing of an i8 network",
+        detail: "i8 layers pack when `load` reads them; packing to flash is the int8-mcu work",
+    }
+}

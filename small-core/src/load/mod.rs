@@ -20,6 +20,7 @@ pub mod safetensors;
 #[cfg_attr(docsrs, doc(cfg(feature = "tflite")))]
 pub mod tflite;
 
+use crate::reference::int8::{AddParams, Requant, Rescale};
 use crate::{Filter, LayerSpec, Order};
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -52,6 +53,53 @@ impl LayerWeights {
         Filter {
             order: self.order,
             values: &self.weights,
+        }
+    }
+}
+
+/// An `i8` layer's weights, bias and quantization as its file holds them
+/// (TFLite's int8 scheme), ready for the layer's constructor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Int8LayerWeights {
+    /// The weights, in `order` (empty for pools).
+    pub weights: Vec<i8>,
+    /// The order of `weights`.
+    pub order: Order,
+    /// `[G*K]` in the scale `input_scale * weight_scale`, if the layer has one.
+    pub bias: Option<Vec<i32>>,
+    /// One rescale per output channel, or one for all (empty for pools):
+    /// [`Rescale::conv`] for convolutions, [`Rescale::fully_connected`] for
+    /// FULLY_CONNECTED, as LiteRT's reference kernels.
+    pub rescale: Vec<Rescale>,
+    /// The input's zero point.
+    pub input_zero_point: i32,
+    /// The output's zero point.
+    pub output_zero_point: i32,
+    /// The clamp of the fused activation.
+    pub min: i8,
+    /// See `min`.
+    pub max: i8,
+    /// A residual layer's ADD: input 1 the layer's output, input 2 the skip.
+    pub add: Option<AddParams>,
+}
+
+impl Int8LayerWeights {
+    /// The weights as a layer's constructor takes them.
+    pub fn filter(&self) -> Filter<'_, i8> {
+        Filter {
+            order: self.order,
+            values: &self.weights,
+        }
+    }
+
+    /// The quantization as a layer's constructor takes it.
+    pub fn requant(&self) -> Requant<'_> {
+        Requant {
+            input_zero_point: self.input_zero_point,
+            rescale: &self.rescale,
+            output_zero_point: self.output_zero_point,
+            min: self.min,
+            max: self.max,
         }
     }
 }
@@ -161,6 +209,23 @@ pub trait WeightSource {
     /// A layer without weights (max or average pool) gets none: empty
     /// `weights` and no `bias`.
     fn layer(&self, layer: LayerRef, spec: &LayerSpec) -> Result<LayerWeights, LoadError>;
+
+    /// The weights and quantization of the `i8` layer `layer` (declared
+    /// `dtype = i8`), checked as [`WeightSource::layer`]; `out_op` is the
+    /// operator that writes the layer's output (a residual layer's ADD).
+    /// A source of `f32` weights returns an error.
+    fn layer_i8(
+        &self,
+        layer: LayerRef,
+        out_op: usize,
+        spec: &LayerSpec,
+    ) -> Result<Int8LayerWeights, LoadError> {
+        let _ = (layer, out_op, spec);
+        Err(LoadError::Core(crate::Error::Unsupported {
+            what: "int8 weights",
+            detail: "this weight source holds f32 weights only",
+        }))
+    }
 }
 
 /// Deterministic pseudo-random weights (no file): values in

@@ -77,6 +77,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
         Dtype::I8 => quote!(self.weights.bytes()),
     };
     let (packed_len, packing) = packing(spec);
+    let load = load(spec);
     let elem = elem_type(spec.dtype);
     let run_body = if spec.residual {
         quote! {
@@ -145,6 +146,13 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
             #constructors
 
             #packing
+
+            /// Bytes of this layer's packed weights and per-channel data.
+            pub fn weight_bytes(&self) -> usize {
+                #packed_bytes
+            }
+
+            #load
 
             ::small_core::__rt::if_alloc! {
                 /// A zero output tensor of the right shape for input `x`.
@@ -505,6 +513,45 @@ fn packing(spec: &LayerSpec) -> (TokenStream, TokenStream) {
         }
     };
     (len, pack)
+}
+
+/// `__load`: the layer from a weight source, as `model!`'s `load` builds
+/// each layer whatever its dtype (`out_op`: the operator writing its
+/// output, a residual layer's ADD).
+fn load(spec: &LayerSpec) -> TokenStream {
+    let build = match (spec.dtype, spec.reduction, spec.residual) {
+        (Dtype::F32, _, _) => quote! {
+            let _ = out_op;
+            let w = source.layer(layer, &Self::SPEC)?;
+            Ok(Self::from_weights(arch, w.filter(), w.bias.as_deref())?)
+        },
+        (Dtype::I8, Reduction::Max | Reduction::Avg, _) => quote! {
+            let w = source.layer_i8(layer, out_op, &Self::SPEC)?;
+            Ok(Self::with_arch(arch, w.min, w.max)?)
+        },
+        (Dtype::I8, Reduction::Fma, false) => quote! {
+            let w = source.layer_i8(layer, out_op, &Self::SPEC)?;
+            Ok(Self::with_arch(arch, w.filter(), w.bias.as_deref(), &w.requant())?)
+        },
+        (Dtype::I8, Reduction::Fma, true) => quote! {
+            let w = source.layer_i8(layer, out_op, &Self::SPEC)?;
+            let add = w.add.as_ref().ok_or_else(|| ::small_core::__rt::missing_add(layer))?;
+            Ok(Self::with_arch(arch, w.filter(), w.bias.as_deref(), &w.requant(), add)?)
+        },
+    };
+    quote! {
+        ::small_core::__rt::if_alloc! {
+            #[doc(hidden)]
+            pub fn __load<W: ::small_core::load::WeightSource + ?Sized>(
+                source: &W,
+                layer: ::small_core::load::LayerRef,
+                out_op: usize,
+                arch: ::small_core::Arch,
+            ) -> Result<Self, ::small_core::load::LoadError> {
+                #build
+            }
+        }
+    }
 }
 
 /// Constructors of an `i8` layer: weights, bias and quantization (FMA),

@@ -3,8 +3,10 @@
 //! a [`Model`] a [`WeightSource`] (see the [module docs](super) for the
 //! mapping of layers to operators).
 
-use super::{Model, OpKind, Operator, Tensor};
-use crate::load::{LayerRef, LayerWeights, LoadError, WeightSource};
+use super::{DType, Model, OpKind, Operator, Tensor};
+use crate::load::{Int8LayerWeights, LayerRef, LayerWeights, LoadError, WeightSource};
+use crate::reference::int8::{AddParams, Rescale};
+use small_ir::quant::{Quant, activation_range};
 use crate::{Activation, LayerSpec, Order, Padding, Reduction};
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -49,7 +51,7 @@ struct Target<'m> {
     model: &'m Model,
 }
 
-impl Target<'_> {
+impl<'m> Target<'m> {
     fn name(&self) -> String {
         format!(
             "layer `{}` (op {} {})",
@@ -95,7 +97,7 @@ impl Target<'_> {
         })
     }
 
-    fn tensor(&self, role: &str, i: usize) -> Result<&Tensor, LoadError> {
+    fn tensor(&self, role: &str, i: usize) -> Result<&'m Tensor, LoadError> {
         self.op
             .input(i)
             .and_then(|t| self.model.tensor(t))
@@ -138,33 +140,147 @@ impl Target<'_> {
         })
     }
 
-    /// The filter's data after checking its shape.
-    fn filter(&self, expected: &[usize]) -> Result<Vec<f32>, LoadError> {
+    /// The filter tensor after checking its shape.
+    fn filter(&self, expected: &[usize]) -> Result<&'m Tensor, LoadError> {
         let t = self.tensor("filter", 1)?;
-        let label = self.tensor_label("filter", t);
         if t.shape != expected {
             return Err(LoadError::Shape {
-                tensor: label,
+                tensor: self.tensor_label("filter", t),
                 expected: expected.to_vec(),
                 actual: t.shape.clone(),
             });
         }
-        self.model.f32_of(t, &label)
+        Ok(t)
     }
 
-    fn bias(&self, channels: usize) -> Result<Option<Vec<f32>>, LoadError> {
+    /// The bias tensor, if any, after checking its shape.
+    fn bias(&self, channels: usize) -> Result<Option<&'m Tensor>, LoadError> {
         let Some(t) = self.op.input(2).and_then(|t| self.model.tensor(t)) else {
             return Ok(None);
         };
-        let label = self.tensor_label("bias", t);
         if t.shape != [channels] {
             return Err(LoadError::Shape {
-                tensor: label,
+                tensor: self.tensor_label("bias", t),
                 expected: alloc::vec![channels],
                 actual: t.shape.clone(),
             });
         }
-        self.model.f32_of(t, &label).map(Some)
+        Ok(Some(t))
+    }
+
+    /// `t`'s data as `f32` (int8 dequantized).
+    fn f32_of(&self, role: &str, t: &Tensor) -> Result<Vec<f32>, LoadError> {
+        self.model.f32_of(t, &self.tensor_label(role, t))
+    }
+
+    /// `t`'s per-tensor quantization (an activation's).
+    fn quant(&self, role: &str, t: &Tensor) -> Result<Quant, LoadError> {
+        let q = t.quantization.as_ref().filter(|q| !q.custom);
+        match q {
+            Some(q) if q.scales.len() == 1 && q.zero_points.len() <= 1 => {
+                let zp = q.zero_points.first().copied().unwrap_or(0);
+                let zp = i8::try_from(zp).map_err(|_| LoadError::Mismatch {
+                    layer: self.name(),
+                    what: "zero point",
+                    expected: "-128..=127".into(),
+                    actual: zp.to_string(),
+                })?;
+                Ok(Quant::new(q.scales[0], i32::from(zp)))
+            }
+            _ => Err(LoadError::DType {
+                tensor: self.tensor_label(role, t),
+                expected: "int8 with one scale and zero point",
+                actual: format!("{} with {:?}", t.dtype, t.quantization),
+            }),
+        }
+    }
+
+    /// An int8 tensor's data as stored (`role` names it in errors).
+    fn i8_of(&self, role: &str, t: &Tensor) -> Result<Vec<i8>, LoadError> {
+        if t.dtype != DType::Int8 {
+            return Err(LoadError::DType {
+                tensor: self.tensor_label(role, t),
+                expected: "int8",
+                actual: t.dtype.to_string(),
+            });
+        }
+        self.model.tensor_i8(t.index)
+    }
+
+    /// A weight tensor's scales: one, or one per output channel
+    /// (`channels`); its zero points must be 0 (TFLite's int8 weights).
+    fn weight_scales(&self, t: &Tensor, channels: usize) -> Result<Vec<f32>, LoadError> {
+        let label = || self.tensor_label("filter", t);
+        let q = t.quantization.as_ref().filter(|q| !q.custom);
+        let Some(q) = q else {
+            return Err(LoadError::DType {
+                tensor: label(),
+                expected: "int8 with scales",
+                actual: "no quantization".into(),
+            });
+        };
+        if q.zero_points.iter().any(|&z| z != 0) {
+            return Err(LoadError::Mismatch {
+                layer: self.name(),
+                what: "weight zero points",
+                expected: "0 (symmetric int8 weights)".into(),
+                actual: format!("{:?}", q.zero_points),
+            });
+        }
+        if q.scales.len() != 1 && q.scales.len() != channels {
+            return Err(LoadError::Shape {
+                tensor: format!("{} (scales)", label()),
+                expected: alloc::vec![channels],
+                actual: alloc::vec![q.scales.len()],
+            });
+        }
+        Ok(q.scales.clone())
+    }
+
+    /// The tensor operator `op` writes.
+    fn output_of(&self, op: &Operator) -> Result<&'m Tensor, LoadError> {
+        op.outputs
+            .first()
+            .and_then(|&t| self.model.tensor(t))
+            .ok_or_else(|| LoadError::Missing {
+                what: format!("output of op {} of {}", op.index, self.name()),
+            })
+    }
+
+    /// The ADD operator `out_op` fused into this residual layer: its
+    /// parameters with input 1 the layer's output and input 2 the skip.
+    fn add_params(&self, out_op: usize) -> Result<AddParams, LoadError> {
+        let add = self
+            .model
+            .operators()
+            .get(out_op)
+            .filter(|o| o.kind == OpKind::Add)
+            .ok_or_else(|| LoadError::Missing {
+                what: format!("ADD (op {out_op}) of the residual {}", self.name()),
+            })?;
+        let conv = self.op.outputs.first().copied();
+        let (a, b) = (add.input(0), add.input(1));
+        let skip = match (a, b) {
+            (x, Some(s)) if x == conv => s,
+            (Some(s), x) if x == conv => s,
+            _ => {
+                return Err(LoadError::Mismatch {
+                    layer: self.name(),
+                    what: "residual ADD",
+                    expected: format!("an ADD of t{}", conv.unwrap_or(usize::MAX)),
+                    actual: format!("ADD (op {out_op}) of {:?}", add.inputs),
+                });
+            }
+        };
+        let tensor = |i: usize| {
+            self.model.tensor(i).ok_or_else(|| LoadError::Missing {
+                what: format!("tensor t{i} of ADD (op {out_op})"),
+            })
+        };
+        let q1 = self.quant("ADD input", self.output_of(self.op)?)?;
+        let q2 = self.quant("ADD skip", tensor(skip)?)?;
+        let qo = self.quant("ADD output", self.output_of(add)?)?;
+        Ok(AddParams::new(q1, q2, qo, add.activation()?))
     }
 
     fn kind(&self, expected: &str) -> LoadError {
@@ -172,12 +288,18 @@ impl Target<'_> {
     }
 }
 
-impl WeightSource for Model {
-    /// Checks operator `layer.op` against `spec` (see the [module
-    /// docs](super)) and returns its filter (TFLite order, which is the
-    /// layer's) and bias. Pools return no weights. The fused activation
-    /// and a residual ADD are not checked: see [`Operator::activation`].
-    fn layer(&self, layer: LayerRef, spec: &LayerSpec) -> Result<LayerWeights, LoadError> {
+/// An operator checked against a layer: its filter and bias tensors (none
+/// for pools) and the filter's order.
+struct Resolved<'m> {
+    target: Target<'m>,
+    filter: Option<&'m Tensor>,
+    order: Order,
+    bias: Option<&'m Tensor>,
+}
+
+impl Model {
+    /// Checks operator `layer.op` against `spec` (see the [module docs](super)).
+    fn resolve(&self, layer: LayerRef, spec: &LayerSpec) -> Result<Resolved<'_>, LoadError> {
         let op = self
             .operators()
             .get(layer.op)
@@ -209,7 +331,7 @@ impl WeightSource for Model {
                 target.check("filter", (spec.fh, spec.fw), o.filter, hxw)?;
                 target.window(spec)?;
                 target.input_channels(spec.in_channels())?;
-                (Vec::new(), Order::Ohwi, None)
+                (None, Order::Ohwi, None)
             }
             (Reduction::Fma, _) => match op.kind {
                 // A depthwise convolution with multiplier M is the grouped
@@ -230,7 +352,7 @@ impl WeightSource for Model {
                     target.input_channels(spec.g)?;
                     let out = spec.out_channels();
                     let w = target.filter(&[1, spec.fh, spec.fw, out])?;
-                    (w, Order::Depthwise, target.bias(out)?)
+                    (Some(w), Order::Depthwise, target.bias(out)?)
                 }
                 // Grouped too: TFLite infers the groups from the input's
                 // channels over the filter's.
@@ -239,7 +361,7 @@ impl WeightSource for Model {
                     unit("dilation", o.dilation)?;
                     target.input_channels(spec.in_channels())?;
                     let w = target.filter(&[spec.out_channels(), spec.fh, spec.fw, spec.fc])?;
-                    (w, Order::Ohwi, target.bias(spec.out_channels())?)
+                    (Some(w), Order::Ohwi, target.bias(spec.out_channels())?)
                 }
                 OpKind::FullyConnected => {
                     if (spec.fh, spec.fw, spec.g) != (1, 1, 1) {
@@ -268,24 +390,124 @@ impl WeightSource for Model {
                     }
                     target.input_rows(spec.fc)?;
                     let w = target.filter(&[spec.k, spec.fc])?;
-                    (w, Order::Ohwi, target.bias(spec.k)?)
+                    (Some(w), Order::Ohwi, target.bias(spec.k)?)
                 }
                 _ => {
                     return Err(target.kind("CONV_2D, DEPTHWISE_CONV_2D or FULLY_CONNECTED"));
                 }
             },
         };
-        if weights.len() != spec.weights_len() {
-            return Err(LoadError::Shape {
-                tensor: format!("weights of {}", target.name()),
-                expected: alloc::vec![spec.weights_len()],
-                actual: alloc::vec![weights.len()],
-            });
-        }
-        Ok(LayerWeights {
-            weights,
+        Ok(Resolved {
+            target,
+            filter: weights,
             order,
             bias,
+        })
+    }
+}
+
+/// Checks that a layer got as many weights as it declares.
+fn check_count(target: &Target<'_>, spec: &LayerSpec, n: usize) -> Result<(), LoadError> {
+    if n == spec.weights_len() {
+        return Ok(());
+    }
+    Err(LoadError::Shape {
+        tensor: format!("weights of {}", target.name()),
+        expected: alloc::vec![spec.weights_len()],
+        actual: alloc::vec![n],
+    })
+}
+
+impl WeightSource for Model {
+    /// Checks operator `layer.op` against `spec` (see the [module
+    /// docs](super)) and returns its filter (TFLite order, which is the
+    /// layer's) and bias, int8 data dequantized. Pools return no weights.
+    /// The fused activation and a residual ADD are not checked: see
+    /// [`Operator::activation`].
+    fn layer(&self, layer: LayerRef, spec: &LayerSpec) -> Result<LayerWeights, LoadError> {
+        let r = self.resolve(layer, spec)?;
+        let t = &r.target;
+        let weights = match r.filter {
+            Some(f) => t.f32_of("filter", f)?,
+            None => Vec::new(),
+        };
+        check_count(t, spec, weights.len())?;
+        let bias = r.bias.map(|b| t.f32_of("bias", b)).transpose()?;
+        Ok(LayerWeights {
+            weights,
+            order: r.order,
+            bias,
+        })
+    }
+
+    /// As [`Model::layer`] for an int8 operator, its data as stored: the
+    /// int8 filter (zero points 0), the int32 bias, and the quantization
+    /// LiteRT's reference kernels use ([`Int8LayerWeights::rescale`]); the
+    /// clamp from the operator's fused activation, or, for a residual
+    /// layer, the parameters of the ADD `out_op` (with its activation).
+    fn layer_i8(
+        &self,
+        layer: LayerRef,
+        out_op: usize,
+        spec: &LayerSpec,
+    ) -> Result<Int8LayerWeights, LoadError> {
+        let r = self.resolve(layer, spec)?;
+        let t = &r.target;
+        let qx = t.quant("input", t.tensor("input", 0)?)?;
+        let qy = t.quant("output", t.output_of(t.op)?)?;
+        let (min, max) = activation_range(t.op.activation()?, qy);
+        let out = spec.out_channels();
+        let (weights, rescale) = match r.filter {
+            Some(f) => {
+                let w = t.i8_of("filter", f)?;
+                let scales = t.weight_scales(f, out)?;
+                let rescale = scales
+                    .iter()
+                    .map(|&s| match t.op.kind {
+                        OpKind::FullyConnected => Rescale::fully_connected(qx.scale, s, qy.scale),
+                        _ => Rescale::conv(qx.scale, s, qy.scale),
+                    })
+                    .collect();
+                (w, rescale)
+            }
+            None => {
+                if qx != qy {
+                    return Err(t.mismatch(
+                        "output quantization",
+                        format!("the input's, {qx:?} (TFLite's int8 pools)"),
+                        format!("{qy:?}"),
+                    ));
+                }
+                (Vec::new(), Vec::new())
+            }
+        };
+        check_count(t, spec, weights.len())?;
+        let bias = match r.bias {
+            Some(b) if b.dtype == DType::Int32 => Some(self.tensor_i32(b.index)?),
+            Some(b) => {
+                return Err(LoadError::DType {
+                    tensor: t.tensor_label("bias", b),
+                    expected: "int32",
+                    actual: b.dtype.to_string(),
+                });
+            }
+            None => None,
+        };
+        let add = if spec.residual {
+            Some(t.add_params(out_op)?)
+        } else {
+            None
+        };
+        Ok(Int8LayerWeights {
+            weights,
+            order: r.order,
+            bias,
+            rescale,
+            input_zero_point: qx.zero_point,
+            output_zero_point: qy.zero_point,
+            min,
+            max,
+            add,
         })
     }
 }
