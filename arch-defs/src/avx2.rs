@@ -188,7 +188,29 @@ mod tests {
     #[target_feature(enable = "avx2,fma")]
     unsafe fn check() {
         // SAFETY: the caller guarantees AVX2.
-        unsafe { crate::int8::check::check_dot::<Int8<Avx2>>(200) }
+        unsafe {
+            crate::int8::check::check_dot::<Int8<Avx2>>(200);
+            crate::int8::check::check_output_stages::<Int8<Avx2>>(20_000);
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn time() {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { crate::int8::check::time_output_stages::<Int8<Avx2>>("avx2") }
+    }
+
+    /// Scalar against vector output stages, printed (`cargo test --release
+    /// -p arch-defs -- --ignored --nocapture output_stage_timing`).
+    #[test]
+    #[ignore = "a timing, not a check: run it in release mode"]
+    fn output_stage_timing() {
+        if !available() {
+            std::eprintln!("avx2: not available on this CPU, not timed");
+            return;
+        }
+        // SAFETY: the CPU has AVX2 and FMA.
+        unsafe { time() }
     }
 
     #[test]

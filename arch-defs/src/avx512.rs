@@ -207,7 +207,29 @@ mod tests {
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
     unsafe fn check() {
         // SAFETY: the caller guarantees AVX-512 F/BW/VNNI.
-        unsafe { crate::int8::check::check_dot::<Int8<Avx512>>(200) }
+        unsafe {
+            crate::int8::check::check_dot::<Int8<Avx512>>(200);
+            crate::int8::check::check_output_stages::<Int8<Avx512>>(20_000);
+        }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
+    unsafe fn time() {
+        // SAFETY: the caller guarantees AVX-512 F/BW/VNNI.
+        unsafe { crate::int8::check::time_output_stages::<Int8<Avx512>>("avx512") }
+    }
+
+    /// Scalar against vector output stages, printed (`cargo test --release
+    /// -p arch-defs -- --ignored --nocapture output_stage_timing`).
+    #[test]
+    #[ignore = "a timing, not a check: run it in release mode"]
+    fn output_stage_timing() {
+        if !available() {
+            std::eprintln!("avx512: no AVX-512 F/BW/VNNI on this CPU, not timed");
+            return;
+        }
+        // SAFETY: the CPU has AVX-512 F/BW/VNNI, AVX2 and FMA.
+        unsafe { time() }
     }
 
     #[test]

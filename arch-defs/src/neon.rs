@@ -210,6 +210,9 @@ mod tests {
             return;
         }
         // SAFETY: NEON is present.
-        unsafe { crate::int8::check::check_dot::<Int8<Neon>>(200) }
+        unsafe {
+            crate::int8::check::check_dot::<Int8<Neon>>(200);
+            crate::int8::check::check_output_stages::<Int8<Neon>>(20_000);
+        }
     }
 }
