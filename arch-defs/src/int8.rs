@@ -568,15 +568,28 @@ pub(crate) mod check {
                 mixed += 1;
             }
             for l in 0..n {
-                let words = lane_rows(&mut rng, variants[l]);
-                for (k, w) in words.into_iter().enumerate() {
-                    rows[1 + (row::RESCALE + k) * stride + l] = w;
-                }
+                let mut words = lane_rows(&mut rng, variants[l]);
                 acc[1 + l] = match case % 16 {
                     // The largest magnitudes in every lane.
                     15 => [i32::MIN, i32::MAX][rng.u64() as usize % 2],
+                    // Products on, or one off, a tie of the doubling high
+                    // multiply (`x * m = 2^30 mod 2^31`: `x = ±2^30` with
+                    // `m = ±1` or `i32::MAX`, an odd `x` with `m = ±2^30`),
+                    // with no shift or a right shift of 1 or 2 (ties of
+                    // the division by a power of two).
+                    14 if variants[l] == 0 => {
+                        let r = rng.u64();
+                        words[1] = [1, -1, 1 << 30, -(1 << 30), i32::MAX][r as usize % 5];
+                        words[2] = [0, 0, -1, -2][(r >> 8) as usize % 4];
+                        let tie: i32 =
+                            [1 << 30, -(1 << 30), 1, -1, 3, -3, 5, 7][(r >> 16) as usize % 8];
+                        tie.wrapping_add([0, 0, 1, -1][(r >> 24) as usize % 4])
+                    }
                     _ => rng.i32(),
                 };
+                for (k, w) in words.into_iter().enumerate() {
+                    rows[1 + (row::RESCALE + k) * stride + l] = w;
+                }
             }
             let count = match rng.u64() % 8 {
                 0 => [1, 2, 3, 4, 9, 0, -1, i32::MIN][rng.u64() as usize % 8],
