@@ -41,8 +41,12 @@ pub struct Avx2;
 #[allow(unsafe_op_in_unsafe_fn)]
 mod imp {
     use super::{Avx2, MACHINE};
+    use crate::int8::{average_scalar, requantize_scalar};
     use crate::{Dot, Int8, Simd};
     use core::arch::x86_64::*;
+    #[cfg(doc)]
+    use small_ir::quant::{clamp_i8, multiply_by_quantized_multiplier, rounding_average};
+    use small_ir::quant::row;
 
     crate::check_arch!(MACHINE, Avx2);
     crate::check_arch!(MACHINE, Int8<Avx2>);
@@ -176,6 +180,133 @@ mod imp {
         unsafe fn widen(p: *const i8) -> __m256i {
             _mm256_cvtepi8_epi32(_mm_loadl_epi64(p.cast()))
         }
+
+        /// Double rounding in every lane (row `RESCALE` all 0, what
+        /// CONV_2D and DEPTHWISE_CONV_2D use): `mul_q31`, the zero point,
+        /// `clamp_store`. Any other lane: the scalar default.
+        #[inline(always)]
+        unsafe fn requantize(p: *mut i8, acc: __m256i, rows: *const i32, stride: usize) {
+            let variant = load_row(rows, stride, row::RESCALE);
+            if _mm256_testz_si256(variant, variant) == 0 {
+                return requantize_scalar::<Self>(p, acc, rows, stride);
+            }
+            let v = mul_q31(
+                acc,
+                load_row(rows, stride, row::RESCALE + 1),
+                load_row(rows, stride, row::RESCALE + 2),
+            );
+            let v = _mm256_add_epi32(v, load_row(rows, stride, row::ZERO_POINT));
+            clamp_store(p, v, rows, stride)
+        }
+
+        /// `div_round` on each half, then `clamp_store`. A `count` below
+        /// 1: the scalar default.
+        #[inline(always)]
+        unsafe fn average(p: *mut i8, sum: __m256i, count: i32, rows: *const i32, stride: usize) {
+            if count <= 0 {
+                return average_scalar::<Self>(p, sum, count, rows, stride);
+            }
+            let lo = div_round(_mm256_castsi256_si128(sum), count);
+            let hi = div_round(_mm256_extracti128_si256::<1>(sum), count);
+            clamp_store(p, _mm256_set_m128i(hi, lo), rows, stride)
+        }
+
+        /// `clamp_store`.
+        #[inline(always)]
+        unsafe fn clamp(p: *mut i8, v: __m256i, rows: *const i32, stride: usize) {
+            clamp_store(p, v, rows, stride)
+        }
+    }
+
+    /// Row `r` of the per-channel rows (`small_ir::quant::row`): 8
+    /// values at `rows + r * stride`.
+    #[inline(always)]
+    unsafe fn load_row(rows: *const i32, stride: usize, r: usize) -> __m256i {
+        _mm256_loadu_si256(rows.add(r * stride).cast())
+    }
+
+    /// [`clamp_i8`] in every lane (rows `MIN`, `MAX`) and the 8 bytes
+    /// stored: `vpmaxsd`, `vpminsd`, then the low byte of each lane
+    /// (`vpshufb` within each half, `vpermd` across, `vmovq`), which
+    /// truncates as `as i8` does (a saturating `vpackssdw`/`vpacksswb`
+    /// would differ from the scalar bits for a clamp outside `i8`).
+    #[inline(always)]
+    unsafe fn clamp_store(p: *mut i8, v: __m256i, rows: *const i32, stride: usize) {
+        let v = _mm256_max_epi32(v, load_row(rows, stride, row::MIN));
+        let v = _mm256_min_epi32(v, load_row(rows, stride, row::MAX));
+        #[rustfmt::skip]
+        let low_bytes = _mm256_setr_epi8(
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+        );
+        let b = _mm256_shuffle_epi8(v, low_bytes);
+        let b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+        _mm_storel_epi64(p.cast(), _mm256_castsi256_si128(b))
+    }
+
+    /// [`rounding_average`]`(sum, count)` in 4 lanes, for `count >= 1`:
+    /// `sum ± count / 2` (`+` where `sum > 0`) saturated to `i32`, divided
+    /// by `count` and truncated, in `f64` (`vcvtdq2pd`, `vaddpd`,
+    /// `vsubpd`, `vblendvpd`, `vmaxpd`, `vminpd`, `vdivpd`,
+    /// `vcvttpd2dq`). Exact: the sum and the bounds are exact in `f64`,
+    /// and a quotient `n / c` of `i32`s that is not an integer lies at
+    /// least `1 / c` from one, far more than its half ulp (`|n / c| *
+    /// 2^-53 <= 2^-22 / c`), so rounding the division never crosses or
+    /// reaches an integer.
+    #[inline(always)]
+    unsafe fn div_round(sum: __m128i, count: i32) -> __m128i {
+        let s = _mm256_cvtepi32_pd(sum);
+        let half = _mm256_set1_pd(f64::from(count / 2));
+        let positive = _mm256_cmp_pd::<_CMP_GT_OQ>(s, _mm256_setzero_pd());
+        let n = _mm256_blendv_pd(_mm256_sub_pd(s, half), _mm256_add_pd(s, half), positive);
+        let n = _mm256_max_pd(n, _mm256_set1_pd(f64::from(i32::MIN)));
+        let n = _mm256_min_pd(n, _mm256_set1_pd(f64::from(i32::MAX)));
+        _mm256_cvttpd_epi32(_mm256_div_pd(n, _mm256_set1_pd(f64::from(count))))
+    }
+
+    /// [`multiply_by_quantized_multiplier`]`(x, m, shift)` in every
+    /// lane, bit for bit, for any `m` and `shift` (TFLite's double
+    /// rounding): `vpsllvd`; `vpmuldq` of the even and of the odd lanes
+    /// with the nudge and a 64-bit shift each, blended; the saturation of
+    /// `i32::MIN * i32::MIN`; then `rounding_divide_by_pot` with
+    /// `vpsllvd`/`vpsravd`, its remainder and threshold. As
+    /// `avx512::mul_q31`, whose comments give the reasons.
+    #[inline(always)]
+    unsafe fn mul_q31(x: __m256i, m: __m256i, shift: __m256i) -> __m256i {
+        let zero = _mm256_setzero_si256();
+        let one = _mm256_set1_epi32(1);
+        // `x.wrapping_shl(max(shift, 0))` (the count taken `& 31`), and
+        // the exponent of `rounding_divide_by_pot`, `min(max(-shift, 0),
+        // 31)`.
+        let left = _mm256_and_si256(_mm256_max_epi32(shift, zero), _mm256_set1_epi32(31));
+        let right = _mm256_sub_epi32(
+            zero,
+            _mm256_min_epi32(_mm256_max_epi32(shift, _mm256_set1_epi32(-31)), zero),
+        );
+        let x = _mm256_sllv_epi32(x, left);
+
+        // saturating_rounding_doubling_high_mul(x, m): bits 31..62 of the
+        // 64-bit `x * m + 2^30` (TFLite's nudge and truncating division
+        // come to this floor), even and odd lanes apart.
+        let nudge = _mm256_set1_epi64x(1 << 30);
+        let even = _mm256_add_epi64(_mm256_mul_epi32(x, m), nudge);
+        let odd = _mm256_mul_epi32(_mm256_srli_epi64::<32>(x), _mm256_srli_epi64::<32>(m));
+        let odd = _mm256_add_epi64(odd, nudge);
+        let high = _mm256_blend_epi32::<0b1010_1010>(
+            _mm256_srli_epi64::<31>(even),
+            _mm256_slli_epi64::<1>(odd),
+        );
+        // `i32::MIN * i32::MIN` comes out as `i32::MIN` (no other product
+        // does): `i32::MAX`, adding the comparison's -1.
+        let high = _mm256_add_epi32(high, _mm256_cmpeq_epi32(high, _mm256_set1_epi32(i32::MIN)));
+
+        // rounding_divide_by_pot(high, right).
+        let mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+        let remainder = _mm256_and_si256(high, mask);
+        let negative = _mm256_srai_epi32::<31>(high);
+        let threshold = _mm256_sub_epi32(_mm256_srli_epi32::<1>(mask), negative);
+        let up = _mm256_cmpgt_epi32(remainder, threshold);
+        _mm256_sub_epi32(_mm256_srav_epi32(high, right), up)
     }
 }
 
@@ -188,7 +319,29 @@ mod tests {
     #[target_feature(enable = "avx2,fma")]
     unsafe fn check() {
         // SAFETY: the caller guarantees AVX2.
-        unsafe { crate::int8::check::check_dot::<Int8<Avx2>>(200) }
+        unsafe {
+            crate::int8::check::check_dot::<Int8<Avx2>>(200);
+            crate::int8::check::check_output_stages::<Int8<Avx2>>(20_000);
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn time() {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { crate::int8::check::time_output_stages::<Int8<Avx2>>("avx2") }
+    }
+
+    /// Scalar against vector output stages, printed (`cargo test --release
+    /// -p arch-defs -- --ignored --nocapture output_stage_timing`).
+    #[test]
+    #[ignore = "a timing, not a check: run it in release mode"]
+    fn output_stage_timing() {
+        if !available() {
+            std::eprintln!("avx2: not available on this CPU, not timed");
+            return;
+        }
+        // SAFETY: the CPU has AVX2 and FMA.
+        unsafe { time() }
     }
 
     #[test]

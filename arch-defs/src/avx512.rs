@@ -56,8 +56,12 @@ pub struct Avx512;
 #[allow(unsafe_op_in_unsafe_fn)]
 mod imp {
     use super::{Avx512, MACHINE};
+    use crate::int8::{average_scalar, requantize_scalar};
     use crate::{Dot, Int8, Simd};
     use core::arch::x86_64::*;
+    #[cfg(doc)]
+    use small_ir::quant::{clamp_i8, multiply_by_quantized_multiplier, rounding_average};
+    use small_ir::quant::row;
 
     crate::check_arch!(MACHINE, Avx512);
     crate::check_arch!(MACHINE, Int8<Avx512>);
@@ -195,6 +199,135 @@ mod imp {
         unsafe fn widen(p: *const i8) -> __m512i {
             _mm512_cvtepi8_epi32(_mm_loadu_si128(p.cast()))
         }
+
+        /// Double rounding in every lane (row `RESCALE` all 0, what
+        /// CONV_2D and DEPTHWISE_CONV_2D use): `mul_q31`, the zero point,
+        /// `clamp_store`. Any other lane: the scalar default.
+        #[inline(always)]
+        unsafe fn requantize(p: *mut i8, acc: __m512i, rows: *const i32, stride: usize) {
+            let variant = load_row(rows, stride, row::RESCALE);
+            if _mm512_test_epi32_mask(variant, variant) != 0 {
+                return requantize_scalar::<Self>(p, acc, rows, stride);
+            }
+            let v = mul_q31(
+                acc,
+                load_row(rows, stride, row::RESCALE + 1),
+                load_row(rows, stride, row::RESCALE + 2),
+            );
+            let v = _mm512_add_epi32(v, load_row(rows, stride, row::ZERO_POINT));
+            clamp_store(p, v, rows, stride)
+        }
+
+        /// `div_round` on each half, then `clamp_store`. A `count` below
+        /// 1: the scalar default.
+        #[inline(always)]
+        unsafe fn average(p: *mut i8, sum: __m512i, count: i32, rows: *const i32, stride: usize) {
+            if count <= 0 {
+                return average_scalar::<Self>(p, sum, count, rows, stride);
+            }
+            let lo = div_round(_mm512_castsi512_si256(sum), count);
+            let hi = div_round(_mm512_extracti64x4_epi64::<1>(sum), count);
+            let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+            clamp_store(p, v, rows, stride)
+        }
+
+        /// `clamp_store`.
+        #[inline(always)]
+        unsafe fn clamp(p: *mut i8, v: __m512i, rows: *const i32, stride: usize) {
+            clamp_store(p, v, rows, stride)
+        }
+    }
+
+    /// Row `r` of the per-channel rows (`small_ir::quant::row`): 16
+    /// values at `rows + r * stride`.
+    #[inline(always)]
+    unsafe fn load_row(rows: *const i32, stride: usize, r: usize) -> __m512i {
+        _mm512_loadu_si512(rows.add(r * stride).cast())
+    }
+
+    /// [`clamp_i8`] in every lane (rows `MIN`, `MAX`) and the 16 bytes
+    /// stored: `vpmaxsd`, `vpminsd`, `vpmovdb` (which truncates, as `as
+    /// i8` does, so even a clamp outside `i8` gives the scalar bits).
+    #[inline(always)]
+    unsafe fn clamp_store(p: *mut i8, v: __m512i, rows: *const i32, stride: usize) {
+        let v = _mm512_max_epi32(v, load_row(rows, stride, row::MIN));
+        let v = _mm512_min_epi32(v, load_row(rows, stride, row::MAX));
+        _mm_storeu_si128(p.cast(), _mm512_cvtepi32_epi8(v))
+    }
+
+    /// [`rounding_average`]`(sum, count)` in 8 lanes, for `count >= 1`:
+    /// `sum ± count / 2` (`+` where `sum > 0`) saturated to `i32`, divided
+    /// by `count` and truncated, in `f64` (`vcvtdq2pd`, `vaddpd`/`vsubpd`
+    /// under a mask, `vmaxpd`, `vminpd`, `vdivpd`, `vcvttpd2dq`). Exact:
+    /// the sum and the bounds are exact in `f64`, and a quotient `n / c`
+    /// of `i32`s that is not an integer lies at least `1 / c` from one,
+    /// far more than its half ulp (`|n / c| * 2^-53 <= 2^-22 / c`), so
+    /// rounding the division never crosses or reaches an integer.
+    #[inline(always)]
+    unsafe fn div_round(sum: __m256i, count: i32) -> __m256i {
+        let s = _mm512_cvtepi32_pd(sum);
+        let half = _mm512_set1_pd(f64::from(count / 2));
+        let positive = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(s, _mm512_setzero_pd());
+        let n = _mm512_mask_add_pd(_mm512_sub_pd(s, half), positive, s, half);
+        let n = _mm512_max_pd(n, _mm512_set1_pd(f64::from(i32::MIN)));
+        let n = _mm512_min_pd(n, _mm512_set1_pd(f64::from(i32::MAX)));
+        _mm512_cvttpd_epi32(_mm512_div_pd(n, _mm512_set1_pd(f64::from(count))))
+    }
+
+    /// [`multiply_by_quantized_multiplier`]`(x, m, shift)` in every
+    /// lane, bit for bit, for any `m` and `shift` (TFLite's double
+    /// rounding): `vpsllvd`; `vpmuldq` of the even and of the odd lanes
+    /// with the nudge and a 64-bit shift each, blended; the saturation of
+    /// `i32::MIN * i32::MIN`; then `rounding_divide_by_pot` with
+    /// `vpsllvd`/`vpsravd`, its remainder and threshold.
+    #[inline(always)]
+    unsafe fn mul_q31(x: __m512i, m: __m512i, shift: __m512i) -> __m512i {
+        let zero = _mm512_setzero_si512();
+        let one = _mm512_set1_epi32(1);
+        // `x.wrapping_shl(max(shift, 0))` (the count taken `& 31`), and
+        // the exponent of `rounding_divide_by_pot`, `min(max(-shift, 0),
+        // 31)`.
+        let left = _mm512_and_si512(_mm512_max_epi32(shift, zero), _mm512_set1_epi32(31));
+        let right = _mm512_sub_epi32(
+            zero,
+            _mm512_min_epi32(_mm512_max_epi32(shift, _mm512_set1_epi32(-31)), zero),
+        );
+        let x = _mm512_sllv_epi32(x, left);
+
+        // saturating_rounding_doubling_high_mul(x, m). With `ab` the exact
+        // product, TFLite's `(ab + nudge) / 2^31` (nudge `2^30` if `ab >=
+        // 0`, else `1 - 2^30`; `/` truncating) is `(ab + 2^30) >> 31`
+        // (floor) in both cases: for `ab < 0` the dividend is negative and
+        // truncation is `ceil`, and `ceil((ab + 1 - 2^30) / 2^31) =
+        // floor((ab + 1 - 2^30 + 2^31 - 1) / 2^31)`. Bits 31..62 of the
+        // 64-bit `ab + 2^30`: shifted down in the even lanes, up by one
+        // in the odd lanes (high halves), blended.
+        let nudge = _mm512_set1_epi64(1 << 30);
+        let even = _mm512_add_epi64(_mm512_mul_epi32(x, m), nudge);
+        let odd = _mm512_mul_epi32(_mm512_srli_epi64::<32>(x), _mm512_srli_epi64::<32>(m));
+        let odd = _mm512_add_epi64(odd, nudge);
+        let high = _mm512_mask_blend_epi32(
+            0xaaaa,
+            _mm512_srli_epi64::<31>(even),
+            _mm512_slli_epi64::<1>(odd),
+        );
+        // The one product that does not fit, `i32::MIN * i32::MIN`, gives
+        // `2^31`, read as `i32::MIN`, which no other product gives (the
+        // least result, of `i32::MIN * i32::MAX`, is `-2^31 + 1`): it
+        // saturates to `i32::MAX` (`i32::MIN - 1`).
+        let overflow = _mm512_cmpeq_epi32_mask(high, _mm512_set1_epi32(i32::MIN));
+        let high = _mm512_mask_sub_epi32(high, overflow, high, one);
+
+        // rounding_divide_by_pot(high, right): `high >> right`, plus one
+        // where the remainder exceeds half the divisor (plus one when
+        // negative, so that ties round away from zero).
+        let mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, right), one);
+        let remainder = _mm512_and_si512(high, mask);
+        let negative = _mm512_srai_epi32::<31>(high);
+        let threshold = _mm512_sub_epi32(_mm512_srli_epi32::<1>(mask), negative);
+        let up = _mm512_cmpgt_epi32_mask(remainder, threshold);
+        let q = _mm512_srav_epi32(high, right);
+        _mm512_mask_add_epi32(q, up, q, one)
     }
 }
 
@@ -207,7 +340,29 @@ mod tests {
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
     unsafe fn check() {
         // SAFETY: the caller guarantees AVX-512 F/BW/VNNI.
-        unsafe { crate::int8::check::check_dot::<Int8<Avx512>>(200) }
+        unsafe {
+            crate::int8::check::check_dot::<Int8<Avx512>>(200);
+            crate::int8::check::check_output_stages::<Int8<Avx512>>(20_000);
+        }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
+    unsafe fn time() {
+        // SAFETY: the caller guarantees AVX-512 F/BW/VNNI.
+        unsafe { crate::int8::check::time_output_stages::<Int8<Avx512>>("avx512") }
+    }
+
+    /// Scalar against vector output stages, printed (`cargo test --release
+    /// -p arch-defs -- --ignored --nocapture output_stage_timing`).
+    #[test]
+    #[ignore = "a timing, not a check: run it in release mode"]
+    fn output_stage_timing() {
+        if !available() {
+            std::eprintln!("avx512: no AVX-512 F/BW/VNNI on this CPU, not timed");
+            return;
+        }
+        // SAFETY: the CPU has AVX-512 F/BW/VNNI, AVX2 and FMA.
+        unsafe { time() }
     }
 
     #[test]

@@ -60,24 +60,8 @@ pub trait Dot: Simd<Elem = i8> {
     /// ([`small_ir::quant::output`]).
     #[inline(always)]
     unsafe fn requantize(p: *mut i8, acc: Self::V, rows: *const i32, stride: usize) {
-        let mut a = [0i32; 64];
-        // SAFETY: LANES <= 64 (every arch's LANES divides CB); the caller
-        // guarantees `rows` and `p` (see the trait).
-        unsafe {
-            Self::store(a.as_mut_ptr(), acc);
-            for (l, acc) in a.iter().enumerate().take(Self::LANES) {
-                let at = |r: usize| rows.add(r * stride + l).read();
-                let words = [at(row::RESCALE), at(row::RESCALE + 1), at(row::RESCALE + 2)];
-                let v = output(
-                    *acc,
-                    Rescale::from_words(words),
-                    at(row::ZERO_POINT),
-                    at(row::MIN),
-                    at(row::MAX),
-                );
-                p.add(l).write(v);
-            }
-        }
+        // SAFETY: the caller's guarantees (see the trait).
+        unsafe { requantize_scalar::<Self>(p, acc, rows, stride) }
     }
 
     /// Writes `LANES` outputs of a residual layer: each lane's sum through
@@ -129,29 +113,98 @@ pub trait Dot: Simd<Elem = i8> {
     /// away from zero, clamped ([`small_ir::quant::rounding_average`]).
     #[inline(always)]
     unsafe fn average(p: *mut i8, sum: Self::V, count: i32, rows: *const i32, stride: usize) {
-        let mut a = [0i32; 64];
-        // SAFETY: as `requantize`.
-        unsafe {
-            Self::store(a.as_mut_ptr(), sum);
-            for (l, sum) in a.iter().enumerate().take(Self::LANES) {
-                let at = |r: usize| rows.add(r * stride + l).read();
-                let v = clamp_i8(rounding_average(*sum, count), at(row::MIN), at(row::MAX));
-                p.add(l).write(v);
-            }
-        }
+        // SAFETY: the caller's guarantees (see the trait).
+        unsafe { average_scalar::<Self>(p, sum, count, rows, stride) }
     }
 
     /// Writes `LANES` values, each clamped (max pooling).
     #[inline(always)]
     unsafe fn clamp(p: *mut i8, v: Self::V, rows: *const i32, stride: usize) {
-        let mut a = [0i32; 64];
-        // SAFETY: as `requantize`.
-        unsafe {
-            Self::store(a.as_mut_ptr(), v);
-            for (l, v) in a.iter().enumerate().take(Self::LANES) {
-                let at = |r: usize| rows.add(r * stride + l).read();
-                p.add(l).write(clamp_i8(*v, at(row::MIN), at(row::MAX)));
-            }
+        // SAFETY: the caller's guarantees (see the trait).
+        unsafe { clamp_scalar::<Self>(p, v, rows, stride) }
+    }
+}
+
+/// The default [`Dot::requantize`]: lane by lane through
+/// [`small_ir::quant::output`]. An arch's vector override falls back to it
+/// for the lanes it does not handle itself.
+///
+/// # Safety
+///
+/// As [`Dot::requantize`].
+#[inline(always)]
+pub(crate) unsafe fn requantize_scalar<A: Dot + ?Sized>(
+    p: *mut i8,
+    acc: A::V,
+    rows: *const i32,
+    stride: usize,
+) {
+    let mut a = [0i32; 64];
+    // SAFETY: LANES <= 64 (every arch's LANES divides CB); the caller
+    // guarantees `rows` and `p` (see the trait).
+    unsafe {
+        A::store(a.as_mut_ptr(), acc);
+        for (l, acc) in a.iter().enumerate().take(A::LANES) {
+            let at = |r: usize| rows.add(r * stride + l).read();
+            let words = [at(row::RESCALE), at(row::RESCALE + 1), at(row::RESCALE + 2)];
+            let v = output(
+                *acc,
+                Rescale::from_words(words),
+                at(row::ZERO_POINT),
+                at(row::MIN),
+                at(row::MAX),
+            );
+            p.add(l).write(v);
+        }
+    }
+}
+
+/// The default [`Dot::average`]: lane by lane through
+/// [`small_ir::quant::rounding_average`].
+///
+/// # Safety
+///
+/// As [`Dot::average`].
+#[inline(always)]
+pub(crate) unsafe fn average_scalar<A: Dot + ?Sized>(
+    p: *mut i8,
+    sum: A::V,
+    count: i32,
+    rows: *const i32,
+    stride: usize,
+) {
+    let mut a = [0i32; 64];
+    // SAFETY: as `requantize_scalar`.
+    unsafe {
+        A::store(a.as_mut_ptr(), sum);
+        for (l, sum) in a.iter().enumerate().take(A::LANES) {
+            let at = |r: usize| rows.add(r * stride + l).read();
+            let v = clamp_i8(rounding_average(*sum, count), at(row::MIN), at(row::MAX));
+            p.add(l).write(v);
+        }
+    }
+}
+
+/// The default [`Dot::clamp`]: lane by lane through
+/// [`small_ir::quant::clamp_i8`].
+///
+/// # Safety
+///
+/// As [`Dot::clamp`].
+#[inline(always)]
+pub(crate) unsafe fn clamp_scalar<A: Dot + ?Sized>(
+    p: *mut i8,
+    v: A::V,
+    rows: *const i32,
+    stride: usize,
+) {
+    let mut a = [0i32; 64];
+    // SAFETY: as `requantize_scalar`.
+    unsafe {
+        A::store(a.as_mut_ptr(), v);
+        for (l, v) in a.iter().enumerate().take(A::LANES) {
+            let at = |r: usize| rows.add(r * stride + l).read();
+            p.add(l).write(clamp_i8(*v, at(row::MIN), at(row::MAX)));
         }
     }
 }
@@ -432,6 +485,330 @@ pub(crate) mod check {
                     }
                 }
             }
+        }
+    }
+
+    /// A real multiplier from `2^-20` to `2^4` (`2^e` times a mantissa
+    /// in `1..2`), negative one time in 16.
+    fn real(rng: &mut Rng) -> f64 {
+        let r = rng.u64();
+        let e = (r % 24) as i32 - 20;
+        let mantissa = 1.0 + ((r >> 8) & 0xff_ffff) as f64 / (1u64 << 24) as f64;
+        let x = mantissa * f64::from_bits(((1023 + e) as u64) << 52); // exact 2^e
+        if (r >> 40).is_multiple_of(16) { -x } else { x }
+    }
+
+    /// The per-channel rows of one lane: `[variant, multiplier, shift,
+    /// zero point, min, max]` (rows `RESCALE..=MAX`). `variant` is the
+    /// rescale form wanted (0, 1, 2, or anything else: read as double
+    /// rounding by `Rescale::from_words`, so the vector paths must fall
+    /// back).
+    fn lane_rows(rng: &mut Rng, variant: i32) -> [i32; 6] {
+        use small_ir::quant::{quantize_multiplier, quantize_multiplier_single_rounding};
+        let r = rng.u64();
+        let (m, shift) = match variant {
+            2 => {
+                let x = match r % 16 {
+                    0 => f64::from_bits(rng.u64()), // anything, NaN included
+                    1 => 0.0,
+                    _ => real(rng),
+                };
+                let b = x.to_bits();
+                (b as u32 as i32, (b >> 32) as u32 as i32)
+            }
+            1 => quantize_multiplier_single_rounding(real(rng)),
+            _ => {
+                let m = match r % 8 {
+                    0 => [0, 1 << 30, i32::MAX, i32::MIN, 1, -1, -(1 << 30), 3 << 29]
+                        [(r >> 8) as usize % 8],
+                    _ => quantize_multiplier(real(rng)).0,
+                };
+                let shift = match (r >> 16) % 16 {
+                    // Out of TFLite's range: the scalar form clamps the
+                    // right shift to 31 and wraps the left one (`& 31`).
+                    0 => [i32::MIN, i32::MAX, 31, 32, 33, 40, -32, -33, -40, -1000]
+                        [(r >> 24) as usize % 10],
+                    1 => [0, -31, 8, 1, -1][(r >> 24) as usize % 5],
+                    2..=8 => ((r >> 24) % 40) as i32 - 31, // -31..=8
+                    _ => quantize_multiplier(real(rng)).1,
+                };
+                (m, shift)
+            }
+        };
+        let zp = match (r >> 32) % 8 {
+            0 => -128,
+            1 => 127,
+            2 => 0,
+            3 => rng.i32(), // wraps in the sum
+            _ => rng.i8().into(),
+        };
+        let (min, max) = match (r >> 40) % 8 {
+            0..=2 => (-128, 127),
+            3 => {
+                let v = rng.i8().into();
+                (v, v)
+            }
+            // Outside the contract (`min..=max` in i8, `min <= max`): the
+            // scalar form still defines the bits (`as i8` truncates).
+            4 => (rng.i32() >> (rng.u64() % 32), rng.i32() >> (rng.u64() % 32)),
+            _ => {
+                let (a, b) = (i32::from(rng.i8()), i32::from(rng.i8()));
+                (a.min(b), a.max(b))
+            }
+        };
+        [variant, m, shift, zp, min, max]
+    }
+
+    /// Compares `A`'s output stages (`requantize`, `average`, `clamp`)
+    /// with the scalar defaults (`Int8<Reference>`, one lane at a time),
+    /// byte for byte, on `cases` random cases: double-rounding lanes
+    /// (the vector fast path) with multipliers of reals `2^-20..2^4`, the
+    /// extremes `0`, `2^30`, `i32::MAX` (and `i32::MIN`, negatives), shifts
+    /// `-31..=8` and beyond, accumulators with `i32::MIN`, `i32::MAX`, 0,
+    /// ±1, zero points -128, 127 and wrapping ones, clamps with `min ==
+    /// max`; and vectors where some or all lanes are single rounding, real
+    /// or an unknown variant (the fallback). Checks that each stage writes
+    /// exactly `LANES` bytes.
+    ///
+    /// # Safety
+    ///
+    /// As [`check_dot`].
+    #[inline(always)]
+    pub(crate) unsafe fn check_output_stages<A: Dot>(cases: usize) {
+        use small_ir::quant::row;
+        const GUARD: i8 = 0x5a;
+        let n = A::LANES;
+        assert!(n <= MAX_LANES);
+        let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
+        // Rows of `stride = LANES + 1..=4` values, so that neither the rows
+        // nor the accumulators are aligned to the vector.
+        let mut rows = [0i32; 8 * (MAX_LANES + 4) + 1];
+        let mut acc = [0i32; MAX_LANES + 1];
+        let (mut fast, mut mixed) = (0usize, 0usize);
+        for case in 0..cases {
+            let stride = n + 1 + case % 4;
+            let variants = match case % 8 {
+                // Every lane double rounding: the vector fast path.
+                0..=4 => [0; MAX_LANES],
+                // One lane, some lanes or every lane another form.
+                k => {
+                    let mut v = [0; MAX_LANES];
+                    let one = (rng.u64() % n as u64) as usize;
+                    for (l, v) in v[..n].iter_mut().enumerate() {
+                        let r = rng.u64();
+                        let other = [1, 2, 1, 2, 3, -1][(r >> 8) as usize % 6];
+                        *v = match k {
+                            5 if l == one => other,
+                            6 if r.is_multiple_of(4) => other,
+                            7 => other,
+                            _ => 0,
+                        };
+                    }
+                    v
+                }
+            };
+            if variants[..n].iter().all(|&v| v == 0) {
+                fast += 1;
+            } else {
+                mixed += 1;
+            }
+            for l in 0..n {
+                let mut words = lane_rows(&mut rng, variants[l]);
+                acc[1 + l] = match case % 16 {
+                    // The largest magnitudes in every lane.
+                    15 => [i32::MIN, i32::MAX][rng.u64() as usize % 2],
+                    // Products on, or one off, a tie of the doubling high
+                    // multiply (`x * m = 2^30 mod 2^31`: `x = ±2^30` with
+                    // `m = ±1` or `i32::MAX`, an odd `x` with `m = ±2^30`),
+                    // with no shift or a right shift of 1 or 2 (ties of
+                    // the division by a power of two).
+                    14 if variants[l] == 0 => {
+                        let r = rng.u64();
+                        words[1] = [1, -1, 1 << 30, -(1 << 30), i32::MAX][r as usize % 5];
+                        words[2] = [0, 0, -1, -2][(r >> 8) as usize % 4];
+                        let tie: i32 =
+                            [1 << 30, -(1 << 30), 1, -1, 3, -3, 5, 7][(r >> 16) as usize % 8];
+                        tie.wrapping_add([0, 0, 1, -1][(r >> 24) as usize % 4])
+                    }
+                    _ => rng.i32(),
+                };
+                for (k, w) in words.into_iter().enumerate() {
+                    rows[1 + (row::RESCALE + k) * stride + l] = w;
+                }
+            }
+            let count = match rng.u64() % 8 {
+                0 => [1, 2, 3, 4, 9, 0, -1, i32::MIN][rng.u64() as usize % 8],
+                1 => rng.i32(),
+                2 => (rng.u64() % (1 << 31)) as i32,
+                _ => 1 + (rng.u64() % 100) as i32,
+            };
+
+            // SAFETY: the caller guarantees the arch; `rows` holds row
+            // `RESCALE..=MAX` of LANES values at `1 + r * stride`, `acc`
+            // LANES values at 1, and every output LANES bytes after its
+            // first byte.
+            unsafe {
+                let q = rows.as_ptr().add(1);
+                let v = A::load(acc.as_ptr().add(1));
+                let stages: [(&str, [i8; MAX_LANES + 2], [i8; MAX_LANES + 2]); 3] =
+                    core::array::from_fn(|stage| {
+                        let mut got = [GUARD; MAX_LANES + 2];
+                        let mut want = [GUARD; MAX_LANES + 2];
+                        let (g, w) = (got.as_mut_ptr().add(1), want.as_mut_ptr().add(1));
+                        let name = match stage {
+                            0 => {
+                                A::requantize(g, v, q, stride);
+                                for l in 0..n {
+                                    R::requantize(w.add(l), acc[1 + l], q.add(l), stride);
+                                }
+                                "requantize"
+                            }
+                            1 => {
+                                A::average(g, v, count, q, stride);
+                                for l in 0..n {
+                                    R::average(w.add(l), acc[1 + l], count, q.add(l), stride);
+                                }
+                                "average"
+                            }
+                            _ => {
+                                A::clamp(g, v, q, stride);
+                                for l in 0..n {
+                                    R::clamp(w.add(l), acc[1 + l], q.add(l), stride);
+                                }
+                                "clamp"
+                            }
+                        };
+                        (name, got, want)
+                    });
+                for (name, got, want) in stages {
+                    assert_eq!(got[0], GUARD, "{name}: wrote before its pointer");
+                    assert!(
+                        got[n + 1..].iter().all(|&g| g == GUARD),
+                        "{name}: wrote past LANES bytes"
+                    );
+                    for l in 0..n {
+                        let at = |r: usize| rows[1 + r * stride + l];
+                        assert_eq!(
+                            got[1 + l],
+                            want[1 + l],
+                            "{name}: case {case}, lane {l}: acc {}, count {count}, rows \
+                             [variant, multiplier, shift, zp, min, max] = {:?}",
+                            acc[1 + l],
+                            [
+                                row::RESCALE,
+                                row::RESCALE + 1,
+                                row::RESCALE + 2,
+                                row::ZERO_POINT,
+                                row::MIN,
+                                row::MAX
+                            ]
+                            .map(at),
+                        );
+                    }
+                }
+            }
+        }
+        assert!(fast > 0 && mixed > 0);
+    }
+
+    /// Prints the time of `A`'s output stages against the scalar
+    /// defaults, in ns per 16 outputs: a DEPTHWISE-like STORE of 64
+    /// channels (double rounding) at 64 positions, repeated. Not a test:
+    /// run it in release mode (`cargo test --release -p arch-defs --
+    /// --ignored --nocapture output_stage_timing`).
+    ///
+    /// # Safety
+    ///
+    /// As [`check_dot`].
+    #[inline(always)]
+    pub(crate) unsafe fn time_output_stages<A: Dot>(arch: &str) {
+        extern crate std;
+        use small_ir::quant::{Multiplier, Rescale, quantize_multiplier, row};
+        use std::hint::black_box;
+        use std::time::Instant;
+        const CH: usize = 64;
+        const POS: usize = 64;
+        let mut rng = Rng::new(7);
+        let mut rows = [0i32; 8 * CH];
+        for c in 0..CH {
+            let (multiplier, shift) = quantize_multiplier(0.0005 + 0.001 * real(&mut rng).abs());
+            let words = Rescale::DoubleRounding(Multiplier { multiplier, shift }).to_words();
+            for (k, w) in words.into_iter().enumerate() {
+                rows[(row::RESCALE + k) * CH + c] = w;
+            }
+            rows[row::ZERO_POINT * CH + c] = i32::from(rng.i8());
+            rows[row::MIN * CH + c] = -128;
+            rows[row::MAX * CH + c] = 127;
+        }
+        let acc: std::vec::Vec<i32> = (0..CH * POS)
+            .map(|_| (rng.u64() >> 40) as i32 - (1 << 23))
+            .collect();
+        let mut out = std::vec![0i8; CH * POS];
+        let reps = 400;
+        // A pooling window's size, as the kernel has it: known at run time.
+        let count = black_box(9);
+        let per16 = (reps * CH * POS / 16) as f64;
+        // A macro, not a closure: a closure is a function of its own,
+        // compiled without the caller's target features, so the
+        // primitives would not be inlined into it.
+        macro_rules! run {
+            (|$p:ident, $v:ident, $q:ident| $call:expr) => {{
+                let t = Instant::now();
+                for _ in 0..reps {
+                    let (o, a, q) = (
+                        black_box(out.as_mut_ptr()),
+                        black_box(acc.as_ptr()),
+                        black_box(rows.as_ptr()),
+                    );
+                    for pos in 0..POS {
+                        for c in (0..CH).step_by(A::LANES) {
+                            // SAFETY: the caller guarantees the arch; every
+                            // pointer stays in `rows`, `acc` and `out`.
+                            unsafe {
+                                let ($p, $v, $q) =
+                                    (o.add(pos * CH + c), A::load(a.add(pos * CH + c)), q.add(c));
+                                $call;
+                            }
+                        }
+                    }
+                    black_box(&mut out);
+                }
+                t.elapsed().as_nanos() as f64 / per16
+            }};
+        }
+        // The best of 15 alternating runs of each (the machine is shared).
+        macro_rules! best {
+            ($name:literal, $scalar:expr, $vector:expr) => {{
+                let (mut s, mut v) = (f64::INFINITY, f64::INFINITY);
+                for _ in 0..15 {
+                    s = s.min(run!(|p, v, q| $scalar(p, v, q)));
+                    v = v.min(run!(|p, v, q| $vector(p, v, q)));
+                }
+                ($name, (s, v))
+            }};
+        }
+        let timings = [
+            best!(
+                "requantize",
+                |p, v, q| super::requantize_scalar::<A>(p, v, q, CH),
+                |p, v, q| A::requantize(p, v, q, CH)
+            ),
+            best!(
+                "average",
+                |p, v, q| super::average_scalar::<A>(p, v, count, q, CH),
+                |p, v, q| A::average(p, v, count, q, CH)
+            ),
+            best!(
+                "clamp",
+                |p, v, q| super::clamp_scalar::<A>(p, v, q, CH),
+                |p, v, q| A::clamp(p, v, q, CH)
+            ),
+        ];
+        for (name, (scalar, vector)) in timings {
+            std::println!(
+                "{arch} {name}: scalar {scalar:.2} ns, vector {vector:.2} ns per 16 outputs ({:.1}x)",
+                scalar / vector
+            );
         }
     }
 }

@@ -36,8 +36,12 @@ pub struct Neon;
 #[allow(unsafe_op_in_unsafe_fn)]
 mod imp {
     use super::{MACHINE, Neon};
+    use crate::int8::{average_scalar, requantize_scalar};
     use crate::{Dot, Int8, Simd};
     use core::arch::aarch64::*;
+    #[cfg(doc)]
+    use small_ir::quant::{clamp_i8, multiply_by_quantized_multiplier, rounding_average};
+    use small_ir::quant::row;
 
     crate::check_arch!(MACHINE, Neon);
     crate::check_arch!(MACHINE, Int8<Neon>);
@@ -194,6 +198,102 @@ mod imp {
             let b = vreinterpret_s8_u32(vdup_n_u32(p.cast::<u32>().read_unaligned()));
             vmovl_s16(vget_low_s16(vmovl_s8(b)))
         }
+
+        /// Double rounding in every lane (row `RESCALE` all 0, what
+        /// CONV_2D and DEPTHWISE_CONV_2D use): `mul_q31`, the zero point,
+        /// `clamp_store`. Any other lane: the scalar default.
+        #[inline(always)]
+        unsafe fn requantize(p: *mut i8, acc: int32x4_t, rows: *const i32, stride: usize) {
+            let variant = vreinterpretq_u32_s32(load_row(rows, stride, row::RESCALE));
+            if vmaxvq_u32(variant) != 0 {
+                return requantize_scalar::<Self>(p, acc, rows, stride);
+            }
+            let v = mul_q31(
+                acc,
+                load_row(rows, stride, row::RESCALE + 1),
+                load_row(rows, stride, row::RESCALE + 2),
+            );
+            let v = vaddq_s32(v, load_row(rows, stride, row::ZERO_POINT));
+            clamp_store(p, v, rows, stride)
+        }
+
+        /// `sum ± count / 2` (`+` where `sum > 0`) saturated to `i32`,
+        /// divided by `count` and truncated, in `f64` two lanes at a time
+        /// (`sxtl`, `scvtf`, `fadd`/`fsub`, `bsl`, `fmax`, `fmin`, `fdiv`,
+        /// `fcvtzs`, `xtn`), then `clamp_store`. Exact, as `rounding_average`
+        /// in integers: the sum and the bounds are exact in `f64`, and a
+        /// quotient `n / c` of `i32`s that is not an integer lies at least
+        /// `1 / c` from one, far more than its half ulp (`|n / c| * 2^-53
+        /// <= 2^-22 / c`). A `count` below 1: the scalar default.
+        #[inline(always)]
+        unsafe fn average(p: *mut i8, sum: int32x4_t, count: i32, rows: *const i32, stride: usize) {
+            if count <= 0 {
+                return average_scalar::<Self>(p, sum, count, rows, stride);
+            }
+            let lo = div_round(vmovl_s32(vget_low_s32(sum)), count);
+            let hi = div_round(vmovl_high_s32(sum), count);
+            clamp_store(p, vcombine_s32(lo, hi), rows, stride)
+        }
+
+        /// `clamp_store`.
+        #[inline(always)]
+        unsafe fn clamp(p: *mut i8, v: int32x4_t, rows: *const i32, stride: usize) {
+            clamp_store(p, v, rows, stride)
+        }
+    }
+
+    /// Row `r` of the per-channel rows (`small_ir::quant::row`): 4 values
+    /// at `rows + r * stride`.
+    #[inline(always)]
+    unsafe fn load_row(rows: *const i32, stride: usize, r: usize) -> int32x4_t {
+        vld1q_s32(rows.add(r * stride))
+    }
+
+    /// [`clamp_i8`] in every lane (rows `MIN`, `MAX`) and the 4 bytes
+    /// stored: `smax`, `smin`, two `xtn` (which truncate, as `as i8`
+    /// does, so even a clamp outside `i8` gives the scalar bits) and one
+    /// 32-bit store.
+    #[inline(always)]
+    unsafe fn clamp_store(p: *mut i8, v: int32x4_t, rows: *const i32, stride: usize) {
+        let v = vmaxq_s32(v, load_row(rows, stride, row::MIN));
+        let v = vminq_s32(v, load_row(rows, stride, row::MAX));
+        let h = vmovn_s32(v);
+        let b = vmovn_s16(vcombine_s16(h, h));
+        p.cast::<u32>().write_unaligned(vget_lane_u32::<0>(vreinterpret_u32_s8(b)))
+    }
+
+    /// [`rounding_average`]`(sum, count)` of two lanes (`sum` widened to
+    /// `i64`), for `count >= 1`.
+    #[inline(always)]
+    unsafe fn div_round(sum: int64x2_t, count: i32) -> int32x2_t {
+        let s = vcvtq_f64_s64(sum);
+        let half = vdupq_n_f64(f64::from(count / 2));
+        let n = vbslq_f64(vcgtzq_f64(s), vaddq_f64(s, half), vsubq_f64(s, half));
+        let n = vmaxq_f64(n, vdupq_n_f64(f64::from(i32::MIN)));
+        let n = vminq_f64(n, vdupq_n_f64(f64::from(i32::MAX)));
+        vmovn_s64(vcvtq_s64_f64(vdivq_f64(n, vdupq_n_f64(f64::from(count)))))
+    }
+
+    /// [`multiply_by_quantized_multiplier`]`(x, m, shift)` in every lane,
+    /// bit for bit, for any `m` and `shift` (TFLite's double rounding),
+    /// as gemmlowp's NEON form: `sshl` by `max(shift, 0) & 31`; `sqrdmulh`,
+    /// which is `saturating_rounding_doubling_high_mul` exactly; then
+    /// `rounding_divide_by_pot` as `srshl` (a rounding shift right, ties
+    /// up) of `x - 1` where `x < 0` (`and`, `sshr`, `sqadd`), which turns
+    /// its ties away from zero.
+    #[inline(always)]
+    unsafe fn mul_q31(x: int32x4_t, m: int32x4_t, shift: int32x4_t) -> int32x4_t {
+        let zero = vdupq_n_s32(0);
+        // `x.wrapping_shl(max(shift, 0))` (the count taken `& 31`), and
+        // minus the exponent of `rounding_divide_by_pot`, `-min(max(-shift,
+        // 0), 31)`.
+        let left = vandq_s32(vmaxq_s32(shift, zero), vdupq_n_s32(31));
+        let neg_right = vminq_s32(vmaxq_s32(shift, vdupq_n_s32(-31)), zero);
+        let high = vqrdmulhq_s32(vshlq_s32(x, left), m);
+        // -1 where `high < 0` and the exponent is not 0 (both sign bits
+        // set); `sqadd` keeps `i32::MIN`, whose quotient is exact anyway.
+        let fixup = vshrq_n_s32::<31>(vandq_s32(high, neg_right));
+        vrshlq_s32(vqaddq_s32(high, fixup), neg_right)
     }
 }
 
@@ -210,6 +310,19 @@ mod tests {
             return;
         }
         // SAFETY: NEON is present.
-        unsafe { crate::int8::check::check_dot::<Int8<Neon>>(200) }
+        unsafe {
+            crate::int8::check::check_dot::<Int8<Neon>>(200);
+            crate::int8::check::check_output_stages::<Int8<Neon>>(20_000);
+        }
+    }
+
+    /// Scalar against vector output stages, printed (`cargo test --release
+    /// -p arch-defs -- --ignored --nocapture output_stage_timing`; on real
+    /// hardware: under qemu-user the times mean nothing).
+    #[test]
+    #[ignore = "a timing, not a check: run it in release mode"]
+    fn output_stage_timing() {
+        // SAFETY: NEON is part of the aarch64 baseline.
+        unsafe { crate::int8::check::time_output_stages::<Int8<Neon>>("neon") }
     }
 }
