@@ -376,6 +376,38 @@ pool_case!(avg_pool_4x9_stride_1x9_same_18, AvgPool4x9Same, 30);
 struct GlobalAvgKws;
 pool_case!(avg_pool_25x5_valid_64_kws_global, GlobalAvgKws, 15);
 
+#[layer(fh = 1, fw = 1, fc = 8, k = 8, activation = relu, dtype = i8)]
+struct PointwiseRelu;
+
+/// An `i8` layer's declared activation is its clamp: a clamp that lets
+/// negative reals through is refused, TFLite's ReLU range is taken.
+#[test]
+fn declared_activation_checks_the_clamp() {
+    let r = [Rescale::Real(0.5)];
+    let q = Requant {
+        input_zero_point: 0,
+        rescale: &r,
+        output_zero_point: -20,
+        min: -128,
+        max: 127,
+    };
+    let w = [1i8; PointwiseRelu::WEIGHTS_LEN];
+    assert!(matches!(
+        PointwiseRelu::with_arch(Arch::Reference, Filter::ohwi(&w), None, &q),
+        Err(Error::Unsupported {
+            what: "activation",
+            ..
+        })
+    ));
+    let q = Requant { min: -20, ..q };
+    let l = PointwiseRelu::with_arch(Arch::Reference, Filter::ohwi(&w), None, &q).unwrap();
+    let x = Blocked::from_nhwc(Dims { c: 8, h: 1, w: 1 }, &[-10i8; 8]).unwrap();
+    let mut y = l.alloc_output(&x).unwrap();
+    l.forward(&x, &mut y).unwrap();
+    // 8 * -10 * 0.5 = -40, plus -20, clamped at the zero point.
+    assert_eq!(y.to_nhwc(), vec![-20i8; 8]);
+}
+
 #[test]
 fn bad_quantization_is_an_error() {
     let r = [Rescale::Real(0.5); 3];

@@ -104,6 +104,7 @@ pub fn pack_i8(
     filter.check(spec)?;
     q.check(spec.out_channels())?;
     check_add(spec, add)?;
+    check_activation(spec, q, add)?;
     let total = checked_packed_len(spec, tc)?;
     let f32_bias = if spec.has_weights() {
         out_padded(spec)
@@ -239,6 +240,34 @@ fn check_add(spec: &LayerSpec, add: Option<&AddParams>) -> Result<(), Error> {
             detail: "only a residual layer takes them",
         }),
     }
+}
+
+/// An `i8` layer's declared activation is its clamp: with `relu` or
+/// `relu6` the clamp (the ADD's, for a residual layer) must cut every
+/// value below the output zero point, TFLite's range for both.
+fn check_activation(
+    spec: &LayerSpec,
+    q: &Requant<'_>,
+    add: Option<&AddParams>,
+) -> Result<(), Error> {
+    let (min, zp) = match add {
+        Some(a) => (a.min, a.output_zero_point),
+        None => (q.min, q.output_zero_point),
+    };
+    clamp_matches(spec.activation, min, zp)
+}
+
+/// See [`check_activation`]: `min` against the output zero point `zp`.
+fn clamp_matches(act: crate::Activation, min: i8, zp: i32) -> Result<(), Error> {
+    if act == crate::Activation::None || i32::from(min) >= zp {
+        return Ok(());
+    }
+    Err(Error::Unsupported {
+        what: "activation",
+        detail: "the layer declares relu or relu6, but its int8 clamp lets values below \
+                 the output zero point (negative reals) through: its `min` must be at least \
+                 the zero point (`small_core::ir::quant::activation_range`)",
+    })
 }
 
 /// The per-channel rows of an `i8` layer without weights (pooling): the

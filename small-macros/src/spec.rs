@@ -225,12 +225,12 @@ impl Choices for Activation {
 /// arguments, so that an unknown word is reported together with every
 /// other malformed argument.
 #[derive(Debug, Clone, Copy)]
-struct Choice<T>(T, Span);
+struct Choice<T>(T);
 
 impl<T: Choices> FromMeta for Choice<T> {
     fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
         let word = Word::parse(&name_of(item.path()), value_of(item)?)?;
-        word.pick(T::CHOICES).map(|v| Choice(v, word.1))
+        word.pick(T::CHOICES).map(Choice)
     }
 }
 
@@ -417,20 +417,6 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
     let reduction = a.reduction.map_or(Reduction::Fma, |c| c.0);
     let activation = a.activation.map_or(Activation::None, |c| c.0);
     let dtype = a.dtype.map_or(Dtype::F32, |c| c.0);
-    if let Some(act) = a
-        .activation
-        .filter(|c| dtype == Dtype::I8 && c.0 != Activation::None)
-    {
-        errors.push(
-            Error::custom(
-                "an `i8` layer's activation is the clamp of its output: leave `activation` \
-                 out and pass the range in the constructor (`Requant { min, max }`, \
-                 `small_core::ir::quant::activation_range`)",
-            )
-            .with_span(&act.1),
-        );
-    }
-
     if let Some(fw) = a.fw.filter(|s| s.0 > MAX_FW) {
         errors.push(
             Error::custom(format!(

@@ -6,11 +6,11 @@
 use super::{DType, Model, OpKind, Operator, Tensor};
 use crate::load::{Int8LayerWeights, LayerRef, LayerWeights, LoadError, WeightSource};
 use crate::reference::int8::{AddParams, Rescale};
-use small_ir::quant::{Quant, activation_range};
 use crate::{Activation, LayerSpec, Order, Padding, Reduction};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use small_ir::quant::{Quant, activation_range};
 
 impl Operator {
     /// The fused activation as a small-rs [`Activation`]: `None` when the
