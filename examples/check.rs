@@ -282,6 +282,46 @@ pub fn check_layers<N: crate::models::Network>(
     Ok(None)
 }
 
+/// Runs every layer of an int8 network alone on the reference's inputs
+/// (`values`, from `small_core::model::reference_run_i8`) and compares its
+/// output bit for bit: the first difference, naming the layer and the
+/// element, or `None`.
+pub fn check_layers_i8<N: small_core::model::Model<Elem = i8>>(
+    net: &N,
+    values: &[Vec<i8>],
+    arena: &mut [i8],
+) -> Result<Option<String>, String> {
+    let err = |e: small_core::Error| e.to_string();
+    for (i, l) in N::LAYERS.iter().enumerate() {
+        N::tensor_mut(arena, l.step.x)
+            .map_err(err)?
+            .fill_from_nhwc(&values[l.step.x])
+            .map_err(err)?;
+        if l.step.skip != NONE {
+            N::tensor_mut(arena, l.step.skip)
+                .map_err(err)?
+                .fill_from_nhwc(&values[l.step.skip])
+                .map_err(err)?;
+        }
+        net.forward_layer(i, arena).map_err(err)?;
+        let got = N::tensor(arena, l.step.y).map_err(err)?.to_nhwc();
+        let want = &values[l.step.y];
+        if let Some(j) = (0..want.len()).find(|&j| got[j] != want[j]) {
+            let c = N::DIMS[l.step.y].c;
+            return Ok(Some(format!(
+                "layer {i} `{}` (op {}) element {j} (pixel {}, channel {}): got {}, expected {}",
+                l.name,
+                l.op,
+                j / c,
+                j % c,
+                got[j],
+                want[j]
+            )));
+        }
+    }
+    Ok(None)
+}
+
 /// Element `j` of a layer's output outside its bound, where the output,
 /// the expected value or the bound is NaN: says so, and why (`cause`, from
 /// [`nan_cause`]), instead of `got 0, expected 0 within NaN`.

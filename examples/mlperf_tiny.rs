@@ -13,8 +13,10 @@ use small_core::load::tflite;
 use small_core::load::{Generated, WeightSource};
 use small_core::{Arch, Dims};
 use small_examples::check::{self, Propagation, argmax, first_mismatch, head_bound, max_diff};
-use small_examples::golden::read_f32;
-use small_examples::models::{Head, Network, ad, dscnn, resnet8, vww};
+use small_core::model::Model;
+use small_core::reference::int8;
+use small_examples::golden::{read_f32, read_i8};
+use small_examples::models::{Head, Int8Network, Network, ad, dscnn, resnet8, vww};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -102,6 +104,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
 /// One row of the table.
 struct Row {
     name: &'static str,
+    /// `f32` or `i8`.
+    dtype: &'static str,
     macs: usize,
     median: Duration,
     weights_kb: f64,
@@ -285,10 +289,90 @@ fn builtin<N: Network>(arch: Arch, seed: u32, o: &Options) -> Result<Row, String
         None => format!("ok: every layer, and output diff {diff:.1e} <= bound {tol:.1e}"),
         Some(m) => format!("FAILED vs reference: {m}"),
     };
-    finish(&net, &mut arena, &input, check, bad.is_none(), o)
+    finish_f32(&net, &mut arena, &input, check, bad.is_none(), o)
 }
 
-fn finish<N: Network>(
+/// Sizes of a network in bytes, for the table.
+struct Sizes {
+    /// Weights and biases as the file holds them.
+    weights: usize,
+    /// Packed for this arch (with an int8 layer's per-channel data).
+    packed: usize,
+    arena: usize,
+    bound: usize,
+}
+
+impl Sizes {
+    /// An `f32` network's sizes.
+    fn of_f32<N: Network>(net: &N) -> Self {
+        Sizes {
+            weights: 4 * N::PARAMETERS,
+            packed: net.weight_bytes(),
+            arena: 4 * N::ARENA,
+            bound: 4 * N::LOWER_BOUND,
+        }
+    }
+
+    /// An int8 network's sizes: int8 weights, int32 biases.
+    fn of_i8<N: Int8Network>(net: &N) -> Self {
+        let file = N::LAYERS
+            .iter()
+            .filter(|l| l.spec.has_weights())
+            .map(|l| l.spec.weights_len() + 4 * l.spec.out_channels())
+            .sum();
+        Sizes {
+            weights: file,
+            packed: net.weight_bytes(),
+            arena: N::ARENA,
+            bound: N::LOWER_BOUND,
+        }
+    }
+}
+
+/// Times `infer` (one inference on `arena`), prints the layers with
+/// `--per-layer` and the latency with `--latency`: the network's row.
+#[allow(clippy::too_many_arguments)]
+fn finish<N: Model>(
+    (name, dtype): (&'static str, &'static str),
+    net: &N,
+    arena: &mut [N::Elem],
+    input: &[N::Elem],
+    infer: &mut dyn FnMut(&N, &mut [N::Elem], &[N::Elem]),
+    (check, ok): (String, bool),
+    sizes: Sizes,
+    o: &Options,
+) -> Result<Row, String> {
+    let median = time(|| infer(net, arena, input), Duration::from_millis(300), 20);
+    if o.per_layer {
+        print_layers(name, net, arena, input)?;
+    }
+    let latency = match o.latency {
+        Some(load) => {
+            eprintln!("  {name} {dtype}: latency, idle and beside {load} busy threads ...");
+            let mut call = || infer(net, arena, input);
+            latencies(&mut call, load, o.threads)
+        }
+        None => Vec::new(),
+    };
+    let kb = |bytes: usize| bytes as f64 / 1024.0;
+    Ok(Row {
+        name,
+        dtype,
+        macs: N::MACS,
+        median,
+        weights_kb: kb(sizes.weights),
+        packed_kb: kb(sizes.packed),
+        arena_kb: kb(sizes.arena),
+        bound_kb: kb(sizes.bound),
+        check,
+        ok,
+        sample: None,
+        latency,
+    })
+}
+
+/// `finish` of an `f32` network.
+fn finish_f32<N: Network>(
     net: &N,
     arena: &mut [f32],
     input: &[f32],
@@ -297,44 +381,131 @@ fn finish<N: Network>(
     o: &Options,
 ) -> Result<Row, String> {
     let mut out = vec![0.0; N::DIMS[N::OUTPUT].c];
-    let median = time(
-        || net.infer(arena, input, &mut out).expect("checked above"),
-        Duration::from_millis(300),
-        20,
-    );
-    if o.per_layer {
-        print_layers(net, arena, input)?;
-    }
-    let latency = match o.latency {
-        Some(load) => {
-            eprintln!(
-                "  {}: latency, idle and beside {load} busy threads ...",
-                N::NAME
-            );
-            let mut call = || net.infer(arena, input, &mut out).expect("checked above");
-            latencies(&mut call, load, o.threads)
-        }
-        None => Vec::new(),
-    };
-    let kb = |f32s: usize| f32s as f64 * 4.0 / 1024.0;
-    Ok(Row {
-        name: N::NAME,
-        macs: N::MACS,
-        median,
-        weights_kb: kb(N::PARAMETERS),
-        packed_kb: kb(net.packed_weights()),
-        arena_kb: kb(N::ARENA),
-        bound_kb: kb(N::LOWER_BOUND),
-        check,
-        ok,
-        sample: None,
-        latency,
-    })
+    let mut infer =
+        |n: &N, a: &mut [f32], x: &[f32]| n.infer(a, x, &mut out).expect("checked above");
+    let sizes = Sizes::of_f32(net);
+    finish((N::NAME, "f32"), net, arena, input, &mut infer, (check, ok), sizes, o)
 }
 
-fn print_layers<N: Network>(net: &N, arena: &mut [f32], input: &[f32]) -> Result<(), String> {
+/// `finish` of an int8 network.
+fn finish_i8<N: Int8Network>(
+    net: &N,
+    arena: &mut [i8],
+    input: &[i8],
+    check: String,
+    ok: bool,
+    o: &Options,
+) -> Result<Row, String> {
+    let mut out = vec![0; N::DIMS[N::OUTPUT].c];
+    let mut infer =
+        |n: &N, a: &mut [i8], x: &[i8]| n.infer(a, x, &mut out).expect("checked above");
+    let sizes = Sizes::of_i8(net);
+    finish((N::NAME, "i8"), net, arena, input, &mut infer, (check, ok), sizes, o)
+}
+
+/// Built-in int8 weights (`Generated::layer_i8`): every layer alone and the
+/// whole network against the int8 reference operators, bit for bit.
+fn builtin_i8<N: Int8Network>(arch: Arch, seed: u32, o: &Options) -> Result<Row, String> {
+    let source = Generated { seed };
+    let net = N::load(&source, arch).map_err(|e| e.to_string())?;
+    let mut arena = vec![0i8; N::ARENA];
+    let input: Vec<i8> = Generated::values(seed + 100, N::DIMS[0].elements(), 128.0)
+        .iter()
+        .map(|v| *v as i8)
+        .collect();
+    let values = small_core::model::reference_run_i8(&source, N::LAYERS, N::DIMS, &input)
+        .map_err(|e| e.to_string())?;
+    let mut bad = check::check_layers_i8(&net, &values, &mut arena)?;
+    let mut out = vec![0; N::DIMS[N::OUTPUT].c];
+    net.infer(&mut arena, &input, &mut out)
+        .map_err(|e| e.to_string())?;
+    if bad.is_none() && out != values[N::OUTPUT] {
+        bad = Some("the whole network's output differs from the reference's".into());
+    }
+    let check = match &bad {
+        None => "ok: every layer and the output bit-exact vs the int8 reference".to_string(),
+        Some(m) => format!("FAILED vs int8 reference: {m}"),
+    };
+    finish_i8(&net, &mut arena, &input, check, bad.is_none(), o)
+}
+
+/// Trained int8 weights from `dir`: every golden input, bit for bit, the
+/// output through TFLite's int8 SOFTMAX where the file ends in one.
+fn trained_i8<N: Int8Network>(arch: Arch, dir: &Path, o: &Options) -> Result<Row, String> {
+    let path = dir.join(N::FILE);
+    let model = tflite::Model::from_file(&path).map_err(|e| e.to_string())?;
+    let net = N::load(&model, arch).map_err(|e| format!("{}: {e}", path.display()))?;
+    let softmax = int8_softmax(&model).map_err(|e| format!("{}: {e}", path.display()))?;
+    let golden = dir.join(format!("{}.golden", N::FILE.trim_end_matches(".tflite")));
+    let mut arena = vec![0i8; N::ARENA];
+    let mut out = vec![0i8; N::DIMS[N::OUTPUT].c];
+    let (mut n, mut bad, mut first_input) = (0, None, None);
+    while golden.join(format!("{n}.input.bin")).exists() {
+        let input = read_i8(&golden.join(format!("{n}.input.bin")))?;
+        let want = read_i8(&golden.join(format!("{n}.output.bin")))?;
+        net.infer(&mut arena, &input, &mut out)
+            .map_err(|e| format!("input {n}: {e}"))?;
+        let got = match &softmax {
+            Some(p) => {
+                let mut y = vec![0i8; out.len()];
+                int8::softmax(&out, out.len(), p, &mut y).map_err(|e| e.to_string())?;
+                y
+            }
+            None => out.clone(),
+        };
+        if let Some(i) = (0..want.len().max(got.len())).find(|&i| got.get(i) != want.get(i)) {
+            bad.get_or_insert(format!(
+                "input {n}: output {i} is {:?}, LiteRT {:?}",
+                got.get(i),
+                want.get(i)
+            ));
+        }
+        first_input.get_or_insert(input);
+        n += 1;
+    }
+    if n == 0 {
+        return Err(format!("no golden inputs in {}", golden.display()));
+    }
+    let check = match &bad {
+        None => format!("ok: {n} golden inputs bit-exact"),
+        Some(m) => format!("FAILED vs LiteRT golden: {m}"),
+    };
+    let input = first_input.unwrap_or_default();
+    finish_i8(&net, &mut arena, &input, check, bad.is_none(), o)
+}
+
+/// The parameters of the int8 SOFTMAX a file ends in, if it does.
+fn int8_softmax(model: &tflite::Model) -> Result<Option<int8::SoftmaxParams>, String> {
+    let Some(op) = model
+        .operators()
+        .last()
+        .filter(|o| o.kind == tflite::OpKind::Softmax)
+    else {
+        return Ok(None);
+    };
+    let input = op
+        .input(0)
+        .and_then(|i| model.tensor(i))
+        .ok_or("SOFTMAX without an input")?;
+    let scale = input
+        .quantization
+        .as_ref()
+        .and_then(|q| q.scales.first().copied())
+        .ok_or("SOFTMAX input without a scale")?;
+    let beta = op.options.beta.unwrap_or(1.0);
+    int8::SoftmaxParams::new(beta, scale)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+fn print_layers<N: Model>(
+    name: &str,
+    net: &N,
+    arena: &mut [N::Elem],
+    input: &[N::Elem],
+) -> Result<(), String> {
     let err = |e: small_core::Error| e.to_string();
-    println!("\n{} per layer ({}):", N::NAME, net.arch().name());
+    println!("\n{name} per layer ({}):", net.arch().name());
     println!(
         "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10} {:>8}  blocking",
         "#", "layer", "declaration", "output", "MACs", "median us", "GFLOP/s"
@@ -437,7 +608,7 @@ fn trained<N: Sample>(arch: Arch, dir: &Path, o: &Options) -> Result<Row, String
         Some(m) => format!("FAILED vs LiteRT golden: {m}"),
     };
     let input = first_input.unwrap_or_default();
-    let mut row = finish(&net, &mut arena, &input, check, bad.is_none(), o)?;
+    let mut row = finish_f32(&net, &mut arena, &input, check, bad.is_none(), o)?;
     row.sample = net.sample(dir)?;
     Ok(row)
 }
@@ -493,8 +664,9 @@ impl Sample for ad::Autoencoder {
 
 fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
     println!(
-        "\n{:<9} {:>10} {:>10} {:>9} {:>8} {:>7} {:>10} {:>10} {:>9}  check",
+        "\n{:<9} {:<4} {:>10} {:>10} {:>9} {:>8} {:>7} {:>10} {:>10} {:>9}  check",
         "model",
+        "type",
         "MACs",
         "median us",
         "inf/s",
@@ -508,8 +680,9 @@ fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
         let s = r.median.as_secs_f64();
         let gflops = 2.0 * r.macs as f64 / s / 1e9;
         println!(
-            "{:<9} {:>10} {:>10.1} {:>9.0} {:>8.1} {:>6.1}% {:>10.1} {:>10.1} {:>9.1}  {}",
+            "{:<9} {:<4} {:>10} {:>10.1} {:>9.0} {:>8.1} {:>6.1}% {:>10.1} {:>10.1} {:>9.1}  {}",
             r.name,
+            r.dtype,
             r.macs,
             s * 1e6,
             1.0 / s,
@@ -522,14 +695,14 @@ fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
         );
     }
     println!(
-        "\narch {} (FMA peak {peak:.1} GFLOP/s per core, {} thread(s)). weights = the file's f32s; packed for this arch:",
+        "\narch {} (FMA peak {peak:.1} GFLOP/s per core, {} thread(s)). weights = the file's (f32, or int8 and int32 biases); packed for this arch:",
         arch.name(),
         small_core::threads::threads()
     );
     for r in rows {
         println!(
-            "  {:<9} packed weights {:>8.1} KB; arena {:>7.1} KB (no plan can go below {:.1} KB)",
-            r.name, r.packed_kb, r.arena_kb, r.bound_kb
+            "  {:<9} {:<4} packed weights {:>8.1} KB; arena {:>7.1} KB (no plan can go below {:.1} KB)",
+            r.name, r.dtype, r.packed_kb, r.arena_kb, r.bound_kb
         );
     }
 }
@@ -537,8 +710,8 @@ fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
 fn print_latency(rows: &[Row]) {
     println!("\nlatency per call, µs (busy = threads spinning beside the calls):");
     println!(
-        "{:<9} {:>5} {:>8} {:>6} {:>9} {:>9} {:>9}  p50 / 1-thread p50",
-        "model", "busy", "threads", "calls", "p50", "p99", "max"
+        "{:<9} {:<4} {:>5} {:>8} {:>6} {:>9} {:>9} {:>9}  p50 / 1-thread p50",
+        "model", "type", "busy", "threads", "calls", "p50", "p99", "max"
     );
     for r in rows {
         for l in &r.latency {
@@ -548,8 +721,9 @@ fn print_latency(rows: &[Row]) {
                 .find(|b| b.load == l.load && b.threads == 1)
                 .map_or(f64::NAN, |b| b.p50.as_secs_f64());
             println!(
-                "{:<9} {:>5} {:>8} {:>6} {:>9.1} {:>9.1} {:>9.1}  {:.2}x",
+                "{:<9} {:<4} {:>5} {:>8} {:>6} {:>9.1} {:>9.1} {:>9.1}  {:.2}x",
                 r.name,
+                r.dtype,
                 l.load,
                 l.threads,
                 l.calls,
@@ -611,6 +785,10 @@ fn run() -> Result<bool, String> {
             step("vww_0.25", &|| builtin::<vww::Vww>(arch, 1, &o))?;
             step("ds-cnn", &|| builtin::<dscnn::DsCnn>(arch, 1, &o))?;
             step("ad", &|| builtin::<ad::Autoencoder>(arch, 1, &o))?;
+            step("resnet8 i8", &|| builtin_i8::<resnet8::int8::Resnet8>(arch, 1, &o))?;
+            step("vww_0.25 i8", &|| builtin_i8::<vww::int8::Vww>(arch, 1, &o))?;
+            step("ds-cnn i8", &|| builtin_i8::<dscnn::int8::DsCnn>(arch, 1, &o))?;
+            step("ad i8", &|| builtin_i8::<ad::int8::Autoencoder>(arch, 1, &o))?;
         }
         Some(dir) => {
             println!(
@@ -621,6 +799,10 @@ fn run() -> Result<bool, String> {
             step("vww_0.25", &|| trained::<vww::Vww>(arch, dir, &o))?;
             step("ds-cnn", &|| trained::<dscnn::DsCnn>(arch, dir, &o))?;
             step("ad", &|| trained::<ad::Autoencoder>(arch, dir, &o))?;
+            step("resnet8 i8", &|| trained_i8::<resnet8::int8::Resnet8>(arch, dir, &o))?;
+            step("vww_0.25 i8", &|| trained_i8::<vww::int8::Vww>(arch, dir, &o))?;
+            step("ds-cnn i8", &|| trained_i8::<dscnn::int8::DsCnn>(arch, dir, &o))?;
+            step("ad i8", &|| trained_i8::<ad::int8::Autoencoder>(arch, dir, &o))?;
         }
     }
     print_table(arch, peak, &rows);

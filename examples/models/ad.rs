@@ -3,34 +3,53 @@
 //! with ReLU on all but the last. A fully connected layer is a 1x1
 //! convolution on a 1x1 image.
 
-use small_core::{layer, model};
+/// The AD autoencoder with the element type `$dt` (none: `f32`).
+macro_rules! autoencoder {
+    ($(#[$meta:meta])* $net:ident $(, $dt:ident)?) => {
+        use small_core::{layer, model};
+        #[layer(fh = 1, fw = 1, fc = 640, k = 128, activation = relu $(, dtype = $dt)?)]
+        pub struct In;
+        #[layer(fh = 1, fw = 1, fc = 128, k = 128, activation = relu $(, dtype = $dt)?)]
+        pub struct Hidden;
+        #[layer(fh = 1, fw = 1, fc = 128, k = 8, activation = relu $(, dtype = $dt)?)]
+        pub struct Bottleneck;
+        #[layer(fh = 1, fw = 1, fc = 8, k = 128, activation = relu $(, dtype = $dt)?)]
+        pub struct Expand;
+        #[layer(fh = 1, fw = 1, fc = 128, k = 640 $(, dtype = $dt)?)]
+        pub struct Out;
 
-#[layer(fh = 1, fw = 1, fc = 640, k = 128, activation = relu)]
-pub struct In;
-#[layer(fh = 1, fw = 1, fc = 128, k = 128, activation = relu)]
-pub struct Hidden;
-#[layer(fh = 1, fw = 1, fc = 128, k = 8, activation = relu)]
-pub struct Bottleneck;
-#[layer(fh = 1, fw = 1, fc = 8, k = 128, activation = relu)]
-pub struct Expand;
-#[layer(fh = 1, fw = 1, fc = 128, k = 640)]
-pub struct Out;
+        model! {
+            $(#[$meta])*
+            pub struct $net {
+                input frames: [1, 1, 640] $($dt)?;
+                fc1: In @ 0 (frames) -> t21;
+                fc2: Hidden @ 1 (t21) -> t22;
+                fc3: Hidden @ 2 (t22) -> t23;
+                fc4: Hidden @ 3 (t23) -> t24;
+                fc5: Bottleneck @ 4 (t24) -> t25;
+                fc6: Expand @ 5 (t25) -> t26;
+                fc7: Hidden @ 6 (t26) -> t27;
+                fc8: Hidden @ 7 (t27) -> t28;
+                fc9: Hidden @ 8 (t28) -> t29;
+                fc10: Out @ 9 (t29) -> t30;
+            }
+        }
+    };
+}
 
-model! {
+autoencoder!(
     /// The AD autoencoder. Output: the 640-value reconstruction.
-    pub struct Autoencoder {
-        input frames: [1, 1, 640];
-        fc1: In @ 0 (frames) -> t21;
-        fc2: Hidden @ 1 (t21) -> t22;
-        fc3: Hidden @ 2 (t22) -> t23;
-        fc4: Hidden @ 3 (t23) -> t24;
-        fc5: Bottleneck @ 4 (t24) -> t25;
-        fc6: Expand @ 5 (t25) -> t26;
-        fc7: Hidden @ 6 (t26) -> t27;
-        fc8: Hidden @ 7 (t27) -> t28;
-        fc9: Hidden @ 8 (t28) -> t29;
-        fc10: Out @ 9 (t29) -> t30;
-    }
+    Autoencoder
+);
+
+/// The int8 AD autoencoder (`ad01_int8.tflite`): the same declaration
+/// with `dtype = i8`.
+pub mod int8 {
+    autoencoder!(
+        /// The AD autoencoder, int8. Output: the 640-value reconstruction, int8.
+        Autoencoder,
+        i8
+    );
 }
 
 #[cfg(feature = "std")]

@@ -83,6 +83,41 @@ network!(
 network!(sweep::SweepResidual, "sweep-residual", None, Reconstruction);
 network!(sweep::SweepGroupFc, "sweep-group-fc", None, Reconstruction);
 
+/// An int8 network ([`Model`] over `i8`, TFLite's int8 scheme) with its
+/// name and trained file.
+pub trait Int8Network: Model<Elem = i8> {
+    /// Short name (`"resnet8"`).
+    const NAME: &'static str;
+    /// The trained int8 `.tflite` file in the MLPerf Tiny models directory.
+    const FILE: &'static str;
+
+    /// Writes an NHWC int8 input, runs the network and returns its int8
+    /// output (for classifiers, the logits before TFLite's SOFTMAX).
+    fn infer(&self, arena: &mut [i8], input_nhwc: &[i8], out: &mut [i8]) -> Result<(), Error> {
+        Self::input(arena)?.fill_from_nhwc(input_nhwc)?;
+        self.forward(arena)?;
+        Self::output(arena)?.write_nhwc(out)
+    }
+}
+
+macro_rules! int8_network {
+    ($ty:ty, $name:literal, $file:literal) => {
+        impl Int8Network for $ty {
+            const NAME: &'static str = $name;
+            const FILE: &'static str = $file;
+        }
+    };
+}
+
+int8_network!(
+    resnet8::int8::Resnet8,
+    "resnet8",
+    "pretrainedResnet_quant.tflite"
+);
+int8_network!(vww::int8::Vww, "vww_0.25", "vww_96_int8.tflite");
+int8_network!(dscnn::int8::DsCnn, "ds-cnn", "kws_ref_model.tflite");
+int8_network!(ad::int8::Autoencoder, "ad", "ad01_int8.tflite");
+
 /// Checks a network's wiring against a `.tflite` file and maps each of its
 /// tensors to the file's tensor index: every layer must read the tensor
 /// the file's operator reads (looking through RESHAPE, a no-op in the

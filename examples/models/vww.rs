@@ -8,60 +8,61 @@
 /// 13 depthwise-separable blocks (a 3x3 depthwise convolution, then a 1x1
 /// pointwise one), a 3x3 average pool and a dense layer to 2 logits.
 /// `$c1 .. $c6` are the channel counts of the six levels (32, 64, 128,
-/// 256, 512 and 1024 times the width). The layer structs are named after
+/// 256, 512 and 1024 times the width), `$dt` the element type (none:
+/// `f32`). The layer structs are named after
 /// the levels (`Pw2To3` maps level 2's channels to level 3's), so that the
 /// same names serve every width: invoke it once per module.
 macro_rules! mobilenet_v1 {
-    ($(#[$meta:meta])* $net:ident, channels: [$c1:tt, $c2:tt, $c3:tt, $c4:tt, $c5:tt, $c6:tt]) => {
+    ($(#[$meta:meta])* $net:ident, channels: [$c1:tt, $c2:tt, $c3:tt, $c4:tt, $c5:tt, $c6:tt] $(, $dt:ident)?) => {
         use small_core::{layer, model};
 
-        #[layer(fh = 3, fw = 3, fc = 3, k = $c1, stride = 2, padding = same, activation = relu)]
+        #[layer(fh = 3, fw = 3, fc = 3, k = $c1, stride = 2, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Stem;
-        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c1, padding = same, activation = relu)]
+        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c1, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Dw1;
-        #[layer(fh = 1, fw = 1, fc = $c1, k = $c2, padding = same, activation = relu)]
+        #[layer(fh = 1, fw = 1, fc = $c1, k = $c2, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Pw1To2;
-        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c2, stride = 2, padding = same, activation = relu)]
+        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c2, stride = 2, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Dw2S2;
-        #[layer(fh = 1, fw = 1, fc = $c2, k = $c3, padding = same, activation = relu)]
+        #[layer(fh = 1, fw = 1, fc = $c2, k = $c3, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Pw2To3;
-        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c3, padding = same, activation = relu)]
+        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c3, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Dw3;
-        #[layer(fh = 1, fw = 1, fc = $c3, k = $c3, padding = same, activation = relu)]
+        #[layer(fh = 1, fw = 1, fc = $c3, k = $c3, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Pw3To3;
-        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c3, stride = 2, padding = same, activation = relu)]
+        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c3, stride = 2, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Dw3S2;
-        #[layer(fh = 1, fw = 1, fc = $c3, k = $c4, padding = same, activation = relu)]
+        #[layer(fh = 1, fw = 1, fc = $c3, k = $c4, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Pw3To4;
-        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c4, padding = same, activation = relu)]
+        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c4, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Dw4;
-        #[layer(fh = 1, fw = 1, fc = $c4, k = $c4, padding = same, activation = relu)]
+        #[layer(fh = 1, fw = 1, fc = $c4, k = $c4, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Pw4To4;
-        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c4, stride = 2, padding = same, activation = relu)]
+        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c4, stride = 2, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Dw4S2;
-        #[layer(fh = 1, fw = 1, fc = $c4, k = $c5, padding = same, activation = relu)]
+        #[layer(fh = 1, fw = 1, fc = $c4, k = $c5, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Pw4To5;
-        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c5, padding = same, activation = relu)]
+        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c5, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Dw5;
-        #[layer(fh = 1, fw = 1, fc = $c5, k = $c5, padding = same, activation = relu)]
+        #[layer(fh = 1, fw = 1, fc = $c5, k = $c5, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Pw5To5;
-        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c5, stride = 2, padding = same, activation = relu)]
+        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c5, stride = 2, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Dw5S2;
-        #[layer(fh = 1, fw = 1, fc = $c5, k = $c6, padding = same, activation = relu)]
+        #[layer(fh = 1, fw = 1, fc = $c5, k = $c6, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Pw5To6;
-        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c6, padding = same, activation = relu)]
+        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c6, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Dw6;
-        #[layer(fh = 1, fw = 1, fc = $c6, k = $c6, padding = same, activation = relu)]
+        #[layer(fh = 1, fw = 1, fc = $c6, k = $c6, padding = same, activation = relu $(, dtype = $dt)?)]
         pub struct Pw6To6;
-        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c6, stride = 3, padding = valid, reduction = avg)]
+        #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c6, stride = 3, padding = valid, reduction = avg $(, dtype = $dt)?)]
         pub struct Pool;
-        #[layer(fh = 1, fw = 1, fc = $c6, k = 2)]
+        #[layer(fh = 1, fw = 1, fc = $c6, k = 2 $(, dtype = $dt)?)]
         pub struct Dense;
 
         model! {
             $(#[$meta])*
             pub struct $net {
-                input image: [96, 96, 3];
+                input image: [96, 96, 3] $($dt)?;
                 stem: Stem @ 0 (image) -> t0;
                 dw1: Dw1 @ 1 (t0) -> t1;
                 pw1: Pw1To2 @ 2 (t1) -> t2;
@@ -102,3 +103,14 @@ mobilenet_v1!(
     Vww,
     channels: [8, 16, 32, 64, 128, 256]
 );
+
+/// The int8 VWW network (`vww_96_int8.tflite`): the same declaration with
+/// `dtype = i8`.
+pub mod int8 {
+    super::mobilenet_v1!(
+        /// VWW, MobileNetV1 at width 0.25, int8. Output: 2 int8 logits (before SOFTMAX).
+        Vww,
+        channels: [8, 16, 32, 64, 128, 256],
+        i8
+    );
+}

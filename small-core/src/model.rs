@@ -608,6 +608,10 @@ pub trait Model: Sized {
     /// `f32`s of packed weights and biases, all layers.
     fn packed_weights(&self) -> usize;
 
+    /// Bytes of all layers' packed weights and per-channel data.
+    fn weight_bytes(&self) -> usize;
+
+
     /// The arch every layer runs on.
     fn arch(&self) -> Arch;
 
@@ -918,6 +922,9 @@ macro_rules! model {
                 fn packed_weights(&self) -> usize {
                     Self::packed_weights(self)
                 }
+                fn weight_bytes(&self) -> usize {
+                    Self::weight_bytes(self)
+                }
                 fn arch(&self) -> $crate::Arch {
                     Self::arch(self)
                 }
@@ -1085,6 +1092,83 @@ pub fn reference_run<W: crate::load::WeightSource + ?Sized>(
             w.as_ref().and_then(|w| w.bias.as_deref()),
             skip,
         )?;
+        t[l.step.y] = out;
+    }
+    Ok(t)
+}
+
+/// Runs `layers` on the int8 reference operators (NHWC,
+/// `crate::reference::int8`, TFLite's reference kernels), weights and
+/// quantization from `source` ([`WeightSource::layer_i8`]): every tensor,
+/// indexed like `dims`. The oracle of an `i8` network, layer by layer.
+///
+/// [`WeightSource::layer_i8`]: crate::load::WeightSource::layer_i8
+#[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
+pub fn reference_run_i8<W: crate::load::WeightSource + ?Sized>(
+    source: &W,
+    layers: &[LayerInfo],
+    dims: &[Dims],
+    input_nhwc: &[i8],
+) -> Result<alloc::vec::Vec<alloc::vec::Vec<i8>>, crate::load::LoadError> {
+    use crate::reference::{Conv, Shape, Window, int8};
+    use crate::{Reduction, load::LayerRef};
+    let d0 = dims.first().copied().unwrap_or(Dims { c: 0, h: 0, w: 0 });
+    d0.checked_len()?;
+    crate::check_len("NHWC input", d0.elements(), input_nhwc.len())?;
+    let mut t = alloc::vec![alloc::vec::Vec::new(); dims.len()];
+    t[0] = input_nhwc.to_vec();
+    for l in layers {
+        let s = &l.spec;
+        let r = LayerRef {
+            name: l.name,
+            op: l.op,
+        };
+        let w = source.layer_i8(r, l.out_op, s)?;
+        let shape = Shape::from(dims[l.step.x]);
+        let window = Window {
+            fh: s.fh,
+            fw: s.fw,
+            sh: s.sh,
+            sw: s.sw,
+            padding: s.padding,
+        };
+        let mut out = alloc::vec![0i8; dims[l.step.y].elements()];
+        let x = &t[l.step.x];
+        match s.reduction {
+            Reduction::Fma => {
+                let f = w.filter();
+                f.check(s)?;
+                // The reference convolution reads OHWI.
+                let taps = s.fh * s.fw;
+                let mut ohwi = alloc::vec![0i8; f.values.len()];
+                for o in 0..s.out_channels() {
+                    for tap in 0..taps {
+                        for i in 0..s.fc {
+                            ohwi[(o * taps + tap) * s.fc + i] = f.values[f.order.index(s, o, tap, i)];
+                        }
+                    }
+                }
+                let conv = Conv {
+                    window,
+                    fc: s.fc,
+                    k: s.k,
+                    g: s.g,
+                };
+                int8::conv2d(x, shape, &ohwi, w.bias.as_deref(), conv, &w.requant(), &mut out)?;
+                if s.residual {
+                    let add = w.add.as_ref().ok_or_else(|| crate::__rt::missing_add(r))?;
+                    let conv_out = out.clone();
+                    int8::add(&conv_out, &t[l.step.skip], add, &mut out)?;
+                }
+            }
+            Reduction::Max => {
+                int8::max_pool(x, shape, window, (w.min, w.max), &mut out)?;
+            }
+            Reduction::Avg => {
+                int8::avg_pool(x, shape, window, (w.min, w.max), &mut out)?;
+            }
+        }
         t[l.step.y] = out;
     }
     Ok(t)

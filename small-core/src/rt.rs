@@ -110,7 +110,10 @@ pub fn pack_static(
 
 /// A tensor over an arena slice that generated layers write whole: only
 /// its length is checked (see `Blocked::assume_padded`).
-pub fn assume_padded<B: AsRef<[f32]>>(dims: Dims, data: B) -> Result<Blocked<B>, Error> {
+pub fn assume_padded<E: crate::Element, B: AsRef<[E]>>(
+    dims: Dims,
+    data: B,
+) -> Result<Blocked<B, E>, Error> {
     Blocked::assume_padded(dims, data)
 }
 

@@ -303,6 +303,77 @@ impl WeightSource for Generated {
             bias,
         })
     }
+
+    /// Deterministic int8 weights in `-127..=127` and an int32 bias, zero
+    /// points that differ from layer to layer (edge values included), and
+    /// per-channel double-rounding rescales of about `0.004 /
+    /// sqrt(F_H F_W F_C)`, which keep most outputs inside the int8 range
+    /// rather than clamped; the clamp follows the declared activation. A
+    /// residual layer gets an ADD of fixed scales. The quantization of one
+    /// layer does not match the next one's (each layer is checked alone,
+    /// and a network of them still computes a well-defined result).
+    fn layer_i8(
+        &self,
+        layer: LayerRef,
+        _out_op: usize,
+        spec: &LayerSpec,
+    ) -> Result<Int8LayerWeights, LoadError> {
+        let w = self.layer(layer, spec)?;
+        let op = layer.op as u32;
+        let zp = |k: u32| -> i32 {
+            const ZPS: [i32; 6] = [-128, 0, 127, -7, 33, -100];
+            ZPS[(self.seed.wrapping_add(op * 3 + k) % 6) as usize]
+        };
+        let (input_zp, output_zp) = (zp(0), zp(1));
+        let range = |zp: i32| match spec.activation {
+            crate::Activation::None => (-128, 127),
+            crate::Activation::Relu => (zp as i8, 127),
+            crate::Activation::Relu6 => (zp as i8, (zp + 96).min(127) as i8),
+        };
+        // The f32 weights are in [-s, s), s = 2 / fan_in: scaled to int8.
+        let fan_in = spec.fh.saturating_mul(spec.fw).saturating_mul(spec.fc).max(1) as f32;
+        let to_i8 = |v: f32| (v * fan_in / 2.0 * 127.0).round().clamp(-127.0, 127.0) as i8;
+        let weights: Vec<i8> = w.weights.iter().map(|&v| to_i8(v)).collect();
+        let bias = w
+            .bias
+            .map(|b| b.iter().map(|&v| (v * 20_000.0) as i32).collect());
+        let channels = if spec.has_weights() { spec.out_channels() } else { 0 };
+        let base = 0.004 / f64::from(fan_in).sqrt();
+        let rescale = (0..channels)
+            .map(|c| {
+                let r = base * (0.75 + 0.5 * ((c * 7 + layer.op) % 16) as f64 / 16.0);
+                Rescale::DoubleRounding(crate::ir::quant::Multiplier::from_real(r))
+            })
+            .collect();
+        let (mut min, mut max) = range(output_zp);
+        let add = spec.residual.then(|| {
+            let out = zp(2);
+            let (lo, hi) = range(out);
+            let q = crate::ir::quant::Quant::new;
+            let p = AddParams::new(
+                q(0.05, output_zp),
+                q(0.07, zp(3)),
+                q(0.09, out),
+                spec.activation,
+            );
+            AddParams { min: lo, max: hi, ..p }
+        });
+        if spec.residual {
+            // The activation is the ADD's; the layer itself clamps nothing.
+            (min, max) = (-128, 127);
+        }
+        Ok(Int8LayerWeights {
+            weights,
+            order: Order::Ohwi,
+            bias,
+            rescale,
+            input_zero_point: input_zp,
+            output_zero_point: output_zp,
+            min,
+            max,
+            add,
+        })
+    }
 }
 
 #[cfg(test)]
