@@ -11,10 +11,10 @@
 
 use small_core::load::tflite;
 use small_core::load::{Generated, WeightSource};
-use small_core::{Arch, Dims};
-use small_examples::check::{self, Propagation, argmax, first_mismatch, head_bound, max_diff};
 use small_core::model::Model;
 use small_core::reference::int8;
+use small_core::{Arch, Dims};
+use small_examples::check::{self, Propagation, argmax, first_mismatch, head_bound, max_diff};
 use small_examples::golden::{read_f32, read_i8};
 use small_examples::models::{Head, Int8Network, Network, ad, dscnn, resnet8, vww};
 use std::path::{Path, PathBuf};
@@ -384,7 +384,16 @@ fn finish_f32<N: Network>(
     let mut infer =
         |n: &N, a: &mut [f32], x: &[f32]| n.infer(a, x, &mut out).expect("checked above");
     let sizes = Sizes::of_f32(net);
-    finish((N::NAME, "f32"), net, arena, input, &mut infer, (check, ok), sizes, o)
+    finish(
+        (N::NAME, "f32"),
+        net,
+        arena,
+        input,
+        &mut infer,
+        (check, ok),
+        sizes,
+        o,
+    )
 }
 
 /// `finish` of an int8 network.
@@ -397,10 +406,18 @@ fn finish_i8<N: Int8Network>(
     o: &Options,
 ) -> Result<Row, String> {
     let mut out = vec![0; N::DIMS[N::OUTPUT].c];
-    let mut infer =
-        |n: &N, a: &mut [i8], x: &[i8]| n.infer(a, x, &mut out).expect("checked above");
+    let mut infer = |n: &N, a: &mut [i8], x: &[i8]| n.infer(a, x, &mut out).expect("checked above");
     let sizes = Sizes::of_i8(net);
-    finish((N::NAME, "i8"), net, arena, input, &mut infer, (check, ok), sizes, o)
+    finish(
+        (N::NAME, "i8"),
+        net,
+        arena,
+        input,
+        &mut infer,
+        (check, ok),
+        sizes,
+        o,
+    )
 }
 
 /// Built-in int8 weights (`Generated::layer_i8`): every layer alone and the
@@ -785,10 +802,16 @@ fn run() -> Result<bool, String> {
             step("vww_0.25", &|| builtin::<vww::Vww>(arch, 1, &o))?;
             step("ds-cnn", &|| builtin::<dscnn::DsCnn>(arch, 1, &o))?;
             step("ad", &|| builtin::<ad::Autoencoder>(arch, 1, &o))?;
-            step("resnet8 i8", &|| builtin_i8::<resnet8::int8::Resnet8>(arch, 1, &o))?;
+            step("resnet8 i8", &|| {
+                builtin_i8::<resnet8::int8::Resnet8>(arch, 1, &o)
+            })?;
             step("vww_0.25 i8", &|| builtin_i8::<vww::int8::Vww>(arch, 1, &o))?;
-            step("ds-cnn i8", &|| builtin_i8::<dscnn::int8::DsCnn>(arch, 1, &o))?;
-            step("ad i8", &|| builtin_i8::<ad::int8::Autoencoder>(arch, 1, &o))?;
+            step("ds-cnn i8", &|| {
+                builtin_i8::<dscnn::int8::DsCnn>(arch, 1, &o)
+            })?;
+            step("ad i8", &|| {
+                builtin_i8::<ad::int8::Autoencoder>(arch, 1, &o)
+            })?;
         }
         Some(dir) => {
             println!(
@@ -799,10 +822,18 @@ fn run() -> Result<bool, String> {
             step("vww_0.25", &|| trained::<vww::Vww>(arch, dir, &o))?;
             step("ds-cnn", &|| trained::<dscnn::DsCnn>(arch, dir, &o))?;
             step("ad", &|| trained::<ad::Autoencoder>(arch, dir, &o))?;
-            step("resnet8 i8", &|| trained_i8::<resnet8::int8::Resnet8>(arch, dir, &o))?;
-            step("vww_0.25 i8", &|| trained_i8::<vww::int8::Vww>(arch, dir, &o))?;
-            step("ds-cnn i8", &|| trained_i8::<dscnn::int8::DsCnn>(arch, dir, &o))?;
-            step("ad i8", &|| trained_i8::<ad::int8::Autoencoder>(arch, dir, &o))?;
+            step("resnet8 i8", &|| {
+                trained_i8::<resnet8::int8::Resnet8>(arch, dir, &o)
+            })?;
+            step("vww_0.25 i8", &|| {
+                trained_i8::<vww::int8::Vww>(arch, dir, &o)
+            })?;
+            step("ds-cnn i8", &|| {
+                trained_i8::<dscnn::int8::DsCnn>(arch, dir, &o)
+            })?;
+            step("ad i8", &|| {
+                trained_i8::<ad::int8::Autoencoder>(arch, dir, &o)
+            })?;
         }
     }
     print_table(arch, peak, &rows);

@@ -52,3 +52,25 @@ pub fn first_mismatch(got: &[f32], want: &[f32], tol: &[f32]) -> Option<(usize, 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The MLPerf Tiny models directory (`SMALL_MODELS`, else `../shared/models`
+/// beside the repository), or `None` with a skip message when it holds no
+/// models; under `CI` their absence is a failure.
+pub fn models_dir() -> Option<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = small_examples::golden::models_dir(&root);
+    if dir.join("pretrainedResnet.tflite").exists() {
+        return Some(dir);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "CI is set but the MLPerf Tiny models are not in {}",
+            dir.display()
+        );
+    }
+    println!(
+        "SKIPPED: no MLPerf Tiny models in {} (set SMALL_MODELS)",
+        dir.display()
+    );
+    None
+}

@@ -183,24 +183,6 @@ use std::path::{Path, PathBuf};
 /// The MLPerf Tiny models directory: `SMALL_MODELS`, else `../shared/models`
 /// beside the repository. Missing: a skip, printed, except under CI, where
 /// it is a failure (CI has the files; a silent skip would hide a broken path).
-fn models_dir() -> Option<PathBuf> {
-    let dir = small_examples::golden::models_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
-    if dir.join("pretrainedResnet.tflite").exists() {
-        return Some(dir);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "CI is set but the MLPerf Tiny models are not in {}",
-            dir.display()
-        );
-    }
-    println!(
-        "SKIPPED: no MLPerf Tiny models in {} (set SMALL_MODELS)",
-        dir.display()
-    );
-    None
-}
-
 fn read_f32(path: &Path) -> Vec<f32> {
     small_examples::golden::read_f32(path).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -231,7 +213,9 @@ fn inputs(golden: &Path) -> Vec<usize> {
 }
 
 fn golden<N: Network>() {
-    let Some(dir) = models_dir() else { return };
+    let Some(dir) = small_tests::models_dir() else {
+        return;
+    };
     let file = N::FILE.unwrap();
     let model = tflite::Model::from_file(dir.join(file)).unwrap();
     let tensor = verify_wiring::<N>(&model).unwrap();
@@ -380,7 +364,9 @@ fn ad_golden() {
 /// MLCommons' reference result 9.70710781.
 #[test]
 fn ad_sample_clip_score() {
-    let Some(dir) = models_dir() else { return };
+    let Some(dir) = small_tests::models_dir() else {
+        return;
+    };
     let model = tflite::Model::from_file(dir.join("ad01_fp32.tflite")).unwrap();
     let net = ad::Autoencoder::load(&model, small_core::arch::selected().unwrap()).unwrap();
     let clip = read_f32(&dir.join("normal_id_01_00000000_hist_librosa.bin"));
@@ -392,7 +378,9 @@ fn ad_sample_clip_score() {
 
 #[test]
 fn wiring_mismatch_is_an_error() {
-    let Some(dir) = models_dir() else { return };
+    let Some(dir) = small_tests::models_dir() else {
+        return;
+    };
     // DS-CNN's declaration on ResNet-8's file: its stem is 10x4 stride 2,
     // 1 -> 64 channels; ResNet's op 0 is 3x3 stride 1, 3 -> 16.
     let model = tflite::Model::from_file(dir.join("pretrainedResnet.tflite")).unwrap();

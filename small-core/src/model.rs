@@ -611,7 +611,6 @@ pub trait Model: Sized {
     /// Bytes of all layers' packed weights and per-channel data.
     fn weight_bytes(&self) -> usize;
 
-
     /// The arch every layer runs on.
     fn arch(&self) -> Arch;
 
@@ -1145,7 +1144,8 @@ pub fn reference_run_i8<W: crate::load::WeightSource + ?Sized>(
                 for o in 0..s.out_channels() {
                     for tap in 0..taps {
                         for i in 0..s.fc {
-                            ohwi[(o * taps + tap) * s.fc + i] = f.values[f.order.index(s, o, tap, i)];
+                            ohwi[(o * taps + tap) * s.fc + i] =
+                                f.values[f.order.index(s, o, tap, i)];
                         }
                     }
                 }
@@ -1155,7 +1155,15 @@ pub fn reference_run_i8<W: crate::load::WeightSource + ?Sized>(
                     k: s.k,
                     g: s.g,
                 };
-                int8::conv2d(x, shape, &ohwi, w.bias.as_deref(), conv, &w.requant(), &mut out)?;
+                int8::conv2d(
+                    x,
+                    shape,
+                    &ohwi,
+                    w.bias.as_deref(),
+                    conv,
+                    &w.requant(),
+                    &mut out,
+                )?;
                 if s.residual {
                     let add = w.add.as_ref().ok_or_else(|| crate::__rt::missing_add(r))?;
                     let conv_out = out.clone();

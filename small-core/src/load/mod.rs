@@ -331,13 +331,21 @@ impl WeightSource for Generated {
             crate::Activation::Relu6 => (zp as i8, (zp + 96).min(127) as i8),
         };
         // The f32 weights are in [-s, s), s = 2 / fan_in: scaled to int8.
-        let fan_in = spec.fh.saturating_mul(spec.fw).saturating_mul(spec.fc).max(1) as f32;
+        let fan_in = spec
+            .fh
+            .saturating_mul(spec.fw)
+            .saturating_mul(spec.fc)
+            .max(1) as f32;
         let to_i8 = |v: f32| (v * fan_in / 2.0 * 127.0).round().clamp(-127.0, 127.0) as i8;
         let weights: Vec<i8> = w.weights.iter().map(|&v| to_i8(v)).collect();
         let bias = w
             .bias
             .map(|b| b.iter().map(|&v| (v * 20_000.0) as i32).collect());
-        let channels = if spec.has_weights() { spec.out_channels() } else { 0 };
+        let channels = if spec.has_weights() {
+            spec.out_channels()
+        } else {
+            0
+        };
         let base = 0.004 / f64::from(fan_in).sqrt();
         let rescale = (0..channels)
             .map(|c| {
@@ -356,7 +364,11 @@ impl WeightSource for Generated {
                 q(0.09, out),
                 spec.activation,
             );
-            AddParams { min: lo, max: hi, ..p }
+            AddParams {
+                min: lo,
+                max: hi,
+                ..p
+            }
         });
         if spec.residual {
             // The activation is the ADD's; the layer itself clamps nothing.
