@@ -81,13 +81,15 @@ pub use crate::reference::int8::{AddParams, Requant};
 /// (`arch_defs::Dot`): the weights into `tiles` ([`tiles_at`]), the
 /// per-channel rows of [`small_ir::quant::row`] into `acc`.
 ///
-/// The bias row holds `bias - (zp_in + offset) * Σ w` over every tap
-/// and input channel, so the kernels sum raw products `(x + offset) * w`
-/// and never subtract a zero point (`offset` is `x_offset` for a
-/// broadcast kernel, 0 for a channelwise one, which widens its inputs).
-/// A border tile skips the taps outside the input; it adds their
-/// `(zp_in + offset) * Σ_c w` back from the tap's correction row, which
-/// makes the sum `Σ (x - zp_in) * w` over the taps inside, as TFLite's.
+/// Broadcast kernels (convolution, FC): the bias row holds `bias -
+/// (zp_in + x_offset) * Σ w` over every tap and input channel, so the
+/// kernels sum raw products `(x + x_offset) * w` and never subtract a
+/// zero point. A border tile skips the taps outside the input; it adds
+/// their `(zp_in + x_offset) * Σ_c w` back from the tap's correction row,
+/// which makes the sum `Σ (x - zp_in) * w` over the taps inside, as
+/// TFLite's. Channelwise kernels (depthwise) widen each input and add
+/// `-zp_in` to it (one add per input vector, reused by every tap that
+/// reads it): the bias row is the bias.
 #[allow(clippy::too_many_arguments)]
 pub fn pack_i8(
     spec: &LayerSpec,
@@ -157,19 +159,20 @@ pub fn pack_i8(
     if !spec.has_weights() {
         return Ok(());
     }
-    let offset = match spec.kind() {
-        KernelKind::Broadcast => x_offset,
-        KernelKind::Channelwise => 0,
-    };
-    let zp = q.input_zero_point.wrapping_add(offset);
+    acc[row::NEG_INPUT_ZERO_POINT * stride..][..stride].fill(q.input_zero_point.wrapping_neg());
     let weight = |o, tap, i| filter.values[filter.order.index(spec, o, tap, i)];
+    let zp = q.input_zero_point.wrapping_add(x_offset);
     for o in 0..oc {
         let mut sum = bias.map_or(0, |b| b[o]);
-        for tap in 0..taps {
-            let s = (0..spec.fc).fold(0i32, |s, i| s.wrapping_add(i32::from(weight(o, tap, i))));
-            let c = zp.wrapping_mul(s);
-            acc[(row::CORRECTION + tap) * stride + o] = c;
-            sum = sum.wrapping_sub(c);
+        // A channelwise kernel subtracts the zero point from each input
+        // (`NEG_INPUT_ZERO_POINT`); a broadcast one sums raw products.
+        if spec.kind() == KernelKind::Broadcast {
+            for tap in 0..taps {
+                let s = (0..spec.fc).fold(0i32, |s, i| s.wrapping_add(i32::from(weight(o, tap, i))));
+                let c = zp.wrapping_mul(s);
+                acc[(row::CORRECTION + tap) * stride + o] = c;
+                sum = sum.wrapping_sub(c);
+            }
         }
         acc[row::BIAS * stride + o] = sum;
     }

@@ -182,7 +182,7 @@ pub fn pack_i8_clamp_owned(spec: &LayerSpec, min: i8, max: i8) -> Result<Int8Wei
 
 /// [`small_ir::geometry::acc_len`] of an `i8` layer, checked.
 fn checked_acc_len(spec: &LayerSpec) -> Result<usize, Error> {
-    let rows = if spec.has_weights() {
+    let rows = if spec.has_weights() && spec.kind() == crate::KernelKind::Broadcast {
         spec.fh
             .checked_mul(spec.fw)
             .and_then(|t| t.checked_add(small_ir::quant::row::CORRECTION))

@@ -316,8 +316,8 @@ pub const fn tiles_len(spec: &LayerSpec, tc: usize) -> usize {
 
 /// Accumulator-type values of a layer's per-channel data: the bias
 /// ([`out_padded`]) for `f32` with weights, 0 without; for `i8` the rows
-/// of [`crate::quant::row`]: 7, plus one border correction per filter tap
-/// with weights, each [`out_padded`] long.
+/// of [`crate::quant::row`], each [`out_padded`] long, with one border
+/// correction per filter tap for a broadcast layer with weights.
 pub const fn acc_len(spec: &LayerSpec) -> usize {
     match spec.dtype {
         Dtype::F32 if spec.has_weights() => out_padded(spec),
@@ -328,7 +328,7 @@ pub const fn acc_len(spec: &LayerSpec) -> usize {
 
 /// Rows of an `i8` layer's per-channel data ([`crate::quant::row`]).
 pub const fn acc_rows(spec: &LayerSpec) -> usize {
-    if spec.has_weights() {
+    if spec.has_weights() && matches!(spec.kind(), KernelKind::Broadcast) {
         crate::quant::row::CORRECTION + spec.fh * spec.fw
     } else {
         crate::quant::row::CORRECTION

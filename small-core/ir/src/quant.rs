@@ -396,7 +396,8 @@ impl Rescale {
 /// | [`row::ZERO_POINT`] | the output zero point |
 /// | [`row::MIN`], [`row::MAX`] | the clamp of the fused activation |
 /// | [`row::SKIP_ZERO_POINT`] .. [`row::ADD_MAX`] | a residual layer's ADD ([`row::add_words`]) |
-/// | [`row::CORRECTION`] `+ tap` | what a border tile adds back for each tap it skips |
+/// | [`row::NEG_INPUT_ZERO_POINT`] | minus the input zero point (channelwise layers) |
+/// | [`row::CORRECTION`] `+ tap` | what a border tile of a broadcast layer adds back for each tap it skips |
 pub mod row {
     /// The bias, compensated.
     pub const BIAS: usize = 0;
@@ -422,8 +423,11 @@ pub mod row {
     /// `left_shift`, then the three multipliers and shifts of the
     /// [`AddRescale`](super::AddRescale) (convolution, skip, output).
     pub const ADD_RESCALE: usize = 12;
-    /// The first tap's border correction (layers with weights only).
-    pub const CORRECTION: usize = 19;
+    /// Minus the input's zero point: a channelwise layer (depthwise) adds
+    /// it to each input it widens, and needs no border correction.
+    pub const NEG_INPUT_ZERO_POINT: usize = 19;
+    /// The first tap's border correction (broadcast layers with weights).
+    pub const CORRECTION: usize = 20;
 
     /// The seven words at [`ADD_RESCALE`] of `r`.
     pub const fn add_words(r: super::AddRescale) -> [i32; 7] {

@@ -85,6 +85,20 @@ impl Shape {
             quote!(#c = A::fma(#c, #i, #w);)
         }
     }
+    /// An `i8` depthwise layer (channelwise with weights): its inputs are
+    /// widened minus the input zero point (`nzp`, see [`channelwise_compute`]).
+    fn centered(&self) -> bool {
+        self.int8() && self.channelwise && self.spec.reduction == Reduction::Fma
+    }
+    /// A channelwise kernel's input vector at `p`.
+    fn inputs(&self, p: TokenStream) -> TokenStream {
+        let x = self.elems(p);
+        if self.centered() {
+            quote!(A::add(#x, nzp))
+        } else {
+            x
+        }
+    }
     /// A vector of elements (a channelwise kernel's inputs and weights).
     fn elems(&self, p: TokenStream) -> TokenStream {
         if self.int8() {
@@ -502,7 +516,7 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
         }
         let mut group = Vec::new();
         for v in 0..s.nv {
-            let i = s.elems(at(&format_ident!("row"), col * CB + v * s.lanes));
+            let i = s.inputs(at(&format_ident!("row"), col * CB + v * s.lanes));
             group.push(quote!(let i = #i;));
             for &(ll, y) in &taps {
                 let w = format_ident!("w{}_{}", y, v);
@@ -516,7 +530,16 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
             group
         });
     }
-    channelwise_rows(s, quote!(#(#weights)* #(#steps)*))
+    // An i8 depthwise layer subtracts the input zero point from every
+    // input vector (all lanes of its row hold the same value).
+    let nzp = if s.centered() {
+        let r = lit(small_ir::quant::row::NEG_INPUT_ZERO_POINT * geometry::out_padded(&s.spec));
+        quote!(let nzp = A::load(t.bias.wrapping_add(#r));)
+    } else {
+        quote!()
+    };
+    let rows = channelwise_rows(s, quote!(#(#weights)* #(#steps)*));
+    quote! { #nzp #rows }
 }
 
 /// The loop over the valid filter rows of a per-channel kernel, with the
@@ -686,7 +709,8 @@ fn store_value(_s: &Shape, p: TokenStream, c: &Ident) -> TokenStream {
 fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
     let columns = if mode == Mode::Narrow { 1 } else { s.o_wb };
     let stride = lit(geometry::out_padded(&s.spec));
-    let correction = if s.spec.reduction == Reduction::Fma {
+    // Only broadcast kernels skip taps whose products the bias took out.
+    let correction = if s.spec.reduction == Reduction::Fma && !s.channelwise {
         border_correction(s, mode, columns)
     } else {
         quote!()
