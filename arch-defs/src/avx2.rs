@@ -41,11 +41,14 @@ pub struct Avx2;
 #[allow(unsafe_op_in_unsafe_fn)]
 mod imp {
     use super::{Avx2, MACHINE};
-    use crate::int8::{average_scalar, requantize_scalar};
+    use crate::int8::{average_scalar, requantize_add_scalar, requantize_scalar};
     use crate::{Dot, Int8, Simd};
     use core::arch::x86_64::*;
     #[cfg(doc)]
-    use small_ir::quant::{clamp_i8, multiply_by_quantized_multiplier, rounding_average};
+    use small_ir::quant::{
+        AddRescale, clamp_i8, multiply_by_quantized_multiplier,
+        multiply_by_quantized_multiplier_smaller_than_one_exp, output, rounding_average,
+    };
     use small_ir::quant::row;
 
     crate::check_arch!(MACHINE, Avx2);
@@ -199,6 +202,60 @@ mod imp {
             clamp_store(p, v, rows, stride)
         }
 
+        /// Double rounding in every lane of the convolution (row
+        /// `RESCALE` all 0): [`output`] as `requantize` computes it (`mul_q31`,
+        /// the zero point, the clamp) with the `as i8` of its result
+        /// (`vpslld`/`vpsrad` by 24), minus `CONV_ZERO_POINT`; the skip's
+        /// 8 bytes sign-extended (`vpmovsxbd`, read before `p` is
+        /// written), minus `SKIP_ZERO_POINT`; then [`AddRescale::apply`]:
+        /// both shifted left by `left_shift & 31` (`vpsllvd`), each through
+        /// `mul_q31_exp`, added, through `mul_q31_exp` again; the ADD's
+        /// zero point, `clamp` to `ADD_MIN..=ADD_MAX`, `store_bytes`. Any
+        /// other lane: the scalar default.
+        #[inline(always)]
+        unsafe fn requantize_add(
+            p: *mut i8,
+            acc: __m256i,
+            skip: *const i8,
+            rows: *const i32,
+            stride: usize,
+        ) {
+            let variant = load_row(rows, stride, row::RESCALE);
+            if _mm256_testz_si256(variant, variant) == 0 {
+                return requantize_add_scalar::<Self>(p, acc, skip, rows, stride);
+            }
+            let skip = Self::widen(skip);
+            let conv = mul_q31(
+                acc,
+                load_row(rows, stride, row::RESCALE + 1),
+                load_row(rows, stride, row::RESCALE + 2),
+            );
+            let conv = _mm256_add_epi32(conv, load_row(rows, stride, row::ZERO_POINT));
+            let conv = clamp(conv, rows, stride, row::MIN, row::MAX);
+            let conv = _mm256_srai_epi32::<24>(_mm256_slli_epi32::<24>(conv));
+            let x1 = _mm256_sub_epi32(conv, load_row(rows, stride, row::CONV_ZERO_POINT));
+            let x2 = _mm256_sub_epi32(skip, load_row(rows, stride, row::SKIP_ZERO_POINT));
+            let at = |k: usize| row::ADD_RESCALE + k;
+            let left = _mm256_and_si256(load_row(rows, stride, at(0)), _mm256_set1_epi32(31));
+            let s1 = mul_q31_exp(
+                _mm256_sllv_epi32(x1, left),
+                load_row(rows, stride, at(1)),
+                load_row(rows, stride, at(2)),
+            );
+            let s2 = mul_q31_exp(
+                _mm256_sllv_epi32(x2, left),
+                load_row(rows, stride, at(3)),
+                load_row(rows, stride, at(4)),
+            );
+            let sum = mul_q31_exp(
+                _mm256_add_epi32(s1, s2),
+                load_row(rows, stride, at(5)),
+                load_row(rows, stride, at(6)),
+            );
+            let v = _mm256_add_epi32(sum, load_row(rows, stride, row::ADD_ZERO_POINT));
+            store_bytes(p, clamp(v, rows, stride, row::ADD_MIN, row::ADD_MAX))
+        }
+
         /// `div_round` on each half, then `clamp_store`. A `count` below
         /// 1: the scalar default.
         #[inline(always)]
@@ -226,14 +283,26 @@ mod imp {
     }
 
     /// [`clamp_i8`] in every lane (rows `MIN`, `MAX`) and the 8 bytes
-    /// stored: `vpmaxsd`, `vpminsd`, then the low byte of each lane
-    /// (`vpshufb` within each half, `vpermd` across, `vmovq`), which
-    /// truncates as `as i8` does (a saturating `vpackssdw`/`vpacksswb`
-    /// would differ from the scalar bits for a clamp outside `i8`).
+    /// stored: `clamp`, `store_bytes`.
     #[inline(always)]
     unsafe fn clamp_store(p: *mut i8, v: __m256i, rows: *const i32, stride: usize) {
-        let v = _mm256_max_epi32(v, load_row(rows, stride, row::MIN));
-        let v = _mm256_min_epi32(v, load_row(rows, stride, row::MAX));
+        store_bytes(p, clamp(v, rows, stride, row::MIN, row::MAX))
+    }
+
+    /// `v` clamped to rows `min..=max` in every lane, as [`clamp_i8`]
+    /// before its `as i8`: `vpmaxsd`, `vpminsd`.
+    #[inline(always)]
+    unsafe fn clamp(v: __m256i, rows: *const i32, stride: usize, min: usize, max: usize) -> __m256i {
+        let v = _mm256_max_epi32(v, load_row(rows, stride, min));
+        _mm256_min_epi32(v, load_row(rows, stride, max))
+    }
+
+    /// The low byte of every lane, 8 bytes stored: `vpshufb` within each
+    /// half, `vpermd` across, `vmovq`. This truncates as `as i8` does (a
+    /// saturating `vpackssdw`/`vpacksswb` would differ from the scalar
+    /// bits for a clamp outside `i8`).
+    #[inline(always)]
+    unsafe fn store_bytes(p: *mut i8, v: __m256i) {
         #[rustfmt::skip]
         let low_bytes = _mm256_setr_epi8(
             0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -266,28 +335,43 @@ mod imp {
 
     /// [`multiply_by_quantized_multiplier`]`(x, m, shift)` in every
     /// lane, bit for bit, for any `m` and `shift` (TFLite's double
-    /// rounding): `vpsllvd`; `vpmuldq` of the even and of the odd lanes
-    /// with the nudge and a 64-bit shift each, blended; the saturation of
-    /// `i32::MIN * i32::MIN`; then `rounding_divide_by_pot` with
-    /// `vpsllvd`/`vpsravd`, its remainder and threshold. As
+    /// rounding): `vpsllvd`, then `srdhm` and `div_pot`. As
     /// `avx512::mul_q31`, whose comments give the reasons.
     #[inline(always)]
     unsafe fn mul_q31(x: __m256i, m: __m256i, shift: __m256i) -> __m256i {
+        // `x.wrapping_shl(max(shift, 0))` (the count taken `& 31`).
+        let left = _mm256_and_si256(
+            _mm256_max_epi32(shift, _mm256_setzero_si256()),
+            _mm256_set1_epi32(31),
+        );
+        div_pot(srdhm(_mm256_sllv_epi32(x, left), m), right_exponent(shift))
+    }
+
+    /// [`multiply_by_quantized_multiplier_smaller_than_one_exp`]`(x, m,
+    /// shift)` in every lane, bit for bit, for any `m` and `shift`:
+    /// `mul_q31` without its left shift (a positive `shift` counts as 0).
+    #[inline(always)]
+    unsafe fn mul_q31_exp(x: __m256i, m: __m256i, shift: __m256i) -> __m256i {
+        div_pot(srdhm(x, m), right_exponent(shift))
+    }
+
+    /// The exponent of `rounding_divide_by_pot` for a multiplier's
+    /// `shift`: `min(max(-shift, 0), 31)`.
+    #[inline(always)]
+    unsafe fn right_exponent(shift: __m256i) -> __m256i {
         let zero = _mm256_setzero_si256();
-        let one = _mm256_set1_epi32(1);
-        // `x.wrapping_shl(max(shift, 0))` (the count taken `& 31`), and
-        // the exponent of `rounding_divide_by_pot`, `min(max(-shift, 0),
-        // 31)`.
-        let left = _mm256_and_si256(_mm256_max_epi32(shift, zero), _mm256_set1_epi32(31));
-        let right = _mm256_sub_epi32(
+        _mm256_sub_epi32(
             zero,
             _mm256_min_epi32(_mm256_max_epi32(shift, _mm256_set1_epi32(-31)), zero),
-        );
-        let x = _mm256_sllv_epi32(x, left);
+        )
+    }
 
-        // saturating_rounding_doubling_high_mul(x, m): bits 31..62 of the
-        // 64-bit `x * m + 2^30` (TFLite's nudge and truncating division
-        // come to this floor), even and odd lanes apart.
+    /// `saturating_rounding_doubling_high_mul(x, m)` in every lane: bits
+    /// 31..62 of the 64-bit `x * m + 2^30` (TFLite's nudge and truncating
+    /// division come to this floor), even and odd lanes apart
+    /// (`vpmuldq`), blended; then the saturation.
+    #[inline(always)]
+    unsafe fn srdhm(x: __m256i, m: __m256i) -> __m256i {
         let nudge = _mm256_set1_epi64x(1 << 30);
         let even = _mm256_add_epi64(_mm256_mul_epi32(x, m), nudge);
         let odd = _mm256_mul_epi32(_mm256_srli_epi64::<32>(x), _mm256_srli_epi64::<32>(m));
@@ -298,15 +382,22 @@ mod imp {
         );
         // `i32::MIN * i32::MIN` comes out as `i32::MIN` (no other product
         // does): `i32::MAX`, adding the comparison's -1.
-        let high = _mm256_add_epi32(high, _mm256_cmpeq_epi32(high, _mm256_set1_epi32(i32::MIN)));
+        _mm256_add_epi32(high, _mm256_cmpeq_epi32(high, _mm256_set1_epi32(i32::MIN)))
+    }
 
-        // rounding_divide_by_pot(high, right).
+    /// `rounding_divide_by_pot(x, right)` in every lane, `right` in
+    /// `0..=31`: `x >> right` (`vpsravd`), plus one where the remainder
+    /// exceeds half the divisor (plus one when negative: ties away from
+    /// zero).
+    #[inline(always)]
+    unsafe fn div_pot(x: __m256i, right: __m256i) -> __m256i {
+        let one = _mm256_set1_epi32(1);
         let mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
-        let remainder = _mm256_and_si256(high, mask);
-        let negative = _mm256_srai_epi32::<31>(high);
+        let remainder = _mm256_and_si256(x, mask);
+        let negative = _mm256_srai_epi32::<31>(x);
         let threshold = _mm256_sub_epi32(_mm256_srli_epi32::<1>(mask), negative);
         let up = _mm256_cmpgt_epi32(remainder, threshold);
-        _mm256_sub_epi32(_mm256_srav_epi32(high, right), up)
+        _mm256_sub_epi32(_mm256_srav_epi32(x, right), up)
     }
 }
 
@@ -322,6 +413,7 @@ mod tests {
         unsafe {
             crate::int8::check::check_dot::<Int8<Avx2>>(200);
             crate::int8::check::check_output_stages::<Int8<Avx2>>(20_000);
+            crate::int8::check::check_requantize_add::<Int8<Avx2>>(20_000);
         }
     }
 

@@ -56,11 +56,14 @@ pub struct Avx512;
 #[allow(unsafe_op_in_unsafe_fn)]
 mod imp {
     use super::{Avx512, MACHINE};
-    use crate::int8::{average_scalar, requantize_scalar};
+    use crate::int8::{average_scalar, requantize_add_scalar, requantize_scalar};
     use crate::{Dot, Int8, Simd};
     use core::arch::x86_64::*;
     #[cfg(doc)]
-    use small_ir::quant::{clamp_i8, multiply_by_quantized_multiplier, rounding_average};
+    use small_ir::quant::{
+        AddRescale, clamp_i8, multiply_by_quantized_multiplier,
+        multiply_by_quantized_multiplier_smaller_than_one_exp, output, rounding_average,
+    };
     use small_ir::quant::row;
 
     crate::check_arch!(MACHINE, Avx512);
@@ -218,6 +221,60 @@ mod imp {
             clamp_store(p, v, rows, stride)
         }
 
+        /// Double rounding in every lane of the convolution (row
+        /// `RESCALE` all 0): [`output`] as `requantize` computes it (`mul_q31`,
+        /// the zero point, the clamp) with the `as i8` of its result
+        /// (`vpslld`/`vpsrad` by 24), minus `CONV_ZERO_POINT`; the skip's
+        /// 16 bytes sign-extended (`vpmovsxbd`, read before `p` is
+        /// written), minus `SKIP_ZERO_POINT`; then [`AddRescale::apply`]:
+        /// both shifted left by `left_shift & 31` (`vpsllvd`), each through
+        /// `mul_q31_exp`, added, through `mul_q31_exp` again; the ADD's
+        /// zero point, `clamp` to `ADD_MIN..=ADD_MAX`, `store_bytes`. Any
+        /// other lane: the scalar default.
+        #[inline(always)]
+        unsafe fn requantize_add(
+            p: *mut i8,
+            acc: __m512i,
+            skip: *const i8,
+            rows: *const i32,
+            stride: usize,
+        ) {
+            let variant = load_row(rows, stride, row::RESCALE);
+            if _mm512_test_epi32_mask(variant, variant) != 0 {
+                return requantize_add_scalar::<Self>(p, acc, skip, rows, stride);
+            }
+            let skip = Self::widen(skip);
+            let conv = mul_q31(
+                acc,
+                load_row(rows, stride, row::RESCALE + 1),
+                load_row(rows, stride, row::RESCALE + 2),
+            );
+            let conv = _mm512_add_epi32(conv, load_row(rows, stride, row::ZERO_POINT));
+            let conv = clamp(conv, rows, stride, row::MIN, row::MAX);
+            let conv = _mm512_srai_epi32::<24>(_mm512_slli_epi32::<24>(conv));
+            let x1 = _mm512_sub_epi32(conv, load_row(rows, stride, row::CONV_ZERO_POINT));
+            let x2 = _mm512_sub_epi32(skip, load_row(rows, stride, row::SKIP_ZERO_POINT));
+            let at = |k: usize| row::ADD_RESCALE + k;
+            let left = _mm512_and_si512(load_row(rows, stride, at(0)), _mm512_set1_epi32(31));
+            let s1 = mul_q31_exp(
+                _mm512_sllv_epi32(x1, left),
+                load_row(rows, stride, at(1)),
+                load_row(rows, stride, at(2)),
+            );
+            let s2 = mul_q31_exp(
+                _mm512_sllv_epi32(x2, left),
+                load_row(rows, stride, at(3)),
+                load_row(rows, stride, at(4)),
+            );
+            let sum = mul_q31_exp(
+                _mm512_add_epi32(s1, s2),
+                load_row(rows, stride, at(5)),
+                load_row(rows, stride, at(6)),
+            );
+            let v = _mm512_add_epi32(sum, load_row(rows, stride, row::ADD_ZERO_POINT));
+            store_bytes(p, clamp(v, rows, stride, row::ADD_MIN, row::ADD_MAX))
+        }
+
         /// `div_round` on each half, then `clamp_store`. A `count` below
         /// 1: the scalar default.
         #[inline(always)]
@@ -246,12 +303,25 @@ mod imp {
     }
 
     /// [`clamp_i8`] in every lane (rows `MIN`, `MAX`) and the 16 bytes
-    /// stored: `vpmaxsd`, `vpminsd`, `vpmovdb` (which truncates, as `as
-    /// i8` does, so even a clamp outside `i8` gives the scalar bits).
+    /// stored: `clamp`, `store_bytes`.
     #[inline(always)]
     unsafe fn clamp_store(p: *mut i8, v: __m512i, rows: *const i32, stride: usize) {
-        let v = _mm512_max_epi32(v, load_row(rows, stride, row::MIN));
-        let v = _mm512_min_epi32(v, load_row(rows, stride, row::MAX));
+        store_bytes(p, clamp(v, rows, stride, row::MIN, row::MAX))
+    }
+
+    /// `v` clamped to rows `min..=max` in every lane, as [`clamp_i8`]
+    /// before its `as i8`: `vpmaxsd`, `vpminsd`.
+    #[inline(always)]
+    unsafe fn clamp(v: __m512i, rows: *const i32, stride: usize, min: usize, max: usize) -> __m512i {
+        let v = _mm512_max_epi32(v, load_row(rows, stride, min));
+        _mm512_min_epi32(v, load_row(rows, stride, max))
+    }
+
+    /// The low byte of every lane, 16 bytes stored: `vpmovdb`, which
+    /// truncates as `as i8` does (so even a clamp outside `i8` gives the
+    /// scalar bits).
+    #[inline(always)]
+    unsafe fn store_bytes(p: *mut i8, v: __m512i) {
         _mm_storeu_si128(p.cast(), _mm512_cvtepi32_epi8(v))
     }
 
@@ -276,32 +346,49 @@ mod imp {
 
     /// [`multiply_by_quantized_multiplier`]`(x, m, shift)` in every
     /// lane, bit for bit, for any `m` and `shift` (TFLite's double
-    /// rounding): `vpsllvd`; `vpmuldq` of the even and of the odd lanes
-    /// with the nudge and a 64-bit shift each, blended; the saturation of
-    /// `i32::MIN * i32::MIN`; then `rounding_divide_by_pot` with
-    /// `vpsllvd`/`vpsravd`, its remainder and threshold.
+    /// rounding): `vpsllvd`, then `srdhm` and `div_pot`.
     #[inline(always)]
     unsafe fn mul_q31(x: __m512i, m: __m512i, shift: __m512i) -> __m512i {
+        // `x.wrapping_shl(max(shift, 0))` (the count taken `& 31`).
+        let left = _mm512_and_si512(
+            _mm512_max_epi32(shift, _mm512_setzero_si512()),
+            _mm512_set1_epi32(31),
+        );
+        div_pot(srdhm(_mm512_sllv_epi32(x, left), m), right_exponent(shift))
+    }
+
+    /// [`multiply_by_quantized_multiplier_smaller_than_one_exp`]`(x, m,
+    /// shift)` in every lane, bit for bit, for any `m` and `shift`:
+    /// `mul_q31` without its left shift (a positive `shift` counts as 0).
+    #[inline(always)]
+    unsafe fn mul_q31_exp(x: __m512i, m: __m512i, shift: __m512i) -> __m512i {
+        div_pot(srdhm(x, m), right_exponent(shift))
+    }
+
+    /// The exponent of `rounding_divide_by_pot` for a multiplier's
+    /// `shift`: `min(max(-shift, 0), 31)`.
+    #[inline(always)]
+    unsafe fn right_exponent(shift: __m512i) -> __m512i {
         let zero = _mm512_setzero_si512();
-        let one = _mm512_set1_epi32(1);
-        // `x.wrapping_shl(max(shift, 0))` (the count taken `& 31`), and
-        // the exponent of `rounding_divide_by_pot`, `min(max(-shift, 0),
-        // 31)`.
-        let left = _mm512_and_si512(_mm512_max_epi32(shift, zero), _mm512_set1_epi32(31));
-        let right = _mm512_sub_epi32(
+        _mm512_sub_epi32(
             zero,
             _mm512_min_epi32(_mm512_max_epi32(shift, _mm512_set1_epi32(-31)), zero),
-        );
-        let x = _mm512_sllv_epi32(x, left);
+        )
+    }
 
-        // saturating_rounding_doubling_high_mul(x, m). With `ab` the exact
-        // product, TFLite's `(ab + nudge) / 2^31` (nudge `2^30` if `ab >=
-        // 0`, else `1 - 2^30`; `/` truncating) is `(ab + 2^30) >> 31`
-        // (floor) in both cases: for `ab < 0` the dividend is negative and
-        // truncation is `ceil`, and `ceil((ab + 1 - 2^30) / 2^31) =
-        // floor((ab + 1 - 2^30 + 2^31 - 1) / 2^31)`. Bits 31..62 of the
-        // 64-bit `ab + 2^30`: shifted down in the even lanes, up by one
-        // in the odd lanes (high halves), blended.
+    /// `saturating_rounding_doubling_high_mul(x, m)` in every lane:
+    /// `vpmuldq` of the even and of the odd lanes with the nudge and a
+    /// 64-bit shift each, blended; the saturation of `i32::MIN *
+    /// i32::MIN`.
+    #[inline(always)]
+    unsafe fn srdhm(x: __m512i, m: __m512i) -> __m512i {
+        // With `ab` the exact product, TFLite's `(ab + nudge) / 2^31`
+        // (nudge `2^30` if `ab >= 0`, else `1 - 2^30`; `/` truncating) is
+        // `(ab + 2^30) >> 31` (floor) in both cases: for `ab < 0` the
+        // dividend is negative and truncation is `ceil`, and `ceil((ab + 1
+        // - 2^30) / 2^31) = floor((ab + 1 - 2^30 + 2^31 - 1) / 2^31)`.
+        // Bits 31..62 of the 64-bit `ab + 2^30`: shifted down in the even
+        // lanes, up by one in the odd lanes (high halves), blended.
         let nudge = _mm512_set1_epi64(1 << 30);
         let even = _mm512_add_epi64(_mm512_mul_epi32(x, m), nudge);
         let odd = _mm512_mul_epi32(_mm512_srli_epi64::<32>(x), _mm512_srli_epi64::<32>(m));
@@ -316,17 +403,22 @@ mod imp {
         // least result, of `i32::MIN * i32::MAX`, is `-2^31 + 1`): it
         // saturates to `i32::MAX` (`i32::MIN - 1`).
         let overflow = _mm512_cmpeq_epi32_mask(high, _mm512_set1_epi32(i32::MIN));
-        let high = _mm512_mask_sub_epi32(high, overflow, high, one);
+        _mm512_mask_sub_epi32(high, overflow, high, _mm512_set1_epi32(1))
+    }
 
-        // rounding_divide_by_pot(high, right): `high >> right`, plus one
-        // where the remainder exceeds half the divisor (plus one when
-        // negative, so that ties round away from zero).
+    /// `rounding_divide_by_pot(x, right)` in every lane, `right` in
+    /// `0..=31`: `x >> right` (`vpsravd`), plus one where the remainder
+    /// exceeds half the divisor (plus one when negative, so that ties
+    /// round away from zero).
+    #[inline(always)]
+    unsafe fn div_pot(x: __m512i, right: __m512i) -> __m512i {
+        let one = _mm512_set1_epi32(1);
         let mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, right), one);
-        let remainder = _mm512_and_si512(high, mask);
-        let negative = _mm512_srai_epi32::<31>(high);
+        let remainder = _mm512_and_si512(x, mask);
+        let negative = _mm512_srai_epi32::<31>(x);
         let threshold = _mm512_sub_epi32(_mm512_srli_epi32::<1>(mask), negative);
         let up = _mm512_cmpgt_epi32_mask(remainder, threshold);
-        let q = _mm512_srav_epi32(high, right);
+        let q = _mm512_srav_epi32(x, right);
         _mm512_mask_add_epi32(q, up, q, one)
     }
 }
@@ -343,6 +435,7 @@ mod tests {
         unsafe {
             crate::int8::check::check_dot::<Int8<Avx512>>(200);
             crate::int8::check::check_output_stages::<Int8<Avx512>>(20_000);
+            crate::int8::check::check_requantize_add::<Int8<Avx512>>(20_000);
         }
     }
 

@@ -16,8 +16,8 @@
 //! subtract a zero point. A channelwise kernel widens `LANES` consecutive
 //! bytes ([`Dot::widen`]) and multiplies lane by lane ([`Simd::fma`]).
 //!
-//! The output stages ([`Dot::requantize`], [`Dot::average`],
-//! [`Dot::clamp`]) read the layer's per-channel rows
+//! The output stages ([`Dot::requantize`], [`Dot::requantize_add`],
+//! [`Dot::average`], [`Dot::clamp`]) read the layer's per-channel rows
 //! ([`small_ir::quant::row`]) at `rows + r * stride`. Their default
 //! bodies are scalar, lane by lane, through `small_ir::quant`: bit-exact
 //! on every arch by construction; an arch may override them with vector
@@ -77,36 +77,8 @@ pub trait Dot: Simd<Elem = i8> {
         rows: *const i32,
         stride: usize,
     ) {
-        let mut a = [0i32; 64];
-        // SAFETY: as `requantize`; `skip` is valid for LANES reads.
-        unsafe {
-            Self::store(a.as_mut_ptr(), acc);
-            for (l, acc) in a.iter().enumerate().take(Self::LANES) {
-                let at = |r: usize| rows.add(r * stride + l).read();
-                let words = [at(row::RESCALE), at(row::RESCALE + 1), at(row::RESCALE + 2)];
-                let conv = output(
-                    *acc,
-                    Rescale::from_words(words),
-                    at(row::ZERO_POINT),
-                    at(row::MIN),
-                    at(row::MAX),
-                );
-                let mut w = [0i32; 7];
-                for (i, w) in w.iter_mut().enumerate() {
-                    *w = at(row::ADD_RESCALE + i);
-                }
-                let sum = row::add_rescale(w).apply(
-                    i32::from(conv) - at(row::CONV_ZERO_POINT),
-                    i32::from(skip.add(l).read()) - at(row::SKIP_ZERO_POINT),
-                );
-                let v = clamp_i8(
-                    sum.wrapping_add(at(row::ADD_ZERO_POINT)),
-                    at(row::ADD_MIN),
-                    at(row::ADD_MAX),
-                );
-                p.add(l).write(v);
-            }
-        }
+        // SAFETY: the caller's guarantees (see the trait).
+        unsafe { requantize_add_scalar::<Self>(p, acc, skip, rows, stride) }
     }
 
     /// Writes `LANES` averages: each lane's `sum / count`, rounded half
@@ -153,6 +125,58 @@ pub(crate) unsafe fn requantize_scalar<A: Dot + ?Sized>(
                 at(row::ZERO_POINT),
                 at(row::MIN),
                 at(row::MAX),
+            );
+            p.add(l).write(v);
+        }
+    }
+}
+
+/// The default [`Dot::requantize_add`]: lane by lane through
+/// [`small_ir::quant::output`] (the convolution's `i8`), then
+/// [`small_ir::quant::AddRescale::apply`] of it and the skip's byte, each
+/// minus its zero point, then the ADD's zero point and
+/// [`small_ir::quant::clamp_i8`]. The zero points are subtracted and added
+/// wrapping, so any rows give defined bits. An arch's vector override
+/// falls back to it for the lanes it does not handle itself.
+///
+/// # Safety
+///
+/// As [`Dot::requantize_add`].
+#[inline(always)]
+pub(crate) unsafe fn requantize_add_scalar<A: Dot + ?Sized>(
+    p: *mut i8,
+    acc: A::V,
+    skip: *const i8,
+    rows: *const i32,
+    stride: usize,
+) {
+    let mut a = [0i32; 64];
+    // SAFETY: as `requantize_scalar`; `skip` is valid for LANES reads, and
+    // each lane's skip byte is read before its output is written.
+    unsafe {
+        A::store(a.as_mut_ptr(), acc);
+        for (l, acc) in a.iter().enumerate().take(A::LANES) {
+            let at = |r: usize| rows.add(r * stride + l).read();
+            let words = [at(row::RESCALE), at(row::RESCALE + 1), at(row::RESCALE + 2)];
+            let conv = output(
+                *acc,
+                Rescale::from_words(words),
+                at(row::ZERO_POINT),
+                at(row::MIN),
+                at(row::MAX),
+            );
+            let mut w = [0i32; 7];
+            for (i, w) in w.iter_mut().enumerate() {
+                *w = at(row::ADD_RESCALE + i);
+            }
+            let sum = row::add_rescale(w).apply(
+                i32::from(conv).wrapping_sub(at(row::CONV_ZERO_POINT)),
+                i32::from(skip.add(l).read()).wrapping_sub(at(row::SKIP_ZERO_POINT)),
+            );
+            let v = clamp_i8(
+                sum.wrapping_add(at(row::ADD_ZERO_POINT)),
+                at(row::ADD_MIN),
+                at(row::ADD_MAX),
             );
             p.add(l).write(v);
         }
@@ -559,6 +583,286 @@ pub(crate) mod check {
         [variant, m, shift, zp, min, max]
     }
 
+    /// The rescale variant of each lane of case `case` (`n` lanes): every
+    /// lane double rounding (0, the vector fast path) in 5 cases of 8, else
+    /// one lane, some lanes or every lane another form (the fallback).
+    fn case_variants(rng: &mut Rng, case: usize, n: usize) -> [i32; MAX_LANES] {
+        match case % 8 {
+            // Every lane double rounding: the vector fast path.
+            0..=4 => [0; MAX_LANES],
+            // One lane, some lanes or every lane another form.
+            k => {
+                let mut v = [0; MAX_LANES];
+                let one = (rng.u64() % n as u64) as usize;
+                for (l, v) in v[..n].iter_mut().enumerate() {
+                    let r = rng.u64();
+                    let other = [1, 2, 1, 2, 3, -1][(r >> 8) as usize % 6];
+                    *v = match k {
+                        5 if l == one => other,
+                        6 if r.is_multiple_of(4) => other,
+                        7 => other,
+                        _ => 0,
+                    };
+                }
+                v
+            }
+        }
+    }
+
+    /// One lane's rows `RESCALE..=MAX` ([`lane_rows`]) and accumulator
+    /// for case `case`: any `i32`, the extremes in every lane of one case
+    /// in 16, products on or next to a tie of the double rounding in
+    /// another.
+    fn lane_rows_acc(rng: &mut Rng, case: usize, variant: i32) -> ([i32; 6], i32) {
+        let mut words = lane_rows(rng, variant);
+        let acc = match case % 16 {
+            // The largest magnitudes in every lane.
+            15 => [i32::MIN, i32::MAX][rng.u64() as usize % 2],
+            // Products on, or one off, a tie of the doubling high
+            // multiply (`x * m = 2^30 mod 2^31`: `x = ±2^30` with
+            // `m = ±1` or `i32::MAX`, an odd `x` with `m = ±2^30`),
+            // with no shift or a right shift of 1 or 2 (ties of
+            // the division by a power of two).
+            14 if variant == 0 => {
+                let r = rng.u64();
+                words[1] = [1, -1, 1 << 30, -(1 << 30), i32::MAX][r as usize % 5];
+                words[2] = [0, 0, -1, -2][(r >> 8) as usize % 4];
+                let tie: i32 = [1 << 30, -(1 << 30), 1, -1, 3, -3, 5, 7][(r >> 16) as usize % 8];
+                tie.wrapping_add([0, 0, 1, -1][(r >> 24) as usize % 4])
+            }
+            _ => rng.i32(),
+        };
+        (words, acc)
+    }
+
+    /// A scale of `2^-10..1` (about `1e-3..1`): `2^e` times a mantissa in
+    /// `1..2`; one time in four a power of two, or 1.5 times one, whose
+    /// ADD multipliers are short and put sums on ties.
+    fn add_scale(rng: &mut Rng) -> f32 {
+        let r = rng.u64();
+        let e = (r % 10) as i32 + 1;
+        let mantissa = match (r >> 8) % 8 {
+            0 => 1.0,
+            1 => 1.5,
+            _ => 1.0 + ((r >> 16) & 0xff_ffff) as f64 / (1u64 << 24) as f64,
+        };
+        (mantissa * f64::from_bits(((1023 - e) as u64) << 52)) as f32
+    }
+
+    /// `AddRescale::new` of three random scales ([`add_scale`]).
+    fn add_words_real(rng: &mut Rng) -> [i32; 7] {
+        use small_ir::quant::{AddRescale, row};
+        let (s1, s2, so) = (add_scale(rng), add_scale(rng), add_scale(rng));
+        row::add_words(AddRescale::new(s1, s2, so))
+    }
+
+    /// ADD words beyond what `AddRescale::new` gives: each multiplier one
+    /// of the extremes (`0`, `±1`, `±2^30`, `i32::MAX`, `i32::MIN`) or any
+    /// `i32`, each shift one of `i32::MIN`, `i32::MAX`, `±31`, `±32`, `1`
+    /// (a positive shift: ignored), `-1000`, or `-31..=8`; the rest as
+    /// `real`.
+    fn add_words_raw(rng: &mut Rng, real: [i32; 7]) -> [i32; 7] {
+        let mut w = real;
+        for k in 0..3 {
+            let r = rng.u64();
+            if !r.is_multiple_of(4) {
+                w[1 + 2 * k] = match (r >> 8) % 3 {
+                    0 => [0, 1, -1, 1 << 30, -(1 << 30), i32::MAX, i32::MIN, 3 << 29]
+                        [(r >> 16) as usize % 8],
+                    _ => rng.i32(),
+                };
+            }
+            if !(r >> 2).is_multiple_of(4) {
+                w[2 + 2 * k] = match (r >> 24) % 3 {
+                    0 => [i32::MIN, i32::MAX, 31, -31, 32, -32, 1, -1000, 0, -1]
+                        [(r >> 32) as usize % 10],
+                    _ => ((r >> 40) % 40) as i32 - 31,
+                };
+            }
+        }
+        w
+    }
+
+    /// Compares `A::requantize_add` with the scalar default
+    /// (`Int8<Reference>`, one lane at a time), byte for byte, on `cases`
+    /// random cases. The convolution's rows and accumulators as in
+    /// [`check_output_stages`] (double rounding in every lane, or some
+    /// lanes of another form: the fallback); the ADD's words from
+    /// `AddRescale::new` of scales `2^-10..1`, the same in every lane (one
+    /// tensor) or lane by lane, or raw words with extreme multipliers and
+    /// shifts; `left_shift` 20 mostly, else `0..=31` or beyond (`-1`, 32,
+    /// `i32::MIN`, ...: taken `& 31`); zero points -128, 127, 0, any `i8`
+    /// or, rarely, any `i32` (wrapping); the ADD's clamp as the
+    /// convolution's; skip bytes with -128 and 127. One case in three in
+    /// place (`p == skip`). Checks that exactly `LANES` bytes are written
+    /// (and, out of place, that the skip is not), and that enough lanes
+    /// are inside both clamps for the test to mean something.
+    ///
+    /// # Safety
+    ///
+    /// As [`check_dot`].
+    #[inline(always)]
+    pub(crate) unsafe fn check_requantize_add<A: Dot>(cases: usize) {
+        use small_ir::quant::{Rescale, output, row};
+        const GUARD: i8 = 0x5a;
+        const ROWS: usize = row::ADD_RESCALE + 7;
+        let n = A::LANES;
+        assert!(n <= MAX_LANES);
+        let mut rng = Rng::new(0x6a09_e667_f3bc_c908);
+        let mut rows = [0i32; ROWS * (MAX_LANES + 4) + 1];
+        let mut acc = [0i32; MAX_LANES + 1];
+        let zero_point = |rng: &mut Rng| -> i32 {
+            let r = rng.u64();
+            match r % 16 {
+                0 | 1 => -128,
+                2 | 3 => 127,
+                4 | 5 => 0,
+                6 => rng.i32(), // wraps
+                _ => rng.i8().into(),
+            }
+        };
+        let (mut fast, mut mixed, mut in_place) = (0usize, 0usize, 0usize);
+        let (mut lanes, mut conv_inside, mut add_inside) = (0usize, 0usize, 0usize);
+        for case in 0..cases {
+            let stride = n + 1 + case % 4;
+            let variants = case_variants(&mut rng, case, n);
+            let all_fast = variants[..n].iter().all(|&v| v == 0);
+            if all_fast {
+                fast += 1;
+            } else {
+                mixed += 1;
+            }
+            // 0, 1: one AddRescale for every lane; 2: one per lane; 3: raw.
+            let kind = rng.u64() % 4;
+            let tensor = add_words_real(&mut rng);
+            let shared_left = rng.u64().is_multiple_of(8);
+            let left_shift = |rng: &mut Rng| -> i32 {
+                let r = rng.u64();
+                match r % 4 {
+                    0 => [i32::MIN, i32::MAX, -1, -20, 32, 33, 40, 52][(r >> 8) as usize % 8],
+                    _ => ((r >> 16) % 32) as i32,
+                }
+            };
+            let case_left = left_shift(&mut rng);
+            for l in 0..n {
+                let (words, a) = lane_rows_acc(&mut rng, case, variants[l]);
+                acc[1 + l] = a;
+                let mut add = match kind {
+                    0 | 1 => tensor,
+                    2 => add_words_real(&mut rng),
+                    _ => {
+                        let real = add_words_real(&mut rng);
+                        add_words_raw(&mut rng, real)
+                    }
+                };
+                if shared_left {
+                    add[0] = case_left;
+                } else if kind == 3 && rng.u64().is_multiple_of(2) {
+                    add[0] = left_shift(&mut rng);
+                }
+                let (add_min, add_max) = {
+                    let [.., min, max] = lane_rows(&mut rng, 0);
+                    (min, max)
+                };
+                let mut set = |r: usize, v: i32| rows[1 + r * stride + l] = v;
+                for (k, w) in words.into_iter().enumerate() {
+                    set(row::RESCALE + k, w);
+                }
+                for (k, w) in add.into_iter().enumerate() {
+                    set(row::ADD_RESCALE + k, w);
+                }
+                set(row::CONV_ZERO_POINT, zero_point(&mut rng));
+                set(row::SKIP_ZERO_POINT, zero_point(&mut rng));
+                set(row::ADD_ZERO_POINT, zero_point(&mut rng));
+                set(row::ADD_MIN, add_min);
+                set(row::ADD_MAX, add_max);
+            }
+            let mut skip = [GUARD; MAX_LANES + 2];
+            for b in &mut skip[1..=n] {
+                *b = rng.i8();
+            }
+            let inplace = case % 3 == 0;
+            in_place += usize::from(inplace);
+
+            // SAFETY: the caller guarantees the arch; `rows` holds rows
+            // `0..ROWS` of LANES values at `1 + r * stride`, `acc` LANES
+            // values at 1, the skip and every output LANES bytes after
+            // their first byte.
+            let (got, want) = unsafe {
+                let q = rows.as_ptr().add(1);
+                let v = A::load(acc.as_ptr().add(1));
+                let mut got = if inplace {
+                    skip
+                } else {
+                    [GUARD; MAX_LANES + 2]
+                };
+                let mut want = got;
+                let g = got.as_mut_ptr().add(1);
+                let w = want.as_mut_ptr().add(1);
+                if inplace {
+                    A::requantize_add(g, v, g, q, stride);
+                    for l in 0..n {
+                        R::requantize_add(w.add(l), acc[1 + l], w.add(l), q.add(l), stride);
+                    }
+                } else {
+                    let s = skip.as_ptr().add(1);
+                    A::requantize_add(g, v, s, q, stride);
+                    for l in 0..n {
+                        R::requantize_add(w.add(l), acc[1 + l], s.add(l), q.add(l), stride);
+                    }
+                }
+                (got, want)
+            };
+            assert_eq!(got[0], GUARD, "requantize_add: wrote before its pointer");
+            assert!(
+                got[n + 1..].iter().all(|&g| g == GUARD),
+                "requantize_add: wrote past LANES bytes"
+            );
+            assert!(
+                skip[0] == GUARD && skip[n + 1..].iter().all(|&g| g == GUARD),
+                "requantize_add: wrote to the skip"
+            );
+            for l in 0..n {
+                let at = |r: usize| rows[1 + r * stride + l];
+                assert_eq!(
+                    got[1 + l],
+                    want[1 + l],
+                    "requantize_add: case {case} (in place: {inplace}), lane {l}: acc {}, \
+                     skip {}, rows [variant, multiplier, shift, zp, min, max, conv zp, \
+                     skip zp, add zp, add min, add max, left shift, m1, s1, m2, s2, mo, so] \
+                     = {:?}",
+                    acc[1 + l],
+                    skip[1 + l],
+                    core::array::from_fn::<i32, { ROWS - 1 }, _>(|k| at(row::RESCALE + k)),
+                );
+                if all_fast {
+                    lanes += 1;
+                    let conv = output(
+                        acc[1 + l],
+                        Rescale::from_words([at(1), at(2), at(3)]),
+                        at(row::ZERO_POINT),
+                        at(row::MIN),
+                        at(row::MAX),
+                    );
+                    let inside = |v: i32, min: i32, max: i32| min < v && v < max;
+                    conv_inside += usize::from(inside(conv.into(), at(row::MIN), at(row::MAX)));
+                    add_inside += usize::from(inside(
+                        got[1 + l].into(),
+                        at(row::ADD_MIN),
+                        at(row::ADD_MAX),
+                    ));
+                }
+            }
+        }
+        assert!(fast > 0 && mixed > 0 && in_place > 0);
+        // Not a vacuous check: on the fast path, enough lanes whose
+        // results neither clamp saturates.
+        assert!(
+            conv_inside * 10 > lanes && add_inside * 10 > lanes,
+            "{conv_inside} convolutions and {add_inside} sums inside the clamps, of {lanes} lanes"
+        );
+    }
+
     /// Compares `A`'s output stages (`requantize`, `average`, `clamp`)
     /// with the scalar defaults (`Int8<Reference>`, one lane at a time),
     /// byte for byte, on `cases` random cases: double-rounding lanes
@@ -587,51 +891,15 @@ pub(crate) mod check {
         let (mut fast, mut mixed) = (0usize, 0usize);
         for case in 0..cases {
             let stride = n + 1 + case % 4;
-            let variants = match case % 8 {
-                // Every lane double rounding: the vector fast path.
-                0..=4 => [0; MAX_LANES],
-                // One lane, some lanes or every lane another form.
-                k => {
-                    let mut v = [0; MAX_LANES];
-                    let one = (rng.u64() % n as u64) as usize;
-                    for (l, v) in v[..n].iter_mut().enumerate() {
-                        let r = rng.u64();
-                        let other = [1, 2, 1, 2, 3, -1][(r >> 8) as usize % 6];
-                        *v = match k {
-                            5 if l == one => other,
-                            6 if r.is_multiple_of(4) => other,
-                            7 => other,
-                            _ => 0,
-                        };
-                    }
-                    v
-                }
-            };
+            let variants = case_variants(&mut rng, case, n);
             if variants[..n].iter().all(|&v| v == 0) {
                 fast += 1;
             } else {
                 mixed += 1;
             }
             for l in 0..n {
-                let mut words = lane_rows(&mut rng, variants[l]);
-                acc[1 + l] = match case % 16 {
-                    // The largest magnitudes in every lane.
-                    15 => [i32::MIN, i32::MAX][rng.u64() as usize % 2],
-                    // Products on, or one off, a tie of the doubling high
-                    // multiply (`x * m = 2^30 mod 2^31`: `x = ±2^30` with
-                    // `m = ±1` or `i32::MAX`, an odd `x` with `m = ±2^30`),
-                    // with no shift or a right shift of 1 or 2 (ties of
-                    // the division by a power of two).
-                    14 if variants[l] == 0 => {
-                        let r = rng.u64();
-                        words[1] = [1, -1, 1 << 30, -(1 << 30), i32::MAX][r as usize % 5];
-                        words[2] = [0, 0, -1, -2][(r >> 8) as usize % 4];
-                        let tie: i32 =
-                            [1 << 30, -(1 << 30), 1, -1, 3, -3, 5, 7][(r >> 16) as usize % 8];
-                        tie.wrapping_add([0, 0, 1, -1][(r >> 24) as usize % 4])
-                    }
-                    _ => rng.i32(),
-                };
+                let words;
+                (words, acc[1 + l]) = lane_rows_acc(&mut rng, case, variants[l]);
                 for (k, w) in words.into_iter().enumerate() {
                     rows[1 + (row::RESCALE + k) * stride + l] = w;
                 }
@@ -713,7 +981,9 @@ pub(crate) mod check {
 
     /// Prints the time of `A`'s output stages against the scalar
     /// defaults, in ns per 16 outputs: a DEPTHWISE-like STORE of 64
-    /// channels (double rounding) at 64 positions, repeated. Not a test:
+    /// channels (double rounding) at 64 positions, repeated (for
+    /// `requantize_add`, a residual layer's: one ADD for every channel, a
+    /// skip tensor beside the output). Not a test:
     /// run it in release mode (`cargo test --release -p arch-defs --
     /// --ignored --nocapture output_stage_timing`).
     ///
@@ -723,13 +993,13 @@ pub(crate) mod check {
     #[inline(always)]
     pub(crate) unsafe fn time_output_stages<A: Dot>(arch: &str) {
         extern crate std;
-        use small_ir::quant::{Multiplier, Rescale, quantize_multiplier, row};
+        use small_ir::quant::{AddRescale, Multiplier, Rescale, quantize_multiplier, row};
         use std::hint::black_box;
         use std::time::Instant;
         const CH: usize = 64;
         const POS: usize = 64;
         let mut rng = Rng::new(7);
-        let mut rows = [0i32; 8 * CH];
+        let mut rows = [0i32; (row::ADD_RESCALE + 7) * CH];
         for c in 0..CH {
             let (multiplier, shift) = quantize_multiplier(0.0005 + 0.001 * real(&mut rng).abs());
             let words = Rescale::DoubleRounding(Multiplier { multiplier, shift }).to_words();
@@ -739,11 +1009,22 @@ pub(crate) mod check {
             rows[row::ZERO_POINT * CH + c] = i32::from(rng.i8());
             rows[row::MIN * CH + c] = -128;
             rows[row::MAX * CH + c] = 127;
+            // A residual layer's ADD: one tensor's scales and zero points.
+            let add = row::add_words(AddRescale::new(0.02, 0.05, 0.04));
+            for (k, w) in add.into_iter().enumerate() {
+                rows[(row::ADD_RESCALE + k) * CH + c] = w;
+            }
+            rows[row::CONV_ZERO_POINT * CH + c] = rows[row::ZERO_POINT * CH + c];
+            rows[row::SKIP_ZERO_POINT * CH + c] = -3;
+            rows[row::ADD_ZERO_POINT * CH + c] = 5;
+            rows[row::ADD_MIN * CH + c] = -128;
+            rows[row::ADD_MAX * CH + c] = 127;
         }
         let acc: std::vec::Vec<i32> = (0..CH * POS)
             .map(|_| (rng.u64() >> 40) as i32 - (1 << 23))
             .collect();
         let mut out = std::vec![0i8; CH * POS];
+        let skip: std::vec::Vec<i8> = (0..CH * POS).map(|_| rng.i8()).collect();
         let reps = 400;
         // A pooling window's size, as the kernel has it: known at run time.
         let count = black_box(9);
@@ -752,21 +1033,24 @@ pub(crate) mod check {
         // compiled without the caller's target features, so the
         // primitives would not be inlined into it.
         macro_rules! run {
-            (|$p:ident, $v:ident, $q:ident| $call:expr) => {{
+            (|$p:ident, $v:ident, $q:ident, $s:ident| $call:expr) => {{
                 let t = Instant::now();
                 for _ in 0..reps {
-                    let (o, a, q) = (
+                    let (o, a, q, s) = (
                         black_box(out.as_mut_ptr()),
                         black_box(acc.as_ptr()),
                         black_box(rows.as_ptr()),
+                        black_box(skip.as_ptr()),
                     );
                     for pos in 0..POS {
                         for c in (0..CH).step_by(A::LANES) {
                             // SAFETY: the caller guarantees the arch; every
-                            // pointer stays in `rows`, `acc` and `out`.
+                            // pointer stays in `rows`, `acc`, `skip` and
+                            // `out`.
                             unsafe {
-                                let ($p, $v, $q) =
-                                    (o.add(pos * CH + c), A::load(a.add(pos * CH + c)), q.add(c));
+                                let at = pos * CH + c;
+                                let ($p, $v, $q, $s) =
+                                    (o.add(at), A::load(a.add(at)), q.add(c), s.add(at));
                                 $call;
                             }
                         }
@@ -781,8 +1065,8 @@ pub(crate) mod check {
             ($name:literal, $scalar:expr, $vector:expr) => {{
                 let (mut s, mut v) = (f64::INFINITY, f64::INFINITY);
                 for _ in 0..15 {
-                    s = s.min(run!(|p, v, q| $scalar(p, v, q)));
-                    v = v.min(run!(|p, v, q| $vector(p, v, q)));
+                    s = s.min(run!(|p, v, q, skip| $scalar(p, v, q, skip)));
+                    v = v.min(run!(|p, v, q, skip| $vector(p, v, q, skip)));
                 }
                 ($name, (s, v))
             }};
@@ -790,18 +1074,23 @@ pub(crate) mod check {
         let timings = [
             best!(
                 "requantize",
-                |p, v, q| super::requantize_scalar::<A>(p, v, q, CH),
-                |p, v, q| A::requantize(p, v, q, CH)
+                |p, v, q, _| super::requantize_scalar::<A>(p, v, q, CH),
+                |p, v, q, _| A::requantize(p, v, q, CH)
+            ),
+            best!(
+                "requantize_add",
+                |p, v, q, s| super::requantize_add_scalar::<A>(p, v, s, q, CH),
+                |p, v, q, s| A::requantize_add(p, v, s, q, CH)
             ),
             best!(
                 "average",
-                |p, v, q| super::average_scalar::<A>(p, v, count, q, CH),
-                |p, v, q| A::average(p, v, count, q, CH)
+                |p, v, q, _| super::average_scalar::<A>(p, v, count, q, CH),
+                |p, v, q, _| A::average(p, v, count, q, CH)
             ),
             best!(
                 "clamp",
-                |p, v, q| super::clamp_scalar::<A>(p, v, q, CH),
-                |p, v, q| A::clamp(p, v, q, CH)
+                |p, v, q, _| super::clamp_scalar::<A>(p, v, q, CH),
+                |p, v, q, _| A::clamp(p, v, q, CH)
             ),
         ];
         for (name, (scalar, vector)) in timings {

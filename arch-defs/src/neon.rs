@@ -36,11 +36,14 @@ pub struct Neon;
 #[allow(unsafe_op_in_unsafe_fn)]
 mod imp {
     use super::{MACHINE, Neon};
-    use crate::int8::{average_scalar, requantize_scalar};
+    use crate::int8::{average_scalar, requantize_add_scalar, requantize_scalar};
     use crate::{Dot, Int8, Simd};
     use core::arch::aarch64::*;
     #[cfg(doc)]
-    use small_ir::quant::{clamp_i8, multiply_by_quantized_multiplier, rounding_average};
+    use small_ir::quant::{
+        AddRescale, clamp_i8, multiply_by_quantized_multiplier,
+        multiply_by_quantized_multiplier_smaller_than_one_exp, output, rounding_average,
+    };
     use small_ir::quant::row;
 
     crate::check_arch!(MACHINE, Neon);
@@ -217,6 +220,60 @@ mod imp {
             clamp_store(p, v, rows, stride)
         }
 
+        /// Double rounding in every lane of the convolution (row
+        /// `RESCALE` all 0): [`output`] as `requantize` computes it (`mul_q31`,
+        /// the zero point, the clamp) with the `as i8` of its result (`shl`,
+        /// `sshr` by 24), minus `CONV_ZERO_POINT`; the skip's 4 bytes
+        /// sign-extended (`widen`, read before `p` is written), minus
+        /// `SKIP_ZERO_POINT`; then [`AddRescale::apply`]: both shifted left
+        /// by `left_shift & 31` (`sshl`), each through `mul_q31_exp`, added,
+        /// through `mul_q31_exp` again; the ADD's zero point, `clamp` to
+        /// `ADD_MIN..=ADD_MAX`, `store_bytes`. Any other lane: the scalar
+        /// default.
+        #[inline(always)]
+        unsafe fn requantize_add(
+            p: *mut i8,
+            acc: int32x4_t,
+            skip: *const i8,
+            rows: *const i32,
+            stride: usize,
+        ) {
+            let variant = vreinterpretq_u32_s32(load_row(rows, stride, row::RESCALE));
+            if vmaxvq_u32(variant) != 0 {
+                return requantize_add_scalar::<Self>(p, acc, skip, rows, stride);
+            }
+            let skip = Self::widen(skip);
+            let conv = mul_q31(
+                acc,
+                load_row(rows, stride, row::RESCALE + 1),
+                load_row(rows, stride, row::RESCALE + 2),
+            );
+            let conv = vaddq_s32(conv, load_row(rows, stride, row::ZERO_POINT));
+            let conv = clamp(conv, rows, stride, row::MIN, row::MAX);
+            let conv = vshrq_n_s32::<24>(vshlq_n_s32::<24>(conv));
+            let x1 = vsubq_s32(conv, load_row(rows, stride, row::CONV_ZERO_POINT));
+            let x2 = vsubq_s32(skip, load_row(rows, stride, row::SKIP_ZERO_POINT));
+            let at = |k: usize| row::ADD_RESCALE + k;
+            let left = vandq_s32(load_row(rows, stride, at(0)), vdupq_n_s32(31));
+            let s1 = mul_q31_exp(
+                vshlq_s32(x1, left),
+                load_row(rows, stride, at(1)),
+                load_row(rows, stride, at(2)),
+            );
+            let s2 = mul_q31_exp(
+                vshlq_s32(x2, left),
+                load_row(rows, stride, at(3)),
+                load_row(rows, stride, at(4)),
+            );
+            let sum = mul_q31_exp(
+                vaddq_s32(s1, s2),
+                load_row(rows, stride, at(5)),
+                load_row(rows, stride, at(6)),
+            );
+            let v = vaddq_s32(sum, load_row(rows, stride, row::ADD_ZERO_POINT));
+            store_bytes(p, clamp(v, rows, stride, row::ADD_MIN, row::ADD_MAX))
+        }
+
         /// `sum ± count / 2` (`+` where `sum > 0`) saturated to `i32`,
         /// divided by `count` and truncated, in `f64` two lanes at a time
         /// (`sxtl`, `scvtf`, `fadd`/`fsub`, `bsl`, `fmax`, `fmin`, `fdiv`,
@@ -250,13 +307,31 @@ mod imp {
     }
 
     /// [`clamp_i8`] in every lane (rows `MIN`, `MAX`) and the 4 bytes
-    /// stored: `smax`, `smin`, two `xtn` (which truncate, as `as i8`
-    /// does, so even a clamp outside `i8` gives the scalar bits) and one
-    /// 32-bit store.
+    /// stored: `clamp`, `store_bytes`.
     #[inline(always)]
     unsafe fn clamp_store(p: *mut i8, v: int32x4_t, rows: *const i32, stride: usize) {
-        let v = vmaxq_s32(v, load_row(rows, stride, row::MIN));
-        let v = vminq_s32(v, load_row(rows, stride, row::MAX));
+        store_bytes(p, clamp(v, rows, stride, row::MIN, row::MAX))
+    }
+
+    /// `v` clamped to rows `min..=max` in every lane, as [`clamp_i8`]
+    /// before its `as i8`: `smax`, `smin`.
+    #[inline(always)]
+    unsafe fn clamp(
+        v: int32x4_t,
+        rows: *const i32,
+        stride: usize,
+        min: usize,
+        max: usize,
+    ) -> int32x4_t {
+        let v = vmaxq_s32(v, load_row(rows, stride, min));
+        vminq_s32(v, load_row(rows, stride, max))
+    }
+
+    /// The low byte of every lane, 4 bytes stored: two `xtn` (which
+    /// truncate, as `as i8` does, so even a clamp outside `i8` gives the
+    /// scalar bits) and one 32-bit store.
+    #[inline(always)]
+    unsafe fn store_bytes(p: *mut i8, v: int32x4_t) {
         let h = vmovn_s32(v);
         let b = vmovn_s16(vcombine_s16(h, h));
         p.cast::<u32>().write_unaligned(vget_lane_u32::<0>(vreinterpret_u32_s8(b)))
@@ -278,22 +353,39 @@ mod imp {
     /// bit for bit, for any `m` and `shift` (TFLite's double rounding),
     /// as gemmlowp's NEON form: `sshl` by `max(shift, 0) & 31`; `sqrdmulh`,
     /// which is `saturating_rounding_doubling_high_mul` exactly; then
-    /// `rounding_divide_by_pot` as `srshl` (a rounding shift right, ties
-    /// up) of `x - 1` where `x < 0` (`and`, `sshr`, `sqadd`), which turns
-    /// its ties away from zero.
+    /// `div_pot`.
     #[inline(always)]
     unsafe fn mul_q31(x: int32x4_t, m: int32x4_t, shift: int32x4_t) -> int32x4_t {
-        let zero = vdupq_n_s32(0);
-        // `x.wrapping_shl(max(shift, 0))` (the count taken `& 31`), and
-        // minus the exponent of `rounding_divide_by_pot`, `-min(max(-shift,
-        // 0), 31)`.
-        let left = vandq_s32(vmaxq_s32(shift, zero), vdupq_n_s32(31));
-        let neg_right = vminq_s32(vmaxq_s32(shift, vdupq_n_s32(-31)), zero);
-        let high = vqrdmulhq_s32(vshlq_s32(x, left), m);
-        // -1 where `high < 0` and the exponent is not 0 (both sign bits
-        // set); `sqadd` keeps `i32::MIN`, whose quotient is exact anyway.
-        let fixup = vshrq_n_s32::<31>(vandq_s32(high, neg_right));
-        vrshlq_s32(vqaddq_s32(high, fixup), neg_right)
+        // `x.wrapping_shl(max(shift, 0))` (the count taken `& 31`).
+        let left = vandq_s32(vmaxq_s32(shift, vdupq_n_s32(0)), vdupq_n_s32(31));
+        div_pot(vqrdmulhq_s32(vshlq_s32(x, left), m), neg_right_exponent(shift))
+    }
+
+    /// [`multiply_by_quantized_multiplier_smaller_than_one_exp`]`(x, m,
+    /// shift)` in every lane, bit for bit, for any `m` and `shift`:
+    /// `mul_q31` without its left shift (a positive `shift` counts as 0).
+    #[inline(always)]
+    unsafe fn mul_q31_exp(x: int32x4_t, m: int32x4_t, shift: int32x4_t) -> int32x4_t {
+        div_pot(vqrdmulhq_s32(x, m), neg_right_exponent(shift))
+    }
+
+    /// Minus the exponent of `rounding_divide_by_pot` for a multiplier's
+    /// `shift`: `-min(max(-shift, 0), 31)`, as `srshl` takes it.
+    #[inline(always)]
+    unsafe fn neg_right_exponent(shift: int32x4_t) -> int32x4_t {
+        vminq_s32(vmaxq_s32(shift, vdupq_n_s32(-31)), vdupq_n_s32(0))
+    }
+
+    /// `rounding_divide_by_pot(x, -neg_right)` in every lane, `neg_right`
+    /// in `-31..=0`: `srshl` (a rounding shift right, ties up) of `x - 1`
+    /// where `x < 0` (`and`, `sshr`, `sqadd`), which turns its ties away
+    /// from zero.
+    #[inline(always)]
+    unsafe fn div_pot(x: int32x4_t, neg_right: int32x4_t) -> int32x4_t {
+        // -1 where `x < 0` and the exponent is not 0 (both sign bits set);
+        // `sqadd` keeps `i32::MIN`, whose quotient is exact anyway.
+        let fixup = vshrq_n_s32::<31>(vandq_s32(x, neg_right));
+        vrshlq_s32(vqaddq_s32(x, fixup), neg_right)
     }
 }
 
@@ -313,6 +405,7 @@ mod tests {
         unsafe {
             crate::int8::check::check_dot::<Int8<Neon>>(200);
             crate::int8::check::check_output_stages::<Int8<Neon>>(20_000);
+            crate::int8::check::check_requantize_add::<Int8<Neon>>(20_000);
         }
     }
 
