@@ -168,7 +168,8 @@ pub fn pack_i8(
         // (`NEG_INPUT_ZERO_POINT`); a broadcast one sums raw products.
         if spec.kind() == KernelKind::Broadcast {
             for tap in 0..taps {
-                let s = (0..spec.fc).fold(0i32, |s, i| s.wrapping_add(i32::from(weight(o, tap, i))));
+                let s =
+                    (0..spec.fc).fold(0i32, |s, i| s.wrapping_add(i32::from(weight(o, tap, i))));
                 let c = zp.wrapping_mul(s);
                 acc[(row::CORRECTION + tap) * stride + o] = c;
                 sum = sum.wrapping_sub(c);

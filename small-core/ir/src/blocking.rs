@@ -95,6 +95,7 @@ impl Candidate {
 
 /// Derives the blocking of `spec` on the arch `arch` whose numbers are `m`.
 pub fn derive<A>(arch: A, m: &Machine, spec: &LayerSpec) -> Blocking<A> {
+    let m = &for_dtype(m, spec);
     let c = pick(m, spec, |_| true).unwrap_or(Candidate {
         nv: 1,
         o_wb: 1,
@@ -123,6 +124,22 @@ pub fn derive<A>(arch: A, m: &Machine, spec: &LayerSpec) -> Blocking<A> {
         registers: c.regs,
         ops_per_load: c.score,
         rate: c.rate,
+    }
+}
+
+/// The machine as a layer of `spec`'s element type sees it: an `i8`
+/// broadcast kernel's activations pass through a register (the arch's
+/// `Dot::group` offsets or widens them) before the dot product, so no
+/// broadcast comes from memory. Each of its steps reduces `int8_dot` input
+/// channels, which changes the work per step but not the register count
+/// or the per-step load/operation balance the model rates.
+pub fn for_dtype(m: &Machine, spec: &LayerSpec) -> Machine {
+    match spec.dtype {
+        crate::Dtype::F32 => *m,
+        crate::Dtype::I8 => Machine {
+            broadcast_from_memory: false,
+            ..*m
+        },
     }
 }
 
@@ -239,6 +256,18 @@ fn rate(m: &Machine, score: f64) -> f64 {
     f64::min(f64::min(by_loads, by_issue) / fmas, 1.0)
 }
 
+/// How an arch's `i8` dot product reduces, for [`explain`].
+fn dot_form(m: &Machine) -> &'static str {
+    match (m.int8_dot, m.int8_x_offset) {
+        (4, 0) => "each step sums 4 input channels per lane (i8 x i8 -> i32, 4-wide dot product)",
+        (4, _) => {
+            "each step sums 4 input channels per lane (u8 x i8 -> i32 with activations offset by 128, compensated in the bias)"
+        }
+        (2, _) => "each step sums 2 input channels per lane (i16 x i16 pairs -> i32)",
+        _ => "each step multiplies 1 input channel per lane (i8 widened to i32)",
+    }
+}
+
 /// Tiles whose attainable rate is within this factor of the best count as
 /// equally fast; among them the narrowest wins.
 const NEAR: f64 = 0.9;
@@ -289,6 +318,7 @@ pub fn explain(
     spec: &LayerSpec,
     b: &Blocking<impl Sized>,
 ) -> fmt::Result {
+    let m = &for_dtype(m, spec);
     let kind = match (b.kind, b.columns) {
         (KernelKind::Channelwise, _) => "channelwise",
         (KernelKind::Broadcast, true) => "broadcast (column-streamed)",
@@ -323,6 +353,17 @@ pub fn explain(
         rate = m.fma_per_cycle,
         need = accumulators_to_hide(m, spec),
     )?;
+    if spec.dtype == crate::Dtype::I8 {
+        let how = match spec.kind() {
+            KernelKind::Broadcast => dot_form(m),
+            KernelKind::Channelwise => "inputs and weights widened to i32 lanes",
+        };
+        writeln!(
+            out,
+            "    i8: i32 accumulators in the same {l} lanes; {how}; per-channel requantization in STORE.",
+            l = m.lanes,
+        )?;
+    }
     let hide = accumulators_to_hide(m, spec);
     let mut last: Option<(usize, bool)> = None;
     let mut result = Ok(());
