@@ -166,6 +166,17 @@ impl MaxPool {
         )?;
         Ok(Self { arch, weights })
     }
+    /// Bytes of this layer's packed weights and per-channel data.
+    pub fn weight_bytes(&self) -> usize {
+        self.weights.as_slice().len() * 4
+    }
+    ::small_core::__rt::if_alloc! {
+        #[doc(hidden)] pub fn __load < W : ::small_core::load::WeightSource + ? Sized >
+        (source : & W, layer : ::small_core::load::LayerRef, out_op : usize, arch :
+        ::small_core::Arch,) -> Result < Self, ::small_core::load::LoadError > { let _ =
+        out_op; let w = source.layer(layer, & Self::SPEC) ?; Ok(Self::from_weights(arch,
+        w.filter(), w.bias.as_deref()) ?) }
+    }
     ::small_core::__rt::if_alloc! {
         #[doc = r" A zero output tensor of the right shape for input `x`."] pub fn
         alloc_output < X : AsRef < [f32] >> (& self, x : & ::small_core::Blocked < X, f32
