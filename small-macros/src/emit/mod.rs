@@ -765,6 +765,28 @@ mod snapshot {
         );
     }
 
+    /// An `i8` layer: LOAD from the compensated bias, COMPUTE through
+    /// `A::group` / `A::weights` / `A::dot`, STORE through the border
+    /// correction and `A::requantize`.
+    #[test]
+    fn conv_i8_expansion() {
+        check(
+            "conv3x3_i8",
+            quote!(
+                fh = 3,
+                fw = 3,
+                fc = 8,
+                k = 16,
+                padding = same,
+                dtype = i8,
+                archs(avx512, reference)
+            ),
+            quote!(
+                pub struct Conv3x3I8;
+            ),
+        );
+    }
+
     #[test]
     fn max_pool_expansion() {
         check(
