@@ -52,7 +52,7 @@ mod imp {
     use small_ir::quant::row;
 
     crate::check_arch!(MACHINE, Avx2);
-    crate::check_arch!(MACHINE, Int8<Avx2>);
+    crate::check_dot!(MACHINE, Int8<Avx2>);
 
     // SAFETY (every function below): the caller guarantees AVX2+FMA are present
     // and that pointers are valid for 8 (broadcast: 1) unaligned f32s.

@@ -67,7 +67,7 @@ mod imp {
     use small_ir::quant::row;
 
     crate::check_arch!(MACHINE, Avx512);
-    crate::check_arch!(MACHINE, Int8<Avx512>);
+    crate::check_dot!(MACHINE, Int8<Avx512>);
 
     // SAFETY (every function below): the caller guarantees AVX-512F is present
     // and that pointers are valid for 16 (broadcast: 1) unaligned f32s.

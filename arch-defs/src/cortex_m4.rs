@@ -68,6 +68,7 @@ mod imp {
 
     // Scalar for now: the DSP extension's `SMLAD` is the `int8-mcu` issue.
     crate::int8::scalar_int8!(CortexM4);
+    crate::check_dot!(MACHINE, crate::Int8<CortexM4>);
 
     // The bodies are plain `f32` arithmetic, which the FPU executes; only
     // `load`/`store`/`broadcast` touch memory, under the trait's contract.

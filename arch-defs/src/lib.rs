@@ -198,6 +198,25 @@ macro_rules! check_arch {
 }
 pub(crate) use check_arch;
 
+/// Compile-time check that an arch's `i8` primitives agree with the
+/// numbers its `MACHINE` gives the packer and the blocking model.
+macro_rules! check_dot {
+    ($params:expr, $ty:ty) => {
+        $crate::check_arch!($params, $ty);
+        const _: () = {
+            assert!(
+                $params.int8_dot == <$ty as $crate::Dot>::DOT,
+                "MACHINE.int8_dot must equal the Dot impl's DOT"
+            );
+            assert!(
+                $params.int8_x_offset == <$ty as $crate::Dot>::X_OFFSET,
+                "MACHINE.int8_x_offset must equal the Dot impl's X_OFFSET"
+            );
+        };
+    };
+}
+pub(crate) use check_dot;
+
 #[cfg(test)]
 mod tests {
     use super::*;

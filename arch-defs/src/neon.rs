@@ -47,7 +47,7 @@ mod imp {
     use small_ir::quant::row;
 
     crate::check_arch!(MACHINE, Neon);
-    crate::check_arch!(MACHINE, Int8<Neon>);
+    crate::check_dot!(MACHINE, Int8<Neon>);
 
     // SAFETY (every function below): NEON is present on every aarch64 target this
     // compiles for; the caller guarantees pointers are valid for 4 (broadcast:

@@ -85,6 +85,7 @@ impl Simd for Reference {
 }
 
 crate::int8::scalar_int8!(Reference);
+crate::check_dot!(MACHINE, crate::Int8<Reference>);
 
 #[cfg(test)]
 mod tests {
