@@ -373,3 +373,53 @@ fn two_threads_split_rows_without_a_race() -> Result<(), Error> {
 
 #[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same, archs(reference))]
 struct Split;
+
+// --- int8: every i8 kernel kind, through a model, bit for bit ---
+#[layer(fh = 3, fw = 3, fc = 5, k = 20, stride = 2, padding = same, activation = relu, dtype = i8, archs(reference))]
+struct ConvS2I8;
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 20, padding = same, dtype = i8, archs(reference))]
+struct DepthwiseI8;
+#[layer(fh = 3, fw = 3, fc = 20, k = 20, padding = same, residual, activation = relu, dtype = i8, archs(reference))]
+struct Residual3x3I8;
+#[layer(fh = 2, fw = 3, fc = 1, k = 1, g = 20, stride = 2, padding = same, reduction = avg, dtype = i8, archs(reference))]
+struct AvgPoolI8;
+#[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 20, padding = valid, reduction = max, dtype = i8, archs(reference))]
+struct MaxPoolI8;
+#[layer(fh = 1, fw = 1, fc = 20, k = 7, dtype = i8, archs(reference))]
+struct FcI8;
+
+model! {
+    /// Every i8 kernel kind: a strided conv with border corrections, a
+    /// depthwise layer, a residual conv in place, both pools and an FC.
+    struct TinyI8 {
+        input x: [5, 7, 5] i8;
+        conv: ConvS2I8 @ 0 (x) -> a;
+        dw: DepthwiseI8 @ 1 (a) -> b;
+        res: Residual3x3I8 @ 2 => 3 (b, + b) -> c;
+        avg: AvgPoolI8 @ 4 (c) -> d;
+        max: MaxPoolI8 @ 5 (d) -> e;
+        fc: FcI8 @ 6 (e) -> f;
+    }
+}
+
+/// Each i8 layer, run on the reference's own inputs, equals the int8
+/// reference operators' output (`reference_run_i8`) exactly.
+#[test]
+fn int8_layers_of_every_kind() -> Result<(), Box<dyn std::error::Error>> {
+    let source = Generated { seed: 9 };
+    let net = TinyI8::load(&source, ARCH)?;
+    let mut rng = Rng::new(5);
+    let input: Vec<i8> = (0..TinyI8::DIMS[0].elements())
+        .map(|_| (rng.unit() * 128.0) as i8)
+        .collect();
+    let values =
+        small_core::model::reference_run_i8(&source, &TinyI8::LAYERS, &TinyI8::DIMS, &input)?;
+    let mut arena = vec![0i8; TinyI8::ARENA];
+    for (i, l) in TinyI8::LAYERS.iter().enumerate() {
+        TinyI8::tensor_mut(&mut arena, l.step.x)?.fill_from_nhwc(&values[l.step.x])?;
+        net.forward_layer(i, &mut arena)?;
+        let got = TinyI8::tensor(&arena, l.step.y)?.to_nhwc();
+        assert_eq!(got, values[l.step.y], "layer {i} `{}`", l.name);
+    }
+    Ok(())
+}
