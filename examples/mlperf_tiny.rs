@@ -329,6 +329,9 @@ impl Sizes {
     }
 }
 
+/// One inference of a network on its arena and input.
+type Infer<'a, N> = &'a mut dyn FnMut(&N, &mut [<N as Model>::Elem], &[<N as Model>::Elem]);
+
 /// Times `infer` (one inference on `arena`), prints the layers with
 /// `--per-layer` and the latency with `--latency`: the network's row.
 #[allow(clippy::too_many_arguments)]
@@ -337,7 +340,7 @@ fn finish<N: Model>(
     net: &N,
     arena: &mut [N::Elem],
     input: &[N::Elem],
-    infer: &mut dyn FnMut(&N, &mut [N::Elem], &[N::Elem]),
+    infer: Infer<'_, N>,
     (check, ok): (String, bool),
     sizes: Sizes,
     o: &Options,

@@ -178,7 +178,7 @@ fn short_arena_is_an_error() {
 
 use small_core::load::tflite;
 use small_examples::models::verify_wiring;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The MLPerf Tiny models directory: `SMALL_MODELS`, else `../shared/models`
 /// beside the repository. Missing: a skip, printed, except under CI, where
