@@ -48,6 +48,7 @@ mod imp {
     use small_ir::quant::{
         AddRescale, clamp_i8, multiply_by_quantized_multiplier,
         multiply_by_quantized_multiplier_smaller_than_one_exp, output, rounding_average,
+        Rescale,
     };
     use small_ir::quant::row;
 
@@ -185,19 +186,25 @@ mod imp {
         }
 
         /// Double rounding in every lane (row `RESCALE` all 0, what
-        /// CONV_2D and DEPTHWISE_CONV_2D use): `mul_q31`, the zero point,
-        /// `clamp_store`. Any other lane: the scalar default.
+        /// CONV_2D and DEPTHWISE_CONV_2D use): `mul_q31`; or a finite
+        /// `f64` scale in every lane (row `RESCALE` all 2, what
+        /// FULLY_CONNECTED uses): `mul_real`. Then the zero point,
+        /// `clamp_store`. Any other vector (mixed variants, a NaN or
+        /// infinite scale): the scalar default.
         #[inline(always)]
         unsafe fn requantize(p: *mut i8, acc: __m256i, rows: *const i32, stride: usize) {
             let variant = load_row(rows, stride, row::RESCALE);
-            if _mm256_testz_si256(variant, variant) == 0 {
-                return requantize_scalar::<Self>(p, acc, rows, stride);
-            }
-            let v = mul_q31(
-                acc,
+            let (lo, hi) = (
                 load_row(rows, stride, row::RESCALE + 1),
                 load_row(rows, stride, row::RESCALE + 2),
             );
+            let v = if _mm256_testz_si256(variant, variant) != 0 {
+                mul_q31(acc, lo, hi)
+            } else if all_real(variant, hi) {
+                mul_real(acc, lo, hi)
+            } else {
+                return requantize_scalar::<Self>(p, acc, rows, stride);
+            };
             let v = _mm256_add_epi32(v, load_row(rows, stride, row::ZERO_POINT));
             clamp_store(p, v, rows, stride)
         }
@@ -331,6 +338,48 @@ mod imp {
         let n = _mm256_max_pd(n, _mm256_set1_pd(f64::from(i32::MIN)));
         let n = _mm256_min_pd(n, _mm256_set1_pd(f64::from(i32::MAX)));
         _mm256_cvttpd_epi32(_mm256_div_pd(n, _mm256_set1_pd(f64::from(count))))
+    }
+
+    /// True if every lane's variant word is 2 ([`Rescale::Real`]) and its
+    /// scale finite (the exponent bits of its high word not all ones):
+    /// `vpcmpeqd` twice, `vpandn`, `vpmovmskb`.
+    #[inline(always)]
+    unsafe fn all_real(variant: __m256i, hi: __m256i) -> bool {
+        let real = _mm256_cmpeq_epi32(variant, _mm256_set1_epi32(2));
+        let exponent = _mm256_set1_epi32(0x7ff0_0000);
+        let not_finite = _mm256_cmpeq_epi32(_mm256_and_si256(hi, exponent), exponent);
+        _mm256_movemask_epi8(_mm256_andnot_si256(not_finite, real)) == -1
+    }
+
+    /// [`Rescale::apply`] of [`Rescale::Real`] in every lane, bit for
+    /// bit, for finite scales: the `f64` scales put together from their
+    /// low and high words (`vpunpckldq`, `vpunpckhdq`: lanes 0, 1, 4, 5
+    /// and 2, 3, 6, 7; `vperm2i128` twice: 0..4 and 4..8), then
+    /// `real_half` on each half.
+    #[inline(always)]
+    unsafe fn mul_real(acc: __m256i, lo: __m256i, hi: __m256i) -> __m256i {
+        let (a, b) = (_mm256_unpacklo_epi32(lo, hi), _mm256_unpackhi_epi32(lo, hi));
+        let s0 = _mm256_castsi256_pd(_mm256_permute2x128_si256::<0x20>(a, b));
+        let s1 = _mm256_castsi256_pd(_mm256_permute2x128_si256::<0x31>(a, b));
+        let r0 = real_half(_mm256_castsi256_si128(acc), s0);
+        let r1 = real_half(_mm256_extracti128_si256::<1>(acc), s1);
+        _mm256_set_m128i(r1, r0)
+    }
+
+    /// `round_f64(acc * scale)` saturated to `i32`, in 4 lanes, for finite
+    /// scales, as `avx512::real_half` (whose comments give the reasons):
+    /// `vcvtdq2pd`, `vmulpd`, `vminpd` with `i32::MAX`, `t = trunc(x)`
+    /// (`vroundpd`), `f = x - t`, `t + trunc(2f)`, `vcvttpd2dq` (whose
+    /// out-of-range `0x8000_0000` is the saturation to `i32::MIN`).
+    #[inline(always)]
+    unsafe fn real_half(acc: __m128i, scale: __m256d) -> __m128i {
+        const TRUNC: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+        let x = _mm256_mul_pd(_mm256_cvtepi32_pd(acc), scale);
+        let x = _mm256_min_pd(x, _mm256_set1_pd(f64::from(i32::MAX)));
+        let t = _mm256_round_pd::<TRUNC>(x);
+        let f = _mm256_sub_pd(x, t);
+        let r = _mm256_add_pd(t, _mm256_round_pd::<TRUNC>(_mm256_add_pd(f, f)));
+        _mm256_cvttpd_epi32(r)
     }
 
     /// [`multiply_by_quantized_multiplier`]`(x, m, shift)` in every

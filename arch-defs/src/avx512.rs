@@ -63,6 +63,7 @@ mod imp {
     use small_ir::quant::{
         AddRescale, clamp_i8, multiply_by_quantized_multiplier,
         multiply_by_quantized_multiplier_smaller_than_one_exp, output, rounding_average,
+        Rescale,
     };
     use small_ir::quant::row;
 
@@ -204,19 +205,25 @@ mod imp {
         }
 
         /// Double rounding in every lane (row `RESCALE` all 0, what
-        /// CONV_2D and DEPTHWISE_CONV_2D use): `mul_q31`, the zero point,
-        /// `clamp_store`. Any other lane: the scalar default.
+        /// CONV_2D and DEPTHWISE_CONV_2D use): `mul_q31`; or a finite
+        /// `f64` scale in every lane (row `RESCALE` all 2, what
+        /// FULLY_CONNECTED uses): `mul_real`. Then the zero point,
+        /// `clamp_store`. Any other vector (mixed variants, a NaN or
+        /// infinite scale): the scalar default.
         #[inline(always)]
         unsafe fn requantize(p: *mut i8, acc: __m512i, rows: *const i32, stride: usize) {
             let variant = load_row(rows, stride, row::RESCALE);
-            if _mm512_test_epi32_mask(variant, variant) != 0 {
-                return requantize_scalar::<Self>(p, acc, rows, stride);
-            }
-            let v = mul_q31(
-                acc,
+            let (lo, hi) = (
                 load_row(rows, stride, row::RESCALE + 1),
                 load_row(rows, stride, row::RESCALE + 2),
             );
+            let v = if _mm512_test_epi32_mask(variant, variant) == 0 {
+                mul_q31(acc, lo, hi)
+            } else if all_real(variant, hi) {
+                mul_real(acc, lo, hi)
+            } else {
+                return requantize_scalar::<Self>(p, acc, rows, stride);
+            };
             let v = _mm512_add_epi32(v, load_row(rows, stride, row::ZERO_POINT));
             clamp_store(p, v, rows, stride)
         }
@@ -342,6 +349,56 @@ mod imp {
         let n = _mm512_max_pd(n, _mm512_set1_pd(f64::from(i32::MIN)));
         let n = _mm512_min_pd(n, _mm512_set1_pd(f64::from(i32::MAX)));
         _mm512_cvttpd_epi32(_mm512_div_pd(n, _mm512_set1_pd(f64::from(count))))
+    }
+
+    /// True if every lane's variant word is 2 ([`Rescale::Real`]) and its
+    /// scale finite (the exponent bits of its high word not all ones):
+    /// `vpcmpeqd`, `vpandd` + `vpcmpneqd` under that mask, `kortestw`.
+    #[inline(always)]
+    unsafe fn all_real(variant: __m512i, hi: __m512i) -> bool {
+        let real = _mm512_cmpeq_epi32_mask(variant, _mm512_set1_epi32(2));
+        let exponent = _mm512_set1_epi32(0x7ff0_0000);
+        let finite =
+            _mm512_mask_cmpneq_epi32_mask(real, _mm512_and_si512(hi, exponent), exponent);
+        finite == 0xffff
+    }
+
+    /// [`Rescale::apply`] of [`Rescale::Real`] in every lane, bit for
+    /// bit, for finite scales: the `f64` scales put together from their
+    /// low and high words (`vpermt2d`), then `real_half` on each half.
+    #[inline(always)]
+    unsafe fn mul_real(acc: __m512i, lo: __m512i, hi: __m512i) -> __m512i {
+        // Words `l` and `16 + l` (lane `l`'s low and high word) side by
+        // side: the lanes' `f64`s, 0..8 then 8..16.
+        let first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        let second = _mm512_add_epi32(first, _mm512_set1_epi32(8));
+        let s0 = _mm512_castsi512_pd(_mm512_permutex2var_epi32(lo, first, hi));
+        let s1 = _mm512_castsi512_pd(_mm512_permutex2var_epi32(lo, second, hi));
+        let r0 = real_half(_mm512_castsi512_si256(acc), s0);
+        let r1 = real_half(_mm512_extracti64x4_epi64::<1>(acc), s1);
+        _mm512_inserti64x4::<1>(_mm512_castsi256_si512(r0), r1)
+    }
+
+    /// `round_f64(acc * scale)` saturated to `i32`, in 8 lanes, for finite
+    /// scales: `vcvtdq2pd` (exact), `vmulpd` (the scalar's one rounded
+    /// product), `vminpd` with `i32::MAX` (rounding is monotone and keeps
+    /// that integer, so clamping first is clamping after; `+inf` becomes
+    /// the bound), then ties away from zero: `t = trunc(x)`
+    /// (`vrndscalepd`), `f = x - t` (exact), `t + trunc(2f)` (`vaddpd`,
+    /// `vrndscalepd`, `vaddpd`: `2f` is exact and `trunc(2f)` is ±1
+    /// exactly where `|f| >= 0.5`), `vcvttpd2dq`: exact for an integer in
+    /// range, and below `i32::MIN` (or NaN: `-inf` has a NaN fraction) it
+    /// gives `0x8000_0000`, its out-of-range value, which is the
+    /// saturation to `i32::MIN`; so no lower clamp.
+    #[inline(always)]
+    unsafe fn real_half(acc: __m256i, scale: __m512d) -> __m256i {
+        const TRUNC: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+        let x = _mm512_mul_pd(_mm512_cvtepi32_pd(acc), scale);
+        let x = _mm512_min_pd(x, _mm512_set1_pd(f64::from(i32::MAX)));
+        let t = _mm512_roundscale_pd::<TRUNC>(x);
+        let f = _mm512_sub_pd(x, t);
+        let r = _mm512_add_pd(t, _mm512_roundscale_pd::<TRUNC>(_mm512_add_pd(f, f)));
+        _mm512_cvttpd_epi32(r)
     }
 
     /// [`multiply_by_quantized_multiplier`]`(x, m, shift)` in every

@@ -522,6 +522,63 @@ pub(crate) mod check {
         if (r >> 40).is_multiple_of(16) { -x } else { x }
     }
 
+    /// An `f32` tensor scale of `2^-14..1` (about `1e-4..1`): `2^-e`
+    /// times a mantissa in `1..2`.
+    fn tensor_scale(rng: &mut Rng) -> f32 {
+        let r = rng.u64();
+        let e = r % 14;
+        let mantissa = 1.0 + ((r >> 8) & 0xff_ffff) as f64 / (1u64 << 24) as f64;
+        (mantissa * f64::from_bits((1023 - e) << 52)) as f32
+    }
+
+    /// `x` moved by `steps` units in the last place (toward +inf for a
+    /// positive `x` and `steps`), for finite nonzero `x`.
+    fn ulps(x: f64, steps: i64) -> f64 {
+        f64::from_bits((x.to_bits() as i64 + steps) as u64)
+    }
+
+    /// A [`small_ir::quant::Rescale::Real`] scale: mostly FULLY_CONNECTED's,
+    /// `Rescale::fully_connected` of three [`tensor_scale`]s (about
+    /// `1e-8..1e4`), or `real`'s `2^-20..2^4`, negative one time in 16;
+    /// else one of the edges (±0, ±1 and its neighbours, ±0.5 and its
+    /// neighbours, powers of two, ±1e6, 1e300, `f64::MAX`, the least
+    /// normal and subnormal), any bits (huge, tiny, subnormal, rarely
+    /// NaN), and, one lane in about 200, NaN or ±inf (which the x86
+    /// vector paths leave to the scalar default).
+    fn real_scale(rng: &mut Rng) -> f64 {
+        use small_ir::quant::Rescale;
+        let r = rng.u64();
+        let x = match r % 32 {
+            0 => f64::from_bits(rng.u64()),
+            1 | 2 => [
+                0.0,
+                1.0,
+                ulps(1.0, 1),
+                ulps(1.0, -1),
+                0.5,
+                ulps(0.5, 1),
+                ulps(0.5, -1),
+                0.25,
+                1.5,
+                2.0,
+                1e6,
+                1e300,
+                f64::MAX,
+                f64::MIN_POSITIVE,
+                f64::from_bits(1),
+                ulps(1.5, -1),
+            ][(r >> 8) as usize % 16],
+            3 if (r >> 8).is_multiple_of(6) => [f64::NAN, f64::INFINITY][(r >> 16) as usize % 2],
+            4..=9 => real(rng),
+            _ => {
+                let (i, w, o) = (tensor_scale(rng), tensor_scale(rng), tensor_scale(rng));
+                let [_, lo, hi] = Rescale::fully_connected(i, w, o).to_words();
+                f64::from_bits(lo as u32 as u64 | (hi as u32 as u64) << 32)
+            }
+        };
+        if (r >> 40).is_multiple_of(16) { -x } else { x }
+    }
+
     /// The per-channel rows of one lane: `[variant, multiplier, shift,
     /// zero point, min, max]` (rows `RESCALE..=MAX`). `variant` is the
     /// rescale form wanted (0, 1, 2, or anything else: read as double
@@ -532,12 +589,7 @@ pub(crate) mod check {
         let r = rng.u64();
         let (m, shift) = match variant {
             2 => {
-                let x = match r % 16 {
-                    0 => f64::from_bits(rng.u64()), // anything, NaN included
-                    1 => 0.0,
-                    _ => real(rng),
-                };
-                let b = x.to_bits();
+                let b = real_scale(rng).to_bits();
                 (b as u32 as i32, (b >> 32) as u32 as i32)
             }
             1 => quantize_multiplier_single_rounding(real(rng)),
@@ -584,51 +636,115 @@ pub(crate) mod check {
     }
 
     /// The rescale variant of each lane of case `case` (`n` lanes): every
-    /// lane double rounding (0, the vector fast path) in 5 cases of 8, else
-    /// one lane, some lanes or every lane another form (the fallback).
+    /// lane double rounding (0) in 3 cases of 8 and every lane real (2)
+    /// in 2 (the vector fast paths), else mixed: one lane of another form
+    /// among double rounding or real ones, some lanes or every lane
+    /// another form (the fallback).
     fn case_variants(rng: &mut Rng, case: usize, n: usize) -> [i32; MAX_LANES] {
+        let mut v = [0; MAX_LANES];
         match case % 8 {
             // Every lane double rounding: the vector fast path.
-            0..=4 => [0; MAX_LANES],
+            0..=2 => {}
+            // Every lane real: the other vector fast path.
+            3 | 4 => v[..n].fill(2),
             // One lane, some lanes or every lane another form.
             k => {
-                let mut v = [0; MAX_LANES];
+                let base = [0, 2][(rng.u64() % 2) as usize];
                 let one = (rng.u64() % n as u64) as usize;
                 for (l, v) in v[..n].iter_mut().enumerate() {
                     let r = rng.u64();
-                    let other = [1, 2, 1, 2, 3, -1][(r >> 8) as usize % 6];
+                    let other = [1, 2, 1, 2, 3, -1, 0][(r >> 8) as usize % 7];
+                    let other = if other == base { 1 } else { other };
                     *v = match k {
                         5 if l == one => other,
                         6 if r.is_multiple_of(4) => other,
                         7 => other,
-                        _ => 0,
+                        _ => base,
                     };
                 }
-                v
             }
         }
+        v
     }
 
     /// One lane's rows `RESCALE..=MAX` ([`lane_rows`]) and accumulator
-    /// for case `case`: any `i32`, the extremes in every lane of one case
-    /// in 16, products on or next to a tie of the double rounding in
-    /// another.
+    /// for case `case`: the extremes in every lane of one case in 8 (in
+    /// every group of 64, whatever the variants), products on or next to
+    /// a tie of the rounding in another (double rounding: of the doubling
+    /// high multiply and the division by a power of two; real: `x.5`
+    /// exactly, or one unit in the last place of the scale away), else,
+    /// for a real scale, an accumulator that the scale takes to about
+    /// `-300..300` (FULLY_CONNECTED's case) 3 times in 4, or any `i32`.
     fn lane_rows_acc(rng: &mut Rng, case: usize, variant: i32) -> ([i32; 6], i32) {
         let mut words = lane_rows(rng, variant);
-        let acc = match case % 16 {
-            // The largest magnitudes in every lane.
-            15 => [i32::MIN, i32::MAX][rng.u64() as usize % 2],
+        let set_scale = |words: &mut [i32; 6], x: f64| {
+            let b = x.to_bits();
+            (words[1], words[2]) = (b as u32 as i32, (b >> 32) as u32 as i32);
+        };
+        let acc = match (case / 8) % 8 {
+            // The largest magnitudes in every lane, a real scale often
+            // near ±1 (products at and just past the bounds of `i32`).
+            7 => {
+                let r = rng.u64();
+                if variant == 2 && !r.is_multiple_of(4) {
+                    let x = [1.0, ulps(1.0, 1), ulps(1.0, -1), 0.5, 2.0, 1e6, 1e-9]
+                        [(r >> 8) as usize % 7];
+                    set_scale(&mut words, if (r >> 16).is_multiple_of(2) { x } else { -x });
+                }
+                [i32::MIN, i32::MAX, i32::MIN + 1, i32::MAX - 1][(r >> 24) as usize % 4]
+            }
             // Products on, or one off, a tie of the doubling high
             // multiply (`x * m = 2^30 mod 2^31`: `x = ±2^30` with
             // `m = ±1` or `i32::MAX`, an odd `x` with `m = ±2^30`),
             // with no shift or a right shift of 1 or 2 (ties of
             // the division by a power of two).
-            14 if variant == 0 => {
+            6 if variant == 0 => {
                 let r = rng.u64();
                 words[1] = [1, -1, 1 << 30, -(1 << 30), i32::MAX][r as usize % 5];
                 words[2] = [0, 0, -1, -2][(r >> 8) as usize % 4];
                 let tie: i32 = [1 << 30, -(1 << 30), 1, -1, 3, -3, 5, 7][(r >> 16) as usize % 8];
                 tie.wrapping_add([0, 0, 1, -1][(r >> 24) as usize % 4])
+            }
+            // `acc * scale = ±(n + 0.5)` exactly: a scale `±m * 2^-k`
+            // (`m` odd: 1, 3, 5, 7) and `acc = (2j + 1) * 2^(k - 1)`, then
+            // one time in four the scale one unit in the last place up or
+            // down (just past or short of the tie), one time in eight the
+            // accumulator one off.
+            6 if variant == 2 => {
+                let r = rng.u64();
+                let k = 1 + (r % 12) as u32;
+                let m = [1.0, 3.0, 5.0, 7.0][(r >> 8) as usize % 4];
+                let mut x = m / f64::from(1u32 << k);
+                match (r >> 12) % 8 {
+                    0 => x = ulps(x, 1),
+                    1 => x = ulps(x, -1),
+                    _ => {}
+                }
+                set_scale(&mut words, if (r >> 16).is_multiple_of(2) { x } else { -x });
+                // |2j + 1| below 2^(31 - k): small j (outputs inside the
+                // clamps) or any.
+                let bound = if (r >> 20).is_multiple_of(2) {
+                    64
+                } else {
+                    1u64 << (30 - k)
+                };
+                let j = (rng.u64() % (2 * bound)) as i64 - bound as i64;
+                let acc = ((2 * j + 1) << (k - 1)) as i32;
+                match (r >> 24) % 8 {
+                    0 => acc.wrapping_add(1),
+                    1 => acc.wrapping_sub(1),
+                    _ => acc,
+                }
+            }
+            _ if variant == 2 && !rng.u64().is_multiple_of(4) => {
+                let scale = f64::from_bits(words[1] as u32 as u64 | (words[2] as u32 as u64) << 32);
+                let u = (rng.u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+                let a = 300.0 * u / scale;
+                if a.abs() < 2_147_483_647.0 {
+                    a as i32
+                } else {
+                    rng.i32()
+                }
             }
             _ => rng.i32(),
         };
@@ -870,16 +986,22 @@ pub(crate) mod check {
     /// extremes `0`, `2^30`, `i32::MAX` (and `i32::MIN`, negatives), shifts
     /// `-31..=8` and beyond, accumulators with `i32::MIN`, `i32::MAX`, 0,
     /// ±1, zero points -128, 127 and wrapping ones, clamps with `min ==
-    /// max`; and vectors where some or all lanes are single rounding, real
-    /// or an unknown variant (the fallback). Checks that each stage writes
-    /// exactly `LANES` bytes.
+    /// max`; real lanes in every lane (the other fast path) with
+    /// FULLY_CONNECTED's scales ([`real_scale`]), products exactly on a
+    /// tie `±(n + 0.5)` or one unit in the last place of the scale off,
+    /// products past `i32` (saturation), NaN and infinite scales; and
+    /// vectors where some lanes are double rounding or real and others
+    /// single rounding, real, double rounding or an unknown variant (the
+    /// fallback). Checks that each stage writes exactly `LANES` bytes, and
+    /// that enough real lanes are inside the clamps, on ties and next to
+    /// them for the check to mean something.
     ///
     /// # Safety
     ///
     /// As [`check_dot`].
     #[inline(always)]
     pub(crate) unsafe fn check_output_stages<A: Dot>(cases: usize) {
-        use small_ir::quant::row;
+        use small_ir::quant::{Rescale, row};
         const GUARD: i8 = 0x5a;
         let n = A::LANES;
         assert!(n <= MAX_LANES);
@@ -888,12 +1010,18 @@ pub(crate) mod check {
         // nor the accumulators are aligned to the vector.
         let mut rows = [0i32; 8 * (MAX_LANES + 4) + 1];
         let mut acc = [0i32; MAX_LANES + 1];
-        let (mut fast, mut mixed) = (0usize, 0usize);
+        let (mut fast, mut real, mut mixed) = (0usize, 0usize, 0usize);
+        // Lanes of the all-real cases: in all, whose output is inside the
+        // clamps, whose product is a tie `±(n + 0.5)`, and next to one.
+        let (mut real_lanes, mut real_inside, mut ties, mut near_ties) = (0, 0, 0, 0);
         for case in 0..cases {
             let stride = n + 1 + case % 4;
             let variants = case_variants(&mut rng, case, n);
+            let all_real = variants[..n].iter().all(|&v| v == 2);
             if variants[..n].iter().all(|&v| v == 0) {
                 fast += 1;
+            } else if all_real {
+                real += 1;
             } else {
                 mixed += 1;
             }
@@ -960,7 +1088,7 @@ pub(crate) mod check {
                             got[1 + l],
                             want[1 + l],
                             "{name}: case {case}, lane {l}: acc {}, count {count}, rows \
-                             [variant, multiplier, shift, zp, min, max] = {:?}",
+                             [variant, multiplier, shift, zp, min, max] = {:?} ({:?})",
                             acc[1 + l],
                             [
                                 row::RESCALE,
@@ -971,19 +1099,50 @@ pub(crate) mod check {
                                 row::MAX
                             ]
                             .map(at),
+                            Rescale::from_words([1, 2, 3].map(at)),
                         );
                     }
                 }
             }
+            if all_real {
+                for l in 0..n {
+                    let at = |r: usize| rows[1 + r * stride + l];
+                    let scale = f64::from_bits(
+                        at(row::RESCALE + 1) as u32 as u64
+                            | (at(row::RESCALE + 2) as u32 as u64) << 32,
+                    );
+                    let x = f64::from(acc[1 + l]) * scale;
+                    let (min, max) = (at(row::MIN), at(row::MAX));
+                    let v = Rescale::Real(scale)
+                        .apply(acc[1 + l])
+                        .wrapping_add(at(row::ZERO_POINT));
+                    real_lanes += 1;
+                    real_inside += usize::from(min < v && v < max);
+                    if x.is_finite() && x != 0.0 && x < 2_147_483_648.0 && x > -2_147_483_649.0 {
+                        let frac = x - (x as i64) as f64;
+                        let gap = if frac < 0.0 { -frac } else { frac } - 0.5;
+                        ties += usize::from(gap == 0.0);
+                        near_ties += usize::from(gap != 0.0 && -1e-9 < gap && gap < 1e-9);
+                    }
+                }
+            }
         }
-        assert!(fast > 0 && mixed > 0);
+        assert!(fast > 0 && real > 0 && mixed > 0);
+        // Not a vacuous check of the real path: enough lanes neither clamp
+        // saturates, enough ties, and products just off them.
+        assert!(
+            real_inside * 10 > real_lanes && ties * 50 > real_lanes && near_ties * 200 > real_lanes,
+            "of {real_lanes} real lanes: {real_inside} inside the clamps, {ties} ties, \
+             {near_ties} next to one"
+        );
     }
 
     /// Prints the time of `A`'s output stages against the scalar
     /// defaults, in ns per 16 outputs: a DEPTHWISE-like STORE of 64
     /// channels (double rounding) at 64 positions, repeated (for
-    /// `requantize_add`, a residual layer's: one ADD for every channel, a
-    /// skip tensor beside the output). Not a test:
+    /// `requantize (real)`, the same with FULLY_CONNECTED's `f64` scales;
+    /// for `requantize_add`, a residual layer's: one ADD for every
+    /// channel, a skip tensor beside the output). Not a test:
     /// run it in release mode (`cargo test --release -p arch-defs --
     /// --ignored --nocapture output_stage_timing`).
     ///
@@ -1000,11 +1159,18 @@ pub(crate) mod check {
         const POS: usize = 64;
         let mut rng = Rng::new(7);
         let mut rows = [0i32; (row::ADD_RESCALE + 7) * CH];
+        // The same layer with FULLY_CONNECTED's rescale: the same scales
+        // as `f64`s (`Rescale::Real`).
+        let mut real_rows = [0i32; (row::MAX + 1) * CH];
         for c in 0..CH {
-            let (multiplier, shift) = quantize_multiplier(0.0005 + 0.001 * real(&mut rng).abs());
+            let scale = 0.0005 + 0.001 * real(&mut rng).abs();
+            let (multiplier, shift) = quantize_multiplier(scale);
             let words = Rescale::DoubleRounding(Multiplier { multiplier, shift }).to_words();
             for (k, w) in words.into_iter().enumerate() {
                 rows[(row::RESCALE + k) * CH + c] = w;
+            }
+            for (k, w) in Rescale::Real(scale).to_words().into_iter().enumerate() {
+                real_rows[(row::RESCALE + k) * CH + c] = w;
             }
             rows[row::ZERO_POINT * CH + c] = i32::from(rng.i8());
             rows[row::MIN * CH + c] = -128;
@@ -1019,6 +1185,9 @@ pub(crate) mod check {
             rows[row::ADD_ZERO_POINT * CH + c] = 5;
             rows[row::ADD_MIN * CH + c] = -128;
             rows[row::ADD_MAX * CH + c] = 127;
+            for r in [row::ZERO_POINT, row::MIN, row::MAX] {
+                real_rows[r * CH + c] = rows[r * CH + c];
+            }
         }
         let acc: std::vec::Vec<i32> = (0..CH * POS)
             .map(|_| (rng.u64() >> 40) as i32 - (1 << 23))
@@ -1033,13 +1202,13 @@ pub(crate) mod check {
         // compiled without the caller's target features, so the
         // primitives would not be inlined into it.
         macro_rules! run {
-            (|$p:ident, $v:ident, $q:ident, $s:ident| $call:expr) => {{
+            ($rows:expr, |$p:ident, $v:ident, $q:ident, $s:ident| $call:expr) => {{
                 let t = Instant::now();
                 for _ in 0..reps {
                     let (o, a, q, s) = (
                         black_box(out.as_mut_ptr()),
                         black_box(acc.as_ptr()),
-                        black_box(rows.as_ptr()),
+                        black_box($rows.as_ptr()),
                         black_box(skip.as_ptr()),
                     );
                     for pos in 0..POS {
@@ -1062,11 +1231,14 @@ pub(crate) mod check {
         }
         // The best of 15 alternating runs of each (the machine is shared).
         macro_rules! best {
-            ($name:literal, $scalar:expr, $vector:expr) => {{
+            ($name:literal, $scalar:expr, $vector:expr) => {
+                best!($name, rows, $scalar, $vector)
+            };
+            ($name:literal, $rows:expr, $scalar:expr, $vector:expr) => {{
                 let (mut s, mut v) = (f64::INFINITY, f64::INFINITY);
                 for _ in 0..15 {
-                    s = s.min(run!(|p, v, q, skip| $scalar(p, v, q, skip)));
-                    v = v.min(run!(|p, v, q, skip| $vector(p, v, q, skip)));
+                    s = s.min(run!($rows, |p, v, q, skip| $scalar(p, v, q, skip)));
+                    v = v.min(run!($rows, |p, v, q, skip| $vector(p, v, q, skip)));
                 }
                 ($name, (s, v))
             }};
@@ -1074,6 +1246,12 @@ pub(crate) mod check {
         let timings = [
             best!(
                 "requantize",
+                |p, v, q, _| super::requantize_scalar::<A>(p, v, q, CH),
+                |p, v, q, _| A::requantize(p, v, q, CH)
+            ),
+            best!(
+                "requantize (real)",
+                real_rows,
                 |p, v, q, _| super::requantize_scalar::<A>(p, v, q, CH),
                 |p, v, q, _| A::requantize(p, v, q, CH)
             ),

@@ -43,6 +43,7 @@ mod imp {
     use small_ir::quant::{
         AddRescale, clamp_i8, multiply_by_quantized_multiplier,
         multiply_by_quantized_multiplier_smaller_than_one_exp, output, rounding_average,
+        Rescale,
     };
     use small_ir::quant::row;
 
@@ -203,19 +204,24 @@ mod imp {
         }
 
         /// Double rounding in every lane (row `RESCALE` all 0, what
-        /// CONV_2D and DEPTHWISE_CONV_2D use): `mul_q31`, the zero point,
-        /// `clamp_store`. Any other lane: the scalar default.
+        /// CONV_2D and DEPTHWISE_CONV_2D use): `mul_q31`; or an `f64`
+        /// scale in every lane (row `RESCALE` all 2, what FULLY_CONNECTED
+        /// uses): `mul_real`. Then the zero point, `clamp_store`. Any
+        /// other vector (mixed variants): the scalar default.
         #[inline(always)]
         unsafe fn requantize(p: *mut i8, acc: int32x4_t, rows: *const i32, stride: usize) {
-            let variant = vreinterpretq_u32_s32(load_row(rows, stride, row::RESCALE));
-            if vmaxvq_u32(variant) != 0 {
-                return requantize_scalar::<Self>(p, acc, rows, stride);
-            }
-            let v = mul_q31(
-                acc,
+            let variant = load_row(rows, stride, row::RESCALE);
+            let (lo, hi) = (
                 load_row(rows, stride, row::RESCALE + 1),
                 load_row(rows, stride, row::RESCALE + 2),
             );
+            let v = if vmaxvq_u32(vreinterpretq_u32_s32(variant)) == 0 {
+                mul_q31(acc, lo, hi)
+            } else if vminvq_u32(vceqq_s32(variant, vdupq_n_s32(2))) != 0 {
+                mul_real(acc, lo, hi)
+            } else {
+                return requantize_scalar::<Self>(p, acc, rows, stride);
+            };
             let v = vaddq_s32(v, load_row(rows, stride, row::ZERO_POINT));
             clamp_store(p, v, rows, stride)
         }
@@ -347,6 +353,41 @@ mod imp {
         let n = vmaxq_f64(n, vdupq_n_f64(f64::from(i32::MIN)));
         let n = vminq_f64(n, vdupq_n_f64(f64::from(i32::MAX)));
         vmovn_s64(vcvtq_s64_f64(vdivq_f64(n, vdupq_n_f64(f64::from(count)))))
+    }
+
+    /// [`Rescale::apply`] of [`Rescale::Real`] in every lane, bit for
+    /// bit, for any scale: the `f64` scales put together from their low
+    /// and high words (`zip1`, `zip2`: lanes 0, 1 and 2, 3), `real_half`
+    /// on each half, `xtn` + `xtn2`.
+    #[inline(always)]
+    unsafe fn mul_real(acc: int32x4_t, lo: int32x4_t, hi: int32x4_t) -> int32x4_t {
+        let s0 = vreinterpretq_f64_s32(vzip1q_s32(lo, hi));
+        let s1 = vreinterpretq_f64_s32(vzip2q_s32(lo, hi));
+        let r0 = real_half(vmovl_s32(vget_low_s32(acc)), s0);
+        let r1 = real_half(vmovl_high_s32(acc), s1);
+        vmovn_high_s64(vmovn_s64(r0), r1)
+    }
+
+    /// `round_f64(acc * scale)` saturated to `i32`, in 2 lanes (`acc`
+    /// widened to `i64`), as an `i64` in `i32`'s range: `scvtf` (exact),
+    /// `fmul` (the scalar's one rounded product), `fmax`/`fmin` to
+    /// `i32::MIN..=i32::MAX` (rounding is monotone and keeps these
+    /// integers, so clamping first is clamping after; an infinite product
+    /// becomes a bound), then ties away from zero: `t = trunc(x)`
+    /// (`frintz`), `f = x - t` (exact), `t + trunc(2f)` (`fadd`, `frintz`,
+    /// `fadd`: `2f` is exact and `trunc(2f)` is ±1 exactly where `|f| >=
+    /// 0.5`), `fcvtzs` (exact: an integer in range). A NaN product (a NaN
+    /// scale, or an infinite one times 0) stays NaN through `fmax`,
+    /// `fmin`, `frintz` and the additions, and `fcvtzs` makes it 0, as
+    /// `round_f64`'s `as i64` does: no scale needs the scalar default.
+    #[inline(always)]
+    unsafe fn real_half(acc: int64x2_t, scale: float64x2_t) -> int64x2_t {
+        let x = vmulq_f64(vcvtq_f64_s64(acc), scale);
+        let x = vmaxq_f64(x, vdupq_n_f64(f64::from(i32::MIN)));
+        let x = vminq_f64(x, vdupq_n_f64(f64::from(i32::MAX)));
+        let t = vrndq_f64(x);
+        let f = vsubq_f64(x, t);
+        vcvtq_s64_f64(vaddq_f64(t, vrndq_f64(vaddq_f64(f, f))))
     }
 
     /// [`multiply_by_quantized_multiplier`]`(x, m, shift)` in every lane,
