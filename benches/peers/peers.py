@@ -919,13 +919,37 @@ def litert_latency(c, load, threads, warmup, min_time):
 
 def print_latency(rows, what):
     print(f"\nlatency per call, µs ({what}):")
-    print(f"{'model':<9} {'busy':>5} {'threads':>8} {'calls':>6} {'p50':>9} {'p99':>9} {'max':>9}  "
+    print(f"{'model':<11} {'busy':>5} {'threads':>8} {'calls':>6} {'p50':>9} {'p99':>9} {'max':>9}  "
           f"p50 / 1-thread p50")
     for r in rows:
         one = next((b["p50"] for b in rows if b["model"] == r["model"] and b["busy"] == r["busy"]
                     and b["threads"] == 1), float("nan"))
-        print(f"{r['model']:<9} {r['busy']:>5} {r['threads']:>8} {r['calls']:>6} {r['p50']:>9.1f} "
+        print(f"{r['model']:<11} {r['busy']:>5} {r['threads']:>8} {r['calls']:>6} {r['p50']:>9.1f} "
               f"{r['p99']:>9.1f} {r['max']:>9.1f}  {r['p50'] / one:.2f}x")
+
+
+def parse_small_latency(lines):
+    """The rows of `mlperf_tiny --latency`'s latency table (dicts as
+    litert_latency's). Its `type` column (f32 / i8, if present) goes into the
+    model name as the case names have it: `resnet8`, `resnet8 i8`."""
+    rows, table, typed = [], False, False
+    for line in lines:
+        if line.startswith("latency per call"):
+            table = True
+        elif table and not line.strip():
+            break
+        elif table and line.startswith("model"):
+            typed = line.split()[1] == "type"
+        elif table:
+            f = line.split()
+            try:
+                model = f[0] + (" i8" if typed and f[1] == "i8" else "")
+                f = f[2:] if typed else f[1:]
+                rows.append(dict(model=model, busy=int(f[0]), threads=int(f[1]), calls=int(f[2]),
+                                 p50=float(f[3]), p99=float(f[4]), max=float(f[5])))
+            except (IndexError, ValueError):
+                pass
+    return rows
 
 
 def run_small_latency(load, models, threads):
@@ -939,19 +963,7 @@ def run_small_latency(load, models, threads):
     print(f"# running {' '.join(cmd)} ...", flush=True)
     p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     lines = p.stdout.splitlines()
-    rows, table = [], False
-    for line in lines:
-        if line.startswith("latency per call"):
-            table = True
-        elif table and not line.strip():
-            break
-        elif table and not line.startswith("model"):
-            f = line.split()
-            try:
-                rows.append(dict(model=f[0], busy=int(f[1]), threads=int(f[2]), calls=int(f[3]),
-                                 p50=float(f[4]), p99=float(f[5]), max=float(f[6])))
-            except (IndexError, ValueError):
-                pass
+    rows = parse_small_latency(lines)
     if lines:
         print(lines[0])  # small-rs MLPerf Tiny, arch ..., N threads
     if p.returncode != 0 or not rows:
