@@ -1333,7 +1333,7 @@ def main():
             ex = "-" if exact is None else "yes" if exact[0] == 0 else \
                 f"no: {exact[0]} el., max {exact[1]} step{'s' if exact[1] > 1 else ''}"
             print(f"{base:<10} {fmt(f32, 12)} {fmt(si8, 11)} {fmt(lt[0], 10)} {fmt(lt[1])} "
-                  f"{fmt(lt[0] / si8 if s else float('nan'), 15, 2)}  {ex}; {allin}")
+                  f"{fmt(lt[0] / si8 if s else float('nan'), 15, 2)}  {ex}{'; ' + allin if exact else ''}")
     print()
     print("same computation (same input and weights; LiteRT NHWC vs ORT NCHW transposed back;"
           " int8 cases: LiteRT vs the golden int8 output, reported, never a failure):")
