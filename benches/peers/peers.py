@@ -3,7 +3,8 @@
 `small-bench` and checks that both compute the same thing.
 
     python3 benches/peers/peers.py                      # peers only
-    python3 benches/peers/peers.py --run-small          # + runs small-bench first
+    python3 benches/peers/peers.py --run-small          # + runs small-bench (and mlperf_tiny) first
+    python3 benches/peers/peers.py --run-small --cases i8   # int8 networks only
     python3 benches/peers/peers.py --small-json FILE    # + small-bench JSON lines
     python3 benches/peers/peers.py --latency --run-small-latency
         # per-call p50/p99/max idle and under load: small-rs, then LiteRT
@@ -16,7 +17,10 @@ Cases (float32, batch 1, NHWC, one thread unless --threads):
   + bias, depthwise 3x3 SAME (multiplier 1) + bias, max pool 2x2/2, ReLU; named
   exactly as small-bench names them ("conv 3x3 48x48x16", ...);
 - MLPerf Tiny float models from --models: resnet8, vww_0.25, ds-cnn, ad, and
-  vww_1.0 (vww_0.25's graph with every channel count x4, random weights).
+  vww_1.0 (vww_0.25's graph with every channel count x4, random weights);
+- the MLPerf Tiny int8 files as they are, LiteRT only: resnet8 i8, vww_0.25 i8,
+  ds-cnn i8, ad i8, fed golden input 0 (int8); LiteRT's output is compared
+  with the golden output bit for bit (a difference is reported, not a failure).
 
 Every case is one small graph description (class Graph) emitted both as a
 .tflite flatbuffer (ai_edge_litert.schema_py_generated object API +
@@ -499,15 +503,25 @@ MODELS = [  # case name, file, golden output file of input 0
 ]
 
 
+MODELS_I8 = [  # case name, int8 file (golden pairs in <file>.golden/<i>.{input,output}.bin)
+    ("resnet8 i8", "pretrainedResnet_quant.tflite"),
+    ("vww_0.25 i8", "vww_96_int8.tflite"),
+    ("ds-cnn i8", "kws_ref_model.tflite"),
+    ("ad i8", "ad01_int8.tflite"),
+]
+I8_ORT_NA = "int8 not run (ORT: float cases only)"
+
+
 class Case:
     def __init__(self, name, graph=None, x=None, tflite=None, golden=None, gtol=None,
-                 bound=None, note="", onnx_na=None):
+                 bound=None, note="", onnx_na=None, i8_pairs=None):
         self.name, self.graph, self.x = name, graph, x
         self.tflite = tflite            # bytes LiteRT runs (default: to_tflite(graph))
         self.golden, self.gtol = golden, gtol
         self.bound = bound              # per-element bound of |LiteRT - ORT| (layers)
         self.note = note
         self.onnx_na = onnx_na          # reason ORT cannot run it, or None
+        self.i8_pairs = i8_pairs        # int8 cases: every golden (input, output), else None
 
 
 def conv_ref64(x, w, b, stride, padding, depthwise):
@@ -619,7 +633,8 @@ HYBRID_TOL = 0.05  # README of the models: XNNPACK's hybrid conv differs by up t
 def model_cases(models_dir):
     out = []
     if not os.path.isdir(models_dir):
-        return [Case(name, note=f"n/a: no {models_dir}") for name, _, _ in MODELS]
+        return [Case(name, note=f"n/a: no {models_dir}") for name, _, _ in MODELS] + [
+            Case(name, note=f"n/a: no {models_dir}", i8_pairs=[]) for name, _ in MODELS_I8]
     g025 = None
     for name, fname, gname in MODELS:
         try:
@@ -651,6 +666,33 @@ def model_cases(models_dir):
                                 note="shipped .tflite (LiteRT); same graph and weights in ONNX (ORT)"))
         except Exception as e:  # noqa: BLE001
             out.append(Case(name, note=f"n/a: {type(e).__name__}: {e}"))
+    return out + int8_cases(models_dir)
+
+
+def int8_cases(models_dir):
+    """The int8 files as they are, for LiteRT only: x = golden input 0,
+    golden = its output, i8_pairs = every golden (input, output) pair."""
+    S = _schema()
+    out = []
+    for name, fname in MODELS_I8:
+        try:
+            path = os.path.join(models_dir, fname)
+            model = open(path, "rb").read()
+            sg = S.ModelT.InitFromPackedBuf(bytearray(model), 0).subgraphs[0]
+            (xt,), (yt,) = [sg.tensors[int(i)] for i in sg.inputs], [sg.tensors[int(i)] for i in sg.outputs]
+            assert xt.type == yt.type == S.TensorType.INT8, "int8 input and output expected"
+            gdir = os.path.join(models_dir, fname[:-len(".tflite")] + ".golden")
+            pairs = []
+            while os.path.exists(os.path.join(gdir, f"{len(pairs)}.input.bin")):
+                i = len(pairs)
+                pairs.append(tuple(np.fromfile(os.path.join(gdir, f"{i}.{io}.bin"), np.int8).reshape(
+                    [int(s) for s in t.shape]) for io, t in (("input", xt), ("output", yt))))
+            if not pairs:
+                raise FileNotFoundError(os.path.join(gdir, "0.input.bin"))
+            out.append(Case(name, x=pairs[0][0], tflite=model, golden=pairs[0][1], i8_pairs=pairs,
+                            note="shipped int8 .tflite, golden input 0", onnx_na=I8_ORT_NA))
+        except Exception as e:  # noqa: BLE001
+            out.append(Case(name, note=f"n/a: {type(e).__name__}: {e}", i8_pairs=[]))
     return out
 
 
@@ -687,6 +729,46 @@ def run_litert(model, x, threads, warmup, min_time):
     it.invoke()
     y = it.get_tensor(out["index"]).copy()
     return y, time_it(it.invoke, warmup, min_time)
+
+
+def outside_xnnpack(it):
+    """Names of the model's ops that LiteRT runs itself, outside the XNNPACK
+    partitions: an op none of whose outputs is a DELEGATE node's output, but
+    whose outputs feed a DELEGATE node or are the model's outputs (an op inside
+    a partition writes either a partition output or a tensor internal to it)."""
+    ops = it._get_ops_details()
+    d_in, d_out = set(), set()
+    for o in ops:
+        if o["op_name"] == "DELEGATE":
+            d_in.update(int(i) for i in o["inputs"])
+            d_out.update(int(i) for i in o["outputs"])
+    model_out = {int(d["index"]) for d in it.get_output_details()}
+    return [o["op_name"] for o in ops if o["op_name"] != "DELEGATE"
+            and not any(int(i) in d_out for i in o["outputs"])
+            and all(int(i) in d_in or int(i) in model_out for i in o["outputs"])]
+
+
+def int8_diff(y, golden):
+    """(elements that differ, max |diff| in quantization steps) of two int8 arrays."""
+    d = np.abs(y.astype(np.int16) - golden.astype(np.int16))
+    return int(np.count_nonzero(d)), int(d.max())
+
+
+def check_i8(model, pairs, threads):
+    """LiteRT (XNNPACK) on every golden input of an int8 case (untimed):
+    ([(elements differing, max |diff| steps, argmax equal) per input], ops
+    outside XNNPACK)."""
+    from ai_edge_litert.interpreter import Interpreter
+    it = Interpreter(model_content=model, num_threads=threads)
+    it.allocate_tensors()
+    (inp,), (out,) = it.get_input_details(), it.get_output_details()
+    res = []
+    for x, golden in pairs:
+        it.set_tensor(inp["index"], x)
+        it.invoke()
+        y = it.get_tensor(out["index"])
+        res.append(int8_diff(y, golden) + (int(np.argmax(y)) == int(np.argmax(golden)),))
+    return res, outside_xnnpack(it)
 
 
 def run_ort(model, x, shape_out, threads, warmup, min_time):
@@ -837,13 +919,37 @@ def litert_latency(c, load, threads, warmup, min_time):
 
 def print_latency(rows, what):
     print(f"\nlatency per call, µs ({what}):")
-    print(f"{'model':<9} {'busy':>5} {'threads':>8} {'calls':>6} {'p50':>9} {'p99':>9} {'max':>9}  "
+    print(f"{'model':<11} {'busy':>5} {'threads':>8} {'calls':>6} {'p50':>9} {'p99':>9} {'max':>9}  "
           f"p50 / 1-thread p50")
     for r in rows:
         one = next((b["p50"] for b in rows if b["model"] == r["model"] and b["busy"] == r["busy"]
                     and b["threads"] == 1), float("nan"))
-        print(f"{r['model']:<9} {r['busy']:>5} {r['threads']:>8} {r['calls']:>6} {r['p50']:>9.1f} "
+        print(f"{r['model']:<11} {r['busy']:>5} {r['threads']:>8} {r['calls']:>6} {r['p50']:>9.1f} "
               f"{r['p99']:>9.1f} {r['max']:>9.1f}  {r['p50'] / one:.2f}x")
+
+
+def parse_small_latency(lines):
+    """The rows of `mlperf_tiny --latency`'s latency table (dicts as
+    litert_latency's). Its `type` column (f32 / i8, if present) goes into the
+    model name as the case names have it: `resnet8`, `resnet8 i8`."""
+    rows, table, typed = [], False, False
+    for line in lines:
+        if line.startswith("latency per call"):
+            table = True
+        elif table and not line.strip():
+            break
+        elif table and line.startswith("model"):
+            typed = line.split()[1] == "type"
+        elif table:
+            f = line.split()
+            try:
+                model = f[0] + (" i8" if typed and f[1] == "i8" else "")
+                f = f[2:] if typed else f[1:]
+                rows.append(dict(model=model, busy=int(f[0]), threads=int(f[1]), calls=int(f[2]),
+                                 p50=float(f[3]), p99=float(f[4]), max=float(f[5])))
+            except (IndexError, ValueError):
+                pass
+    return rows
 
 
 def run_small_latency(load, models, threads):
@@ -857,19 +963,7 @@ def run_small_latency(load, models, threads):
     print(f"# running {' '.join(cmd)} ...", flush=True)
     p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     lines = p.stdout.splitlines()
-    rows, table = [], False
-    for line in lines:
-        if line.startswith("latency per call"):
-            table = True
-        elif table and not line.strip():
-            break
-        elif table and not line.startswith("model"):
-            f = line.split()
-            try:
-                rows.append(dict(model=f[0], busy=int(f[1]), threads=int(f[2]), calls=int(f[3]),
-                                 p50=float(f[4]), p99=float(f[5]), max=float(f[6])))
-            except (IndexError, ValueError):
-                pass
+    rows = parse_small_latency(lines)
     if lines:
         print(lines[0])  # small-rs MLPerf Tiny, arch ..., N threads
     if p.returncode != 0 or not rows:
@@ -972,6 +1066,42 @@ def run_small():
     return lines
 
 
+def parse_mlperf(lines):
+    """small-rs's `mlperf_tiny` table: ({(model, type): median_us}, arch)."""
+    rows, table, arch = {}, False, "?"
+    for line in lines:
+        if line.startswith("small-rs MLPerf Tiny, arch "):
+            arch = line.split()[4]
+        elif line.startswith("model") and "median us" in line:
+            table = True
+        elif table and not line.strip():
+            break
+        elif table:
+            f = line.split()
+            try:
+                rows[(f[0], f[1])] = float(f[3])
+            except (IndexError, ValueError):
+                pass
+    return rows, arch
+
+
+def run_small_mlperf(models, threads):
+    """Runs small-rs's `mlperf_tiny --models DIR --threads N` (the trained
+    networks, f32 and i8, checked against the golden data) and prints its
+    output; returns parse_mlperf's result."""
+    cmd = ["cargo", "run", "--release", "-q", "--example", "mlperf_tiny", "--",
+           "--models", models, "--threads", str(threads)]
+    print(f"# running {' '.join(cmd)} ...", flush=True)
+    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    lines = p.stdout.splitlines()
+    rows, arch = parse_mlperf(lines)
+    if p.returncode != 0 or not rows:
+        print(f"# small-rs mlperf_tiny: exit {p.returncode}{'' if rows else ', no table'}")
+    for line in lines:
+        print("#   " + line)
+    return rows, arch
+
+
 # ----------------------------------------------------------------------------
 # main
 # ----------------------------------------------------------------------------
@@ -1049,24 +1179,32 @@ def main():
           f"inter_op 1, sequential, ORT_ENABLE_ALL); timing: warm-up {args.warmup} s, "
           f">= {args.min_time} s and >= 10 runs, median and min of the individual calls")
 
-    small = {}
-    if args.run_small:
-        small.update(parse_small(run_small(), args.small_arch))
-    if args.small_json:
-        with open(args.small_json) as f:
-            small.update(parse_small(f, args.small_arch))
-
     cases = layer_cases() + model_cases(os.path.abspath(args.models)) + [overhead_case()]
     if args.cases:
         words = [w.strip() for w in args.cases.split(",")]
         cases = [c for c in cases if any(w in c.name for w in words)]
 
-    rows, checks, failed = [], [], 0
+    small, mlperf, mlperf_arch = {}, {}, None
+    if args.run_small:
+        if any(c.i8_pairs is None for c in cases):
+            small.update(parse_small(run_small(), args.small_arch))
+        if any(c.i8_pairs is not None for c in cases):
+            # small-bench has no int8 case: the int8 rows come from mlperf_tiny
+            mlperf, mlperf_arch = run_small_mlperf(os.path.abspath(args.models), args.threads)
+            for (name, dtype), us in mlperf.items():
+                if dtype == "i8":
+                    small[f"{name} i8"] = (us, float("nan"), mlperf_arch)
+    if args.small_json:
+        with open(args.small_json) as f:
+            small.update(parse_small(f, args.small_arch))
+
+    rows, checks, failed, i8rows = [], [], 0, []
     for c in cases:
         print(f"# {c.name} ...", end="", flush=True, file=sys.stderr)
         lite = ortr = None
-        why_lite = why_ort = c.note if c.graph is None else None
-        if c.graph is not None:
+        runnable = c.graph is not None or (c.i8_pairs and c.tflite is not None)
+        why_lite = why_ort = None if runnable else c.note
+        if runnable:
             try:
                 model = c.tflite if c.tflite is not None else to_tflite(c.graph)
                 if args.save_models:
@@ -1095,6 +1233,31 @@ def main():
 
         # checks
         parts, ok = [], True
+        if c.i8_pairs is not None:
+            # int8: LiteRT against the golden int8 output, bit for bit. XNNPACK
+            # requantizes in float, so a step or so off is a result, not a failure.
+            exact = None
+            if lite:
+                n, dmax = int8_diff(lite[0], c.golden)
+                exact = (n, dmax)
+                parts.append("XNNPACK bit-exact with 0.output.bin" if n == 0 else
+                             f"XNNPACK vs 0.output.bin: {n} of {c.golden.size} elements differ, "
+                             f"max |diff| {dmax} step{'s' if dmax > 1 else ''}")
+                per, outside = check_i8(c.tflite, c.i8_pairs, args.threads)
+                bad = [r for r in per if r[0]]
+                parts.append(f"all {len(per)} golden inputs: " + (
+                    "bit-exact" if not bad else
+                    f"{len(per) - len(bad)} bit-exact, {len(bad)} differ (max |diff| "
+                    f"{max(r[1] for r in bad)} steps, argmax same on {sum(r[2] for r in per)} of {len(per)})"))
+                parts.append("outside XNNPACK (LiteRT's built-in kernels): " + (", ".join(outside) or "none"))
+            if why_lite:
+                parts.append(f"LiteRT {why_lite}")
+            if why_ort:
+                parts.append(f"ORT {why_ort}")
+            status = "n/a" if exact is None else "exact" if exact[0] == 0 else "differs"
+            checks.append((c.name, status, "; ".join(parts)))
+            i8rows.append((c.name, s, lt, exact, parts[1] if lite else "-"))
+            continue
         if lite and ortr:
             d = np.abs(lite[0].astype(np.float64) - ortr[0])
             if c.bound is not None:
@@ -1139,11 +1302,15 @@ def main():
 
     if args.json:
         with open(args.json, "w") as f:
+            exacts = {name: e for name, _, _, e, _ in i8rows}
             for name, s, lt, ot, _, _ in rows:
                 for peer, t in (("litert-xnnpack", lt), ("onnxruntime", ot)):
                     if t[0] == t[0]:
-                        f.write(json.dumps(dict(case=name, peer=peer, threads=args.threads,
-                                                median_us=round(t[0], 2), min_us=round(t[1], 2))) + "\n")
+                        d = dict(case=name, peer=peer, threads=args.threads,
+                                 median_us=round(t[0], 2), min_us=round(t[1], 2))
+                        if exacts.get(name):  # int8: LiteRT's output of golden input 0
+                            d.update(differing=exacts[name][0], max_diff_steps=exacts[name][1])
+                        f.write(json.dumps(d) + "\n")
     print()
     print(f"{'case':<18} {'small-rs us':>11} {'arch':<10} {'LiteRT us':>10} {'(min)':>9} "
           f"{'ORT us':>10} {'(min)':>9} {'LiteRT/small':>12} {'ORT/small':>10}")
@@ -1152,14 +1319,29 @@ def main():
               f"{fmt(lt[0], 10)} {fmt(lt[1])} {fmt(ot[0], 10)} {fmt(ot[1])} {fmt(r1, 12, 2)} {fmt(r2, 10, 2)}")
     if not small:
         print("(no small-rs numbers: pass --run-small or --small-json FILE)")
+    if i8rows:
+        print()
+        print(f"int8 networks, {args.threads} thread{'s' if args.threads > 1 else ''}: small-rs from "
+              + (f"mlperf_tiny (trained weights, arch {mlperf_arch})" if mlperf_arch else "- (pass --run-small)")
+              + "; LiteRT XNNPACK on the shipped int8 file (ORT: int8 not run)")
+        print(f"{'network':<10} {'small-rs f32':>12} {'small-rs i8':>11} {'LiteRT i8':>10} {'(min)':>9} "
+              f"{'LiteRT/small i8':>15}  XNNPACK bit-exact? (input 0; all golden inputs)")
+        for name, s, lt, exact, allin in i8rows:
+            base = name[:-len(" i8")]
+            f32 = mlperf.get((base, "f32"), float("nan"))
+            si8 = s[0] if s else float("nan")
+            ex = "-" if exact is None else "yes" if exact[0] == 0 else \
+                f"no: {exact[0]} el., max {exact[1]} step{'s' if exact[1] > 1 else ''}"
+            print(f"{base:<10} {fmt(f32, 12)} {fmt(si8, 11)} {fmt(lt[0], 10)} {fmt(lt[1])} "
+                  f"{fmt(lt[0] / si8 if s else float('nan'), 15, 2)}  {ex}{'; ' + allin if exact else ''}")
     print()
-    print("same computation (same input and weights; LiteRT NHWC vs ORT NCHW transposed back):")
+    print("same computation (same input and weights; LiteRT NHWC vs ORT NCHW transposed back;"
+          " int8 cases: LiteRT vs the golden int8 output, reported, never a failure):")
     for name, status, text in checks:
         print(f"  {name:<18} {status:<8} {text}")
     if failed:
         print(f"{failed} case(s) MISMATCH")
         sys.exit(1)
-
 
 if __name__ == "__main__":
     main()
