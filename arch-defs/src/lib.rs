@@ -130,7 +130,7 @@ impl ArchId {
 /// `LANES` [`Acc`]`<Self>`; activations and weights are [`Simd::Elem`]s.
 /// For `f32` both are `f32`. Integer kernels need more than this common
 /// part (a dot product of several `i8` pairs per lane, requantization in
-/// STORE): those primitives form a trait of their own over it.
+/// STORE): those primitives are the trait [`Dot`] over it.
 ///
 /// # Safety
 ///

@@ -34,7 +34,7 @@ mod spec;
 /// | `channels` | optional check that `g * fc` equals it | — |
 /// | `residual` | add a tensor of the output's shape before the activation: `forward_add(x, skip, y)` (and `forward_add_in_place(x, y)`) | off |
 /// | `archs(...)` | generate only these arches (must include `reference`) | all |
-/// | `dtype` | element type: `f32` (`i8` has no kernels yet: an error) | `f32` |
+/// | `dtype` | element type: `f32`, or `i8` (TFLite's int8 scheme, bit-exact) | `f32` |
 ///
 /// Every invalid declaration is a compile error at the argument, saying
 /// what would be valid. The struct gets `SPEC`, `IN_CHANNELS`,
