@@ -181,6 +181,7 @@ pub fn pack_i8_clamp_owned(spec: &LayerSpec, min: i8, max: i8) -> Result<Int8Wei
 }
 
 /// [`small_ir::geometry::acc_len`] of an `i8` layer, checked.
+#[cfg(feature = "alloc")]
 fn checked_acc_len(spec: &LayerSpec) -> Result<usize, Error> {
     let rows = if spec.has_weights() && spec.kind() == crate::KernelKind::Broadcast {
         spec.fh

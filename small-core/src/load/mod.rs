@@ -25,6 +25,7 @@ use crate::{Filter, LayerSpec, Order};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
+use small_ir::quant::round_f32;
 
 /// Which layer of a model is being loaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -331,12 +332,13 @@ impl WeightSource for Generated {
             crate::Activation::Relu6 => (zp as i8, (zp + 96).min(127) as i8),
         };
         // The f32 weights are in [-s, s), s = 2 / fan_in: scaled to int8.
-        let fan_in = spec
+        let taps = spec
             .fh
             .saturating_mul(spec.fw)
             .saturating_mul(spec.fc)
-            .max(1) as f32;
-        let to_i8 = |v: f32| (v * fan_in / 2.0 * 127.0).round().clamp(-127.0, 127.0) as i8;
+            .max(1);
+        let fan_in = taps as f32;
+        let to_i8 = |v: f32| round_f32(v * fan_in / 2.0 * 127.0).clamp(-127, 127) as i8;
         let weights: Vec<i8> = w.weights.iter().map(|&v| to_i8(v)).collect();
         let bias = w
             .bias
@@ -346,7 +348,8 @@ impl WeightSource for Generated {
         } else {
             0
         };
-        let base = 0.004 / f64::from(fan_in).sqrt();
+        // No `sqrt` without std: the integer square root is near enough.
+        let base = 0.004 / taps.isqrt() as f64;
         let rescale = (0..channels)
             .map(|c| {
                 let r = base * (0.75 + 0.5 * ((c * 7 + layer.op) % 16) as f64 / 16.0);

@@ -41,6 +41,7 @@ mod walk;
 pub use problem::{Packed, Problem};
 
 use crate::Element;
+#[cfg(feature = "std")]
 pub use schedule::MIN_PART_MACS;
 pub use walk::run;
 

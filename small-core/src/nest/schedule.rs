@@ -16,6 +16,7 @@ use crate::{CB, KernelKind};
 /// 100-200 GFLOP/s, so a split call is never slower than one thread (the
 /// bench's speed-up column: 1.00x at worst) and layers from about 80 k MACs
 /// up gain (the AD autoencoder's 640-wide layers: 1.45x on the network).
+#[cfg(feature = "std")]
 pub const MIN_PART_MACS: usize = 40_000;
 
 // ANCHOR: l1_weights
