@@ -117,18 +117,29 @@ pub(crate) unsafe fn requantize_scalar<A: Dot + ?Sized>(
     unsafe {
         A::store(a.as_mut_ptr(), acc);
         for (l, acc) in a.iter().enumerate().take(A::LANES) {
-            let at = |r: usize| rows.add(r * stride + l).read();
-            let words = [at(row::RESCALE), at(row::RESCALE + 1), at(row::RESCALE + 2)];
-            let v = output(
-                *acc,
-                Rescale::from_words(words),
-                at(row::ZERO_POINT),
-                at(row::MIN),
-                at(row::MAX),
-            );
-            p.add(l).write(v);
+            p.add(l).write(lane_output(*acc, rows.add(l), stride));
         }
     }
+}
+
+/// One lane's [`small_ir::quant::output`] from its rows (`lane` points at
+/// the lane's value in row 0): the rescale, zero point and clamp.
+///
+/// # Safety
+///
+/// `lane` is valid for reads of rows `RESCALE..=MAX`, `stride` apart.
+#[inline(always)]
+unsafe fn lane_output(acc: i32, lane: *const i32, stride: usize) -> i8 {
+    // SAFETY: the caller guarantees the rows.
+    let at = |r: usize| unsafe { lane.add(r * stride).read() };
+    let words = [at(row::RESCALE), at(row::RESCALE + 1), at(row::RESCALE + 2)];
+    output(
+        acc,
+        Rescale::from_words(words),
+        at(row::ZERO_POINT),
+        at(row::MIN),
+        at(row::MAX),
+    )
 }
 
 /// The default [`Dot::requantize_add`]: lane by lane through
@@ -157,14 +168,7 @@ pub(crate) unsafe fn requantize_add_scalar<A: Dot + ?Sized>(
         A::store(a.as_mut_ptr(), acc);
         for (l, acc) in a.iter().enumerate().take(A::LANES) {
             let at = |r: usize| rows.add(r * stride + l).read();
-            let words = [at(row::RESCALE), at(row::RESCALE + 1), at(row::RESCALE + 2)];
-            let conv = output(
-                *acc,
-                Rescale::from_words(words),
-                at(row::ZERO_POINT),
-                at(row::MIN),
-                at(row::MAX),
-            );
+            let conv = lane_output(*acc, rows.add(l), stride);
             let mut w = [0i32; 7];
             for (i, w) in w.iter_mut().enumerate() {
                 *w = at(row::ADD_RESCALE + i);
