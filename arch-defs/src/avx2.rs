@@ -158,6 +158,7 @@ mod imp {
     /// `i16`: each product is at most 128 * 128 = 16384 in magnitude, so
     /// the pair sums are exact and no activation offset is needed.
     impl Dot for Int8<Avx2> {
+        crate::int8::rows_at_stages!();
         const DOT: usize = 2;
         const X_OFFSET: i32 = 0;
         /// The pair `(x0, x1)` as `i16`s, in each of the 8 lanes.
@@ -193,7 +194,7 @@ mod imp {
         /// infinite scale): the scalar default.
         #[inline(always)]
         unsafe fn requantize(p: *mut i8, acc: __m256i, rows: *const i32, stride: usize) {
-            let variant = load_row(rows, stride, row::RESCALE);
+            let variant = double_as_zero(load_row(rows, stride, row::RESCALE));
             if _mm256_testz_si256(variant, variant) == 0 {
                 return requantize_other(p, acc, rows, stride);
             }
@@ -223,7 +224,7 @@ mod imp {
             rows: *const i32,
             stride: usize,
         ) {
-            let variant = load_row(rows, stride, row::RESCALE);
+            let variant = double_as_zero(load_row(rows, stride, row::RESCALE));
             if _mm256_testz_si256(variant, variant) == 0 {
                 return requantize_add_cold(p, acc, skip, rows, stride);
             }
@@ -317,6 +318,15 @@ mod imp {
         } else {
             requantize_scalar::<crate::Int8<Avx2>>(p, acc, rows, stride)
         }
+    }
+
+    /// The variant words with [`row::STEPPED`] as 0: both are double
+    /// rounding, which these stages compute from the multiplier and
+    /// shift (they do not read the step rows).
+    #[inline(always)]
+    unsafe fn double_as_zero(variant: __m256i) -> __m256i {
+        let stepped = _mm256_cmpeq_epi32(variant, _mm256_set1_epi32(row::STEPPED));
+        _mm256_andnot_si256(stepped, variant)
     }
 
     /// Row `r` of the per-channel rows (`small_ir::quant::row`): 8

@@ -57,7 +57,7 @@ pub struct Avx512;
 mod imp {
     use super::{Avx512, MACHINE};
     use crate::int8::{average_scalar, requantize_add_scalar, requantize_scalar};
-    use crate::{Dot, Int8, Simd};
+    use crate::{Dot, Int8, RowsAt, Simd};
     use core::arch::x86_64::*;
     #[cfg(doc)]
     use small_ir::quant::{
@@ -66,6 +66,8 @@ mod imp {
         Rescale,
     };
     use small_ir::quant::row;
+    #[cfg(doc)]
+    use small_ir::step::Step;
 
     crate::check_arch!(MACHINE, Avx512);
     crate::check_dot!(MACHINE, Int8<Avx512>);
@@ -204,36 +206,91 @@ mod imp {
             _mm512_cvtepi8_epi32(_mm_loadu_si128(p.cast()))
         }
 
-        /// Double rounding in every lane (row `RESCALE` all 0, what
-        /// CONV_2D and DEPTHWISE_CONV_2D use): `mul_q31`; or a finite
-        /// `f64` scale in every lane (row `RESCALE` all 2, what
-        /// FULLY_CONNECTED uses): `mul_real`. Then the zero point,
-        /// `clamp_store`. Any other vector (mixed variants, a NaN or
-        /// infinite scale): the scalar default.
+        type Stage = Stage;
+        type AddStage = AddStage;
+
         #[inline(always)]
-        unsafe fn requantize(p: *mut i8, acc: __m512i, rows: *const i32, stride: usize) {
-            let variant = load_row(rows, stride, row::RESCALE);
-            if _mm512_test_epi32_mask(variant, variant) != 0 {
-                return requantize_other(p, acc, rows, stride);
+        unsafe fn stage(rows: *const i32, stride: usize) -> Stage {
+            Stage {
+                at: RowsAt { rows, stride },
+                stepped: all_stepped(rows, stride),
+                step: load_step(rows, stride, row::RESCALE + 1, row::STEP),
+                zero_point: load_row(rows, stride, row::ZERO_POINT),
+                min: load_row(rows, stride, row::MIN),
+                max: load_row(rows, stride, row::MAX),
             }
-            let (m, shift) = (
-                load_row(rows, stride, row::RESCALE + 1),
-                load_row(rows, stride, row::RESCALE + 2),
-            );
-            let v = _mm512_add_epi32(mul_q31(acc, m, shift), load_row(rows, stride, row::ZERO_POINT));
-            clamp_store(p, v, rows, stride)
         }
 
-        /// Double rounding in every lane of the convolution (row
-        /// `RESCALE` all 0): [`output`] as `requantize` computes it (`mul_q31`,
-        /// the zero point, the clamp) with the `as i8` of its result
-        /// (`vpslld`/`vpsrad` by 24), minus `CONV_ZERO_POINT`; the skip's
-        /// 16 bytes sign-extended (`vpmovsxbd`, read before `p` is
-        /// written), minus `SKIP_ZERO_POINT`; then [`AddRescale::apply`]:
-        /// both shifted left by `left_shift & 31` (`vpsllvd`), each through
-        /// `mul_q31_exp`, added, through `mul_q31_exp` again; the ADD's
-        /// zero point, `clamp` to `ADD_MIN..=ADD_MAX`, `store_bytes`. Any
-        /// other lane: the scalar default.
+        #[inline(always)]
+        unsafe fn add_stage(rows: *const i32, stride: usize) -> AddStage {
+            let add_step = |k: usize| row::ADD_STEP + 6 * k;
+            AddStage {
+                conv: Self::stage(rows, stride),
+                conv_zero_point: load_row(rows, stride, row::CONV_ZERO_POINT),
+                skip_zero_point: load_row(rows, stride, row::SKIP_ZERO_POINT),
+                left: [
+                    load_row(rows, stride, row::ADD_LEFT1),
+                    load_row(rows, stride, row::ADD_LEFT2),
+                ],
+                steps: [
+                    load_step(rows, stride, row::ADD_RESCALE + 1, add_step(0)),
+                    load_step(rows, stride, row::ADD_RESCALE + 3, add_step(1)),
+                    load_step(rows, stride, row::ADD_RESCALE + 5, add_step(2)),
+                ],
+                zero_point: load_row(rows, stride, row::ADD_ZERO_POINT),
+                min: load_row(rows, stride, row::ADD_MIN),
+                max: load_row(rows, stride, row::ADD_MAX),
+            }
+        }
+
+        /// Every lane a [`Step`] (row `RESCALE` all [`row::STEPPED`]:
+        /// CONV_2D and DEPTHWISE_CONV_2D, shift `<= -1`): `step`, the
+        /// zero point, the clamp, `store_bytes`. Any other vector:
+        /// `requantize_other`.
+        #[inline(always)]
+        unsafe fn requantize_staged(p: *mut i8, acc: __m512i, st: Stage) {
+            if !st.stepped {
+                return requantize_other(p, acc, st.at.rows, st.at.stride);
+            }
+            let v = _mm512_add_epi32(step(acc, &st.step), st.zero_point);
+            store_bytes(p, _mm512_min_epi32(_mm512_max_epi32(v, st.min), st.max))
+        }
+
+        /// Every lane [`row::STEPPED`] (so the ADD's steps are there too):
+        /// [`output`] as `requantize_staged` computes it with the `as i8`
+        /// of its result (`vpslld`/`vpsrad` by 24), minus
+        /// `CONV_ZERO_POINT`; the skip's 16 bytes sign-extended
+        /// (`vpmovsxbd`, read before `p` is written), minus
+        /// `SKIP_ZERO_POINT`; each shifted left by its step's `left`
+        /// (`vpsllvd`) and through its `step`, added, through the output's
+        /// `step`; the ADD's zero point and clamp, `store_bytes`. Any
+        /// other vector: `requantize_add_cold`.
+        #[inline(always)]
+        unsafe fn requantize_add_staged(p: *mut i8, acc: __m512i, skip: *const i8, st: AddStage) {
+            let c = &st.conv;
+            if !c.stepped {
+                return requantize_add_cold(p, acc, skip, c.at.rows, c.at.stride);
+            }
+            let skip = Self::widen(skip);
+            let conv = _mm512_add_epi32(step(acc, &c.step), c.zero_point);
+            let conv = _mm512_min_epi32(_mm512_max_epi32(conv, c.min), c.max);
+            let conv = _mm512_srai_epi32::<24>(_mm512_slli_epi32::<24>(conv));
+            let x1 = _mm512_sub_epi32(conv, st.conv_zero_point);
+            let x2 = _mm512_sub_epi32(skip, st.skip_zero_point);
+            let s1 = step(_mm512_sllv_epi32(x1, st.left[0]), &st.steps[0]);
+            let s2 = step(_mm512_sllv_epi32(x2, st.left[1]), &st.steps[1]);
+            let sum = step(_mm512_add_epi32(s1, s2), &st.steps[2]);
+            let v = _mm512_add_epi32(sum, st.zero_point);
+            store_bytes(p, _mm512_min_epi32(_mm512_max_epi32(v, st.min), st.max))
+        }
+
+        /// `requantize_staged` of this vector's rows.
+        #[inline(always)]
+        unsafe fn requantize(p: *mut i8, acc: __m512i, rows: *const i32, stride: usize) {
+            Self::requantize_staged(p, acc, Self::stage(rows, stride))
+        }
+
+        /// `requantize_add_staged` of this vector's rows.
         #[inline(always)]
         unsafe fn requantize_add(
             p: *mut i8,
@@ -242,40 +299,7 @@ mod imp {
             rows: *const i32,
             stride: usize,
         ) {
-            let variant = load_row(rows, stride, row::RESCALE);
-            if _mm512_test_epi32_mask(variant, variant) != 0 {
-                return requantize_add_cold(p, acc, skip, rows, stride);
-            }
-            let skip = Self::widen(skip);
-            let conv = mul_q31(
-                acc,
-                load_row(rows, stride, row::RESCALE + 1),
-                load_row(rows, stride, row::RESCALE + 2),
-            );
-            let conv = _mm512_add_epi32(conv, load_row(rows, stride, row::ZERO_POINT));
-            let conv = clamp(conv, rows, stride, row::MIN, row::MAX);
-            let conv = _mm512_srai_epi32::<24>(_mm512_slli_epi32::<24>(conv));
-            let x1 = _mm512_sub_epi32(conv, load_row(rows, stride, row::CONV_ZERO_POINT));
-            let x2 = _mm512_sub_epi32(skip, load_row(rows, stride, row::SKIP_ZERO_POINT));
-            let at = |k: usize| row::ADD_RESCALE + k;
-            let left = _mm512_and_si512(load_row(rows, stride, at(0)), _mm512_set1_epi32(31));
-            let s1 = mul_q31_exp(
-                _mm512_sllv_epi32(x1, left),
-                load_row(rows, stride, at(1)),
-                load_row(rows, stride, at(2)),
-            );
-            let s2 = mul_q31_exp(
-                _mm512_sllv_epi32(x2, left),
-                load_row(rows, stride, at(3)),
-                load_row(rows, stride, at(4)),
-            );
-            let sum = mul_q31_exp(
-                _mm512_add_epi32(s1, s2),
-                load_row(rows, stride, at(5)),
-                load_row(rows, stride, at(6)),
-            );
-            let v = _mm512_add_epi32(sum, load_row(rows, stride, row::ADD_ZERO_POINT));
-            store_bytes(p, clamp(v, rows, stride, row::ADD_MIN, row::ADD_MAX))
+            Self::requantize_add_staged(p, acc, skip, Self::add_stage(rows, stride))
         }
 
         /// `div_round` on each half, then `clamp_store`. A `count` below
@@ -298,7 +322,10 @@ mod imp {
         }
     }
 
-    /// The scalar `requantize_add`, out of line (see `requantize_other`).
+    /// `requantize_add` of a vector whose lanes are not all
+    /// [`row::STEPPED`]: if every lane is double rounding, the same
+    /// stages with `mul_q31` and `mul_q31_exp` in place of the steps,
+    /// else the scalar default. Out of line (see `requantize_other`).
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
     #[inline(never)]
     unsafe fn requantize_add_cold(
@@ -308,7 +335,40 @@ mod imp {
         rows: *const i32,
         stride: usize,
     ) {
-        requantize_add_scalar::<crate::Int8<Avx512>>(p, acc, skip, rows, stride)
+        let variant = load_row(rows, stride, row::RESCALE);
+        if !all_double(variant) {
+            return requantize_add_scalar::<crate::Int8<Avx512>>(p, acc, skip, rows, stride);
+        }
+        let skip = <crate::Int8<Avx512> as Dot>::widen(skip);
+        let conv = mul_q31(
+            acc,
+            load_row(rows, stride, row::RESCALE + 1),
+            load_row(rows, stride, row::RESCALE + 2),
+        );
+        let conv = _mm512_add_epi32(conv, load_row(rows, stride, row::ZERO_POINT));
+        let conv = clamp(conv, rows, stride, row::MIN, row::MAX);
+        let conv = _mm512_srai_epi32::<24>(_mm512_slli_epi32::<24>(conv));
+        let x1 = _mm512_sub_epi32(conv, load_row(rows, stride, row::CONV_ZERO_POINT));
+        let x2 = _mm512_sub_epi32(skip, load_row(rows, stride, row::SKIP_ZERO_POINT));
+        let at = |k: usize| row::ADD_RESCALE + k;
+        let left = _mm512_and_si512(load_row(rows, stride, at(0)), _mm512_set1_epi32(31));
+        let s1 = mul_q31_exp(
+            _mm512_sllv_epi32(x1, left),
+            load_row(rows, stride, at(1)),
+            load_row(rows, stride, at(2)),
+        );
+        let s2 = mul_q31_exp(
+            _mm512_sllv_epi32(x2, left),
+            load_row(rows, stride, at(3)),
+            load_row(rows, stride, at(4)),
+        );
+        let sum = mul_q31_exp(
+            _mm512_add_epi32(s1, s2),
+            load_row(rows, stride, at(5)),
+            load_row(rows, stride, at(6)),
+        );
+        let v = _mm512_add_epi32(sum, load_row(rows, stride, row::ADD_ZERO_POINT));
+        store_bytes(p, clamp(v, rows, stride, row::ADD_MIN, row::ADD_MAX))
     }
 
     /// The scalar `average`, out of line (see `requantize_other`).
@@ -318,11 +378,12 @@ mod imp {
         average_scalar::<crate::Int8<Avx512>>(p, sum, count, rows, stride)
     }
 
-    /// `requantize` of a vector whose lanes are not all double rounding:
-    /// FULLY_CONNECTED's `f64` rescale (`mul_real`), else the scalar
-    /// default. Out of line, so that the convolutions' inlined STORE keeps
-    /// only the double-rounding path (inlined, this path made ResNet-8's
-    /// 3x3 convolutions 1.8x slower on Zen 5).
+    /// `requantize` of a vector whose lanes are not all
+    /// [`row::STEPPED`]: FULLY_CONNECTED's `f64` rescale (`mul_real`);
+    /// double rounding without steps (a shift of 0 or more): `mul_q31`;
+    /// else the scalar default. Out of line, so that the convolutions'
+    /// inlined STORE keeps only the step (inlined, these paths made
+    /// ResNet-8's 3x3 convolutions 1.8x slower on Zen 5).
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
     #[inline(never)]
     unsafe fn requantize_other(p: *mut i8, acc: __m512i, rows: *const i32, stride: usize) {
@@ -334,9 +395,111 @@ mod imp {
         if all_real(variant, hi) {
             let v = _mm512_add_epi32(mul_real(acc, lo, hi), load_row(rows, stride, row::ZERO_POINT));
             clamp_store(p, v, rows, stride)
+        } else if all_double(variant) {
+            let v = _mm512_add_epi32(mul_q31(acc, lo, hi), load_row(rows, stride, row::ZERO_POINT));
+            clamp_store(p, v, rows, stride)
         } else {
             requantize_scalar::<crate::Int8<Avx512>>(p, acc, rows, stride)
         }
+    }
+
+    /// True if every lane's variant word is [`row::STEPPED`].
+    #[inline(always)]
+    unsafe fn all_stepped(rows: *const i32, stride: usize) -> bool {
+        let variant = load_row(rows, stride, row::RESCALE);
+        _mm512_cmpneq_epi32_mask(variant, _mm512_set1_epi32(row::STEPPED)) == 0
+    }
+
+    /// True if every lane's variant word is a double rounding's (0, or
+    /// [`row::STEPPED`]).
+    #[inline(always)]
+    unsafe fn all_double(variant: __m512i) -> bool {
+        let zero = _mm512_cmpeq_epi32_mask(variant, _mm512_setzero_si512());
+        let stepped = _mm512_cmpeq_epi32_mask(variant, _mm512_set1_epi32(row::STEPPED));
+        zero | stepped == 0xffff
+    }
+
+    /// A vector of channels' output-stage rows, loaded once per tile
+    /// ([`Dot::stage`]).
+    #[derive(Clone, Copy)]
+    pub struct Stage {
+        at: RowsAt,
+        /// Every lane [`row::STEPPED`].
+        stepped: bool,
+        step: StepRows,
+        zero_point: __m512i,
+        min: __m512i,
+        max: __m512i,
+    }
+
+    /// A residual layer's rows: the convolution's, then the ADD's
+    /// ([`Dot::add_stage`]).
+    #[derive(Clone, Copy)]
+    pub struct AddStage {
+        conv: Stage,
+        conv_zero_point: __m512i,
+        skip_zero_point: __m512i,
+        left: [__m512i; 2],
+        steps: [StepRows; 3],
+        zero_point: __m512i,
+        min: __m512i,
+        max: __m512i,
+    }
+
+    /// One [`Step`] of 16 channels: the multipliers (`m`; `m_odd`, read
+    /// one word on, whose even lanes are the odd channels'), then each
+    /// row pair (see `small_ir::step`), even channels first.
+    #[derive(Clone, Copy)]
+    struct StepRows {
+        m: __m512i,
+        m_odd: __m512i,
+        round: [__m512i; 2],
+        limit: [__m512i; 2],
+        counts: [__m512i; 2],
+    }
+
+    /// The step whose multipliers are row `m` (the word after its 16 is
+    /// read too) and whose row pairs start at row `pairs`.
+    #[inline(always)]
+    unsafe fn load_step(rows: *const i32, stride: usize, m: usize, pairs: usize) -> StepRows {
+        let row = |k: usize| rows.add((pairs + k) * stride).cast::<__m512i>();
+        StepRows {
+            m: load_row(rows, stride, m),
+            m_odd: _mm512_loadu_si512(rows.add(m * stride + 1).cast()),
+            round: [_mm512_loadu_si512(row(0)), _mm512_loadu_si512(row(1))],
+            limit: [_mm512_loadu_si512(row(2)), _mm512_loadu_si512(row(3))],
+            counts: [_mm512_loadu_si512(row(4)), _mm512_loadu_si512(row(5))],
+        }
+    }
+
+    /// [`Step::apply`] in every lane, bit for bit, for `x` already shifted
+    /// left. The even lanes' products (`vpmuldq`), the odd lanes'
+    /// (`vpsrlq` of `x` first); each plus `round` (`vpaddq`), minus `2^31`
+    /// under the mask of products below `limit` (`vpcmpq`, `vpsubq`),
+    /// its high word shifted (`vpsravd`); the two sets of high words
+    /// interleaved (`vpshufd` under a mask).
+    #[inline(always)]
+    unsafe fn step(x: __m512i, s: &StepRows) -> __m512i {
+        let even = _mm512_mul_epi32(x, s.m);
+        let odd = _mm512_mul_epi32(_mm512_srli_epi64::<32>(x), s.m_odd);
+        // Lane 2k from the even high words (word 2k + 1), lane 2k + 1
+        // from the odd ones (in place).
+        _mm512_mask_shuffle_epi32::<_MM_PERM_DDBB>(
+            step_high(odd, s, 1),
+            0x5555,
+            step_high(even, s, 0),
+        )
+    }
+
+    /// `step`'s rounding of 8 products `p` (pair `k`): the results in the
+    /// high words. (A function, not a closure: a closure would be
+    /// compiled without the target features.)
+    #[inline(always)]
+    unsafe fn step_high(p: __m512i, s: &StepRows, k: usize) -> __m512i {
+        let r = _mm512_add_epi64(p, s.round[k]);
+        let below = _mm512_cmplt_epi64_mask(p, s.limit[k]);
+        let r = _mm512_mask_sub_epi64(r, below, r, _mm512_set1_epi64(1 << 31));
+        _mm512_srav_epi32(r, s.counts[k])
     }
 
     /// Row `r` of the per-channel rows (`small_ir::quant::row`): 16

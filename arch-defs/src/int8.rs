@@ -55,6 +55,29 @@ pub trait Dot: Simd<Elem = i8> {
     /// `LANES` consecutive bytes, each widened to its lane.
     unsafe fn widen(p: *const i8) -> Self::V;
 
+    /// One vector of channels' rows as [`Dot::requantize_staged`] takes
+    /// them: [`RowsAt`], or registers [`Dot::stage`] loads once for all
+    /// the positions of a tile (STORE writes each channel vector at
+    /// `O_wb` positions).
+    type Stage: Copy;
+    /// The same for [`Dot::requantize_add_staged`] (a residual layer's
+    /// rows).
+    type AddStage: Copy;
+    /// The rows of the `LANES` channels at `rows` (`stride` apart), for
+    /// [`Dot::requantize_staged`].
+    unsafe fn stage(rows: *const i32, stride: usize) -> Self::Stage;
+    /// The same for [`Dot::requantize_add_staged`].
+    unsafe fn add_stage(rows: *const i32, stride: usize) -> Self::AddStage;
+    /// [`Dot::requantize`] with the rows of [`Dot::stage`].
+    unsafe fn requantize_staged(p: *mut i8, acc: Self::V, stage: Self::Stage);
+    /// [`Dot::requantize_add`] with the rows of [`Dot::add_stage`].
+    unsafe fn requantize_add_staged(
+        p: *mut i8,
+        acc: Self::V,
+        skip: *const i8,
+        stage: Self::AddStage,
+    );
+
     /// Writes `LANES` outputs of a multiply-and-sum layer to `p`: each
     /// lane's sum rescaled, plus the output zero point, clamped
     /// ([`small_ir::quant::output`]).
@@ -96,6 +119,50 @@ pub trait Dot: Simd<Elem = i8> {
         unsafe { clamp_scalar::<Self>(p, v, rows, stride) }
     }
 }
+
+/// Where a vector's per-channel rows are: the [`Dot::Stage`] of an arch
+/// whose output stages read their rows when they run.
+#[derive(Debug, Clone, Copy)]
+pub struct RowsAt {
+    /// Row 0 of the vector's first channel.
+    pub rows: *const i32,
+    /// Values per row.
+    pub stride: usize,
+}
+
+/// The staged output stages as the unstaged ones ([`RowsAt`]): for an
+/// arch that does not load its rows ahead. Expands inside an `impl Dot`.
+macro_rules! rows_at_stages {
+    () => {
+        type Stage = $crate::int8::RowsAt;
+        type AddStage = $crate::int8::RowsAt;
+        #[inline(always)]
+        unsafe fn stage(rows: *const i32, stride: usize) -> $crate::int8::RowsAt {
+            $crate::int8::RowsAt { rows, stride }
+        }
+        #[inline(always)]
+        unsafe fn add_stage(rows: *const i32, stride: usize) -> $crate::int8::RowsAt {
+            $crate::int8::RowsAt { rows, stride }
+        }
+        #[inline(always)]
+        unsafe fn requantize_staged(p: *mut i8, acc: Self::V, at: $crate::int8::RowsAt) {
+            // SAFETY: the caller's guarantees (see the trait).
+            unsafe { <Self as $crate::Dot>::requantize(p, acc, at.rows, at.stride) }
+        }
+        #[inline(always)]
+        unsafe fn requantize_add_staged(
+            p: *mut i8,
+            acc: Self::V,
+            skip: *const i8,
+            at: $crate::int8::RowsAt,
+        ) {
+            // SAFETY: the caller's guarantees (see the trait).
+            unsafe { <Self as $crate::Dot>::requantize_add(p, acc, skip, at.rows, at.stride) }
+        }
+    };
+}
+
+pub(crate) use rows_at_stages;
 
 /// The default [`Dot::requantize`]: lane by lane through
 /// [`small_ir::quant::output`]. An arch's vector override falls back to it
@@ -293,6 +360,7 @@ macro_rules! scalar_int8 {
         }
 
         impl $crate::Dot for $crate::Int8<$arch> {
+            $crate::int8::rows_at_stages!();
             const DOT: usize = 1;
             const X_OFFSET: i32 = 0;
             type X = i32;
@@ -587,8 +655,9 @@ pub(crate) mod check {
     /// zero point, min, max]` (rows `RESCALE..=MAX`). `variant` is the
     /// rescale form wanted (0, 1, 2, or anything else: read as double
     /// rounding by `Rescale::from_words`, so the vector paths must fall
-    /// back).
-    fn lane_rows(rng: &mut Rng, variant: i32) -> [i32; 6] {
+    /// back). A double rounding of a `steppable` case has a shift of -1
+    /// or less and no `i32::MIN` multiplier (a [`small_ir::step::Step`]).
+    fn lane_rows(rng: &mut Rng, variant: i32, steppable: bool) -> [i32; 6] {
         use small_ir::quant::{quantize_multiplier, quantize_multiplier_single_rounding};
         let r = rng.u64();
         let (m, shift) = match variant {
@@ -612,7 +681,11 @@ pub(crate) mod check {
                     2..=8 => ((r >> 24) % 40) as i32 - 31, // -31..=8
                     _ => quantize_multiplier(real(rng)).1,
                 };
-                (m, shift)
+                if steppable {
+                    (if m == i32::MIN { i32::MAX } else { m }, shift.min(-1))
+                } else {
+                    (m, shift)
+                }
             }
         };
         let zp = match (r >> 32) % 8 {
@@ -657,7 +730,7 @@ pub(crate) mod check {
                 let one = (rng.u64() % n as u64) as usize;
                 for (l, v) in v[..n].iter_mut().enumerate() {
                     let r = rng.u64();
-                    let other = [1, 2, 1, 2, 3, -1, 0][(r >> 8) as usize % 7];
+                    let other = [1, 2, 1, 2, 4, -1, 0][(r >> 8) as usize % 7];
                     let other = if other == base { 1 } else { other };
                     *v = match k {
                         5 if l == one => other,
@@ -680,7 +753,8 @@ pub(crate) mod check {
     /// for a real scale, an accumulator that the scale takes to about
     /// `-300..300` (FULLY_CONNECTED's case) 3 times in 4, or any `i32`.
     fn lane_rows_acc(rng: &mut Rng, case: usize, variant: i32) -> ([i32; 6], i32) {
-        let mut words = lane_rows(rng, variant);
+        // Every lane a step in half the cases (the vector fast path).
+        let mut words = lane_rows(rng, variant, (case / 64).is_multiple_of(2));
         let set_scale = |words: &mut [i32; 6], x: f64| {
             let b = x.to_bits();
             (words[1], words[2]) = (b as u32 as i32, (b >> 32) as u32 as i32);
@@ -705,7 +779,11 @@ pub(crate) mod check {
             6 if variant == 0 => {
                 let r = rng.u64();
                 words[1] = [1, -1, 1 << 30, -(1 << 30), i32::MAX][r as usize % 5];
-                words[2] = [0, 0, -1, -2][(r >> 8) as usize % 4];
+                words[2] = if (case / 64).is_multiple_of(2) {
+                    [-1, -2, -1, -2]
+                } else {
+                    [0, 0, -1, -2]
+                }[(r >> 8) as usize % 4];
                 let tie: i32 = [1 << 30, -(1 << 30), 1, -1, 3, -3, 5, 7][(r >> 16) as usize % 8];
                 tie.wrapping_add([0, 0, 1, -1][(r >> 24) as usize % 4])
             }
@@ -824,8 +902,9 @@ pub(crate) mod check {
     #[inline(always)]
     pub(crate) unsafe fn check_requantize_add<A: Dot>(cases: usize) {
         use small_ir::quant::{Rescale, output, row};
+        use small_ir::step::derive_steps;
         const GUARD: i8 = 0x5a;
-        const ROWS: usize = row::ADD_RESCALE + 7;
+        const ROWS: usize = row::CORRECTION;
         let n = A::LANES;
         assert!(n <= MAX_LANES);
         let mut rng = Rng::new(0x6a09_e667_f3bc_c908);
@@ -846,16 +925,18 @@ pub(crate) mod check {
         for case in 0..cases {
             let stride = n + 1 + case % 4;
             let variants = case_variants(&mut rng, case, n);
-            let all_fast = variants[..n].iter().all(|&v| v == 0);
-            if all_fast {
-                fast += 1;
-            } else {
-                mixed += 1;
-            }
+            // As TFLite's ADD gives them in half the cases (every lane a
+            // step, if its convolution's is): real words, a left shift of
+            // 20, zero points in `i8`.
+            let steppable = (case / 64).is_multiple_of(2);
             // 0, 1: one AddRescale for every lane; 2: one per lane; 3: raw.
-            let kind = rng.u64() % 4;
+            let kind = if steppable {
+                [0, 2][(rng.u64() % 2) as usize]
+            } else {
+                rng.u64() % 4
+            };
             let tensor = add_words_real(&mut rng);
-            let shared_left = rng.u64().is_multiple_of(8);
+            let shared_left = steppable || rng.u64().is_multiple_of(8);
             let left_shift = |rng: &mut Rng| -> i32 {
                 let r = rng.u64();
                 match r % 4 {
@@ -863,7 +944,7 @@ pub(crate) mod check {
                     _ => ((r >> 16) % 32) as i32,
                 }
             };
-            let case_left = left_shift(&mut rng);
+            let case_left = if steppable { 20 } else { left_shift(&mut rng) };
             for l in 0..n {
                 let (words, a) = lane_rows_acc(&mut rng, case, variants[l]);
                 acc[1 + l] = a;
@@ -881,7 +962,7 @@ pub(crate) mod check {
                     add[0] = left_shift(&mut rng);
                 }
                 let (add_min, add_max) = {
-                    let [.., min, max] = lane_rows(&mut rng, 0);
+                    let [.., min, max] = lane_rows(&mut rng, 0, false);
                     (min, max)
                 };
                 let mut set = |r: usize, v: i32| rows[1 + r * stride + l] = v;
@@ -891,11 +972,22 @@ pub(crate) mod check {
                 for (k, w) in add.into_iter().enumerate() {
                     set(row::ADD_RESCALE + k, w);
                 }
-                set(row::CONV_ZERO_POINT, zero_point(&mut rng));
-                set(row::SKIP_ZERO_POINT, zero_point(&mut rng));
+                let input_zp = |rng: &mut Rng| {
+                    let zp = zero_point(rng);
+                    if steppable { zp as i8 as i32 } else { zp }
+                };
+                set(row::CONV_ZERO_POINT, input_zp(&mut rng));
+                set(row::SKIP_ZERO_POINT, input_zp(&mut rng));
                 set(row::ADD_ZERO_POINT, zero_point(&mut rng));
                 set(row::ADD_MIN, add_min);
                 set(row::ADD_MAX, add_max);
+            }
+            derive_steps(&mut rows[1..], stride, n, true);
+            let all_fast = (0..n).all(|l| rows[1 + row::RESCALE * stride + l] == row::STEPPED);
+            if all_fast {
+                fast += 1;
+            } else {
+                mixed += 1;
             }
             let mut skip = [GUARD; MAX_LANES + 2];
             for b in &mut skip[1..=n] {
@@ -974,7 +1066,11 @@ pub(crate) mod check {
                 }
             }
         }
-        assert!(fast > 0 && mixed > 0 && in_place > 0);
+        // The step path in a fair share of the cases, the others too.
+        assert!(
+            fast * 8 > cases && mixed > 0 && in_place > 0,
+            "{fast} of {cases} stepped"
+        );
         // Not a vacuous check: on the fast path, enough lanes whose
         // results neither clamp saturates.
         assert!(
@@ -1006,15 +1102,17 @@ pub(crate) mod check {
     #[inline(always)]
     pub(crate) unsafe fn check_output_stages<A: Dot>(cases: usize) {
         use small_ir::quant::{Rescale, row};
+        use small_ir::step::derive_steps;
         const GUARD: i8 = 0x5a;
         let n = A::LANES;
         assert!(n <= MAX_LANES);
         let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
         // Rows of `stride = LANES + 1..=4` values, so that neither the rows
         // nor the accumulators are aligned to the vector.
-        let mut rows = [0i32; 8 * (MAX_LANES + 4) + 1];
+        let mut rows = [0i32; row::CORRECTION * (MAX_LANES + 4) + 1];
         let mut acc = [0i32; MAX_LANES + 1];
         let (mut fast, mut real, mut mixed) = (0usize, 0usize, 0usize);
+        let (mut stepped, mut unstepped) = (0usize, 0usize);
         // Lanes of the all-real cases: in all, whose output is inside the
         // clamps, whose product is a tie `±(n + 0.5)`, and next to one.
         let (mut real_lanes, mut real_inside, mut ties, mut near_ties) = (0, 0, 0, 0);
@@ -1035,6 +1133,12 @@ pub(crate) mod check {
                 for (k, w) in words.into_iter().enumerate() {
                     rows[1 + (row::RESCALE + k) * stride + l] = w;
                 }
+            }
+            derive_steps(&mut rows[1..], stride, n, false);
+            if variants[..n].iter().all(|&v| v == 0) {
+                let all = (0..n).all(|l| rows[1 + row::RESCALE * stride + l] == row::STEPPED);
+                stepped += usize::from(all);
+                unstepped += usize::from(!all);
             }
             let count = match rng.u64() % 8 {
                 0 => [1, 2, 3, 4, 9, 0, -1, i32::MIN][rng.u64() as usize % 8],
@@ -1132,6 +1236,11 @@ pub(crate) mod check {
             }
         }
         assert!(fast > 0 && real > 0 && mixed > 0);
+        // Both double-rounding paths: every lane a step, and not.
+        assert!(
+            stepped * 4 > fast && unstepped > 0,
+            "{stepped} stepped of {fast}"
+        );
         // Not a vacuous check of the real path: enough lanes neither clamp
         // saturates, enough ties, and products just off them.
         assert!(
@@ -1162,7 +1271,7 @@ pub(crate) mod check {
         const CH: usize = 64;
         const POS: usize = 64;
         let mut rng = Rng::new(7);
-        let mut rows = [0i32; (row::ADD_RESCALE + 7) * CH];
+        let mut rows = [0i32; row::CORRECTION * CH];
         // The same layer with FULLY_CONNECTED's rescale: the same scales
         // as `f64`s (`Rescale::Real`).
         let mut real_rows = [0i32; (row::MAX + 1) * CH];
@@ -1193,6 +1302,9 @@ pub(crate) mod check {
                 real_rows[r * CH + c] = rows[r * CH + c];
             }
         }
+        // The same without steps (the fallback of a shift of 0 or more).
+        let plain_rows = rows;
+        small_ir::step::derive_steps(&mut rows, CH, CH, true);
         let acc: std::vec::Vec<i32> = (0..CH * POS)
             .map(|_| (rng.u64() >> 40) as i32 - (1 << 23))
             .collect();
@@ -1252,6 +1364,18 @@ pub(crate) mod check {
                 "requantize",
                 |p, v, q, _| super::requantize_scalar::<A>(p, v, q, CH),
                 |p, v, q, _| A::requantize(p, v, q, CH)
+            ),
+            best!(
+                "requantize (no step)",
+                plain_rows,
+                |p, v, q, _| super::requantize_scalar::<A>(p, v, q, CH),
+                |p, v, q, _| A::requantize(p, v, q, CH)
+            ),
+            best!(
+                "requantize_add (no step)",
+                plain_rows,
+                |p, v, q, s| super::requantize_add_scalar::<A>(p, v, s, q, CH),
+                |p, v, q, s| A::requantize_add(p, v, s, q, CH)
             ),
             best!(
                 "requantize (real)",

@@ -37,7 +37,7 @@ extern crate std;
 pub use small_ir::{CB, Element, Machine};
 
 mod int8;
-pub use int8::Dot;
+pub use int8::{Dot, RowsAt};
 
 /// A registered arch: its names, from the list at the end of this file,
 /// and its numbers, from its file.

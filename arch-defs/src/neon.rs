@@ -167,6 +167,7 @@ mod imp {
     /// reassociated with the accumulator: 9 instructions (checked on
     /// rustc 1.96's LLVM, in a loop of 2 accumulators).
     impl Dot for Int8<Neon> {
+        crate::int8::rows_at_stages!();
         const DOT: usize = 4;
         const X_OFFSET: i32 = 0;
         /// The 4 activations, twice.
@@ -210,7 +211,7 @@ mod imp {
         /// other vector (mixed variants): the scalar default.
         #[inline(always)]
         unsafe fn requantize(p: *mut i8, acc: int32x4_t, rows: *const i32, stride: usize) {
-            let variant = load_row(rows, stride, row::RESCALE);
+            let variant = double_as_zero(load_row(rows, stride, row::RESCALE));
             if vmaxvq_u32(vreinterpretq_u32_s32(variant)) != 0 {
                 return requantize_other(p, acc, rows, stride);
             }
@@ -240,7 +241,7 @@ mod imp {
             rows: *const i32,
             stride: usize,
         ) {
-            let variant = vreinterpretq_u32_s32(load_row(rows, stride, row::RESCALE));
+            let variant = vreinterpretq_u32_s32(double_as_zero(load_row(rows, stride, row::RESCALE)));
             if vmaxvq_u32(variant) != 0 {
                 return requantize_add_cold(p, acc, skip, rows, stride);
             }
@@ -340,6 +341,15 @@ mod imp {
         } else {
             requantize_scalar::<crate::Int8<Neon>>(p, acc, rows, stride)
         }
+    }
+
+    /// The variant words with [`row::STEPPED`] as 0: both are double
+    /// rounding, which these stages compute from the multiplier and
+    /// shift (they do not read the step rows).
+    #[inline(always)]
+    unsafe fn double_as_zero(variant: int32x4_t) -> int32x4_t {
+        let stepped = vceqq_s32(variant, vdupq_n_s32(row::STEPPED));
+        vbicq_s32(variant, vreinterpretq_s32_u32(stepped))
     }
 
     /// Row `r` of the per-channel rows (`small_ir::quant::row`): 4 values

@@ -9,6 +9,7 @@ pub(crate) use small_ir::geometry::{
     block_len, checked_packed_len, out_padded, tile_blocks, tile_len,
 };
 use small_ir::quant::row;
+use small_ir::step::derive_steps;
 
 use crate::{CB, Error, Filter, KernelKind, LayerSpec, check_len};
 
@@ -138,8 +139,10 @@ pub fn pack_i8(
         } else {
             o.min(oc - 1)
         }];
-        let words = if o < oc { r.to_words() } else { [0; 3] };
-        for (i, w) in words.into_iter().enumerate() {
+        // Padding channels take the last channel's: their sums are 0, so
+        // they output the zero point whatever the rescale, and a vector
+        // of channels takes one path through the output stage.
+        for (i, w) in r.to_words().into_iter().enumerate() {
             acc[(row::RESCALE + i) * stride + o] = w;
         }
         acc[row::ZERO_POINT * stride + o] = q.output_zero_point;
@@ -156,6 +159,7 @@ pub fn pack_i8(
             }
         }
     }
+    derive_steps(acc, stride, stride, add.is_some());
     if !spec.has_weights() {
         return Ok(());
     }

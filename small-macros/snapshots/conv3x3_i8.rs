@@ -379,7 +379,7 @@ mod __small_layer_Conv3x3I8 {
                     let out = t.out;
                     let q = t.bias;
                     if t.x0 != 0 || t.x1 != 3 {
-                        let corr = q.wrapping_add(20 * 16);
+                        let corr = q.wrapping_add(46 * 16);
                         for x in 0..3 {
                             let row_in = t.x0 <= x && x < t.x1;
                             for y in 0..3 {
@@ -423,18 +423,19 @@ mod __small_layer_Conv3x3I8 {
                             }
                         }
                     }
-                    A::requantize(out, c0_0, q, 16);
-                    A::requantize(out.wrapping_add(16), c1_0, q, 16);
-                    A::requantize(out.wrapping_add(32), c2_0, q, 16);
-                    A::requantize(out.wrapping_add(48), c3_0, q, 16);
-                    A::requantize(out.wrapping_add(64), c4_0, q, 16);
-                    A::requantize(out.wrapping_add(80), c5_0, q, 16);
-                    A::requantize(out.wrapping_add(96), c6_0, q, 16);
-                    A::requantize(out.wrapping_add(112), c7_0, q, 16);
-                    A::requantize(out.wrapping_add(128), c8_0, q, 16);
-                    A::requantize(out.wrapping_add(144), c9_0, q, 16);
-                    A::requantize(out.wrapping_add(160), c10_0, q, 16);
-                    A::requantize(out.wrapping_add(176), c11_0, q, 16);
+                    let st0 = A::stage(q, 16);
+                    A::requantize_staged(out, c0_0, st0);
+                    A::requantize_staged(out.wrapping_add(16), c1_0, st0);
+                    A::requantize_staged(out.wrapping_add(32), c2_0, st0);
+                    A::requantize_staged(out.wrapping_add(48), c3_0, st0);
+                    A::requantize_staged(out.wrapping_add(64), c4_0, st0);
+                    A::requantize_staged(out.wrapping_add(80), c5_0, st0);
+                    A::requantize_staged(out.wrapping_add(96), c6_0, st0);
+                    A::requantize_staged(out.wrapping_add(112), c7_0, st0);
+                    A::requantize_staged(out.wrapping_add(128), c8_0, st0);
+                    A::requantize_staged(out.wrapping_add(144), c9_0, st0);
+                    A::requantize_staged(out.wrapping_add(160), c10_0, st0);
+                    A::requantize_staged(out.wrapping_add(176), c11_0, st0);
                 }
             }
             #[inline(always)]
@@ -636,7 +637,7 @@ mod __small_layer_Conv3x3I8 {
                 let out = t.out;
                 let q = t.bias;
                 if true {
-                    let corr = q.wrapping_add(20 * 16);
+                    let corr = q.wrapping_add(46 * 16);
                     for x in 0..3 {
                         let row_in = t.x0 <= x && x < t.x1;
                         for y in 0..3 {
@@ -680,39 +681,40 @@ mod __small_layer_Conv3x3I8 {
                         }
                     }
                 }
-                A::requantize(out, c0_0, q, 16);
+                let st0 = A::stage(q, 16);
+                A::requantize_staged(out, c0_0, st0);
                 if 1 < t.w {
-                    A::requantize(out.wrapping_add(16), c1_0, q, 16);
+                    A::requantize_staged(out.wrapping_add(16), c1_0, st0);
                 }
                 if 2 < t.w {
-                    A::requantize(out.wrapping_add(32), c2_0, q, 16);
+                    A::requantize_staged(out.wrapping_add(32), c2_0, st0);
                 }
                 if 3 < t.w {
-                    A::requantize(out.wrapping_add(48), c3_0, q, 16);
+                    A::requantize_staged(out.wrapping_add(48), c3_0, st0);
                 }
                 if 4 < t.w {
-                    A::requantize(out.wrapping_add(64), c4_0, q, 16);
+                    A::requantize_staged(out.wrapping_add(64), c4_0, st0);
                 }
                 if 5 < t.w {
-                    A::requantize(out.wrapping_add(80), c5_0, q, 16);
+                    A::requantize_staged(out.wrapping_add(80), c5_0, st0);
                 }
                 if 6 < t.w {
-                    A::requantize(out.wrapping_add(96), c6_0, q, 16);
+                    A::requantize_staged(out.wrapping_add(96), c6_0, st0);
                 }
                 if 7 < t.w {
-                    A::requantize(out.wrapping_add(112), c7_0, q, 16);
+                    A::requantize_staged(out.wrapping_add(112), c7_0, st0);
                 }
                 if 8 < t.w {
-                    A::requantize(out.wrapping_add(128), c8_0, q, 16);
+                    A::requantize_staged(out.wrapping_add(128), c8_0, st0);
                 }
                 if 9 < t.w {
-                    A::requantize(out.wrapping_add(144), c9_0, q, 16);
+                    A::requantize_staged(out.wrapping_add(144), c9_0, st0);
                 }
                 if 10 < t.w {
-                    A::requantize(out.wrapping_add(160), c10_0, q, 16);
+                    A::requantize_staged(out.wrapping_add(160), c10_0, st0);
                 }
                 if 11 < t.w {
-                    A::requantize(out.wrapping_add(176), c11_0, q, 16);
+                    A::requantize_staged(out.wrapping_add(176), c11_0, st0);
                 }
             }
         }
@@ -1210,7 +1212,7 @@ mod __small_layer_Conv3x3I8 {
                     let out = t.out;
                     let q = t.bias;
                     if t.x0 != 0 || t.x1 != 3 {
-                        let corr = q.wrapping_add(20 * 16);
+                        let corr = q.wrapping_add(46 * 16);
                         for x in 0..3 {
                             let row_in = t.x0 <= x && x < t.x1;
                             for y in 0..3 {
@@ -1236,18 +1238,22 @@ mod __small_layer_Conv3x3I8 {
                             }
                         }
                     }
-                    A::requantize(out, c0_0, q, 16);
-                    A::requantize(out.wrapping_add(1), c0_1, q.wrapping_add(1), 16);
-                    A::requantize(out.wrapping_add(2), c0_2, q.wrapping_add(2), 16);
-                    A::requantize(out.wrapping_add(3), c0_3, q.wrapping_add(3), 16);
-                    A::requantize(out.wrapping_add(16), c1_0, q, 16);
-                    A::requantize(out.wrapping_add(17), c1_1, q.wrapping_add(1), 16);
-                    A::requantize(out.wrapping_add(18), c1_2, q.wrapping_add(2), 16);
-                    A::requantize(out.wrapping_add(19), c1_3, q.wrapping_add(3), 16);
-                    A::requantize(out.wrapping_add(32), c2_0, q, 16);
-                    A::requantize(out.wrapping_add(33), c2_1, q.wrapping_add(1), 16);
-                    A::requantize(out.wrapping_add(34), c2_2, q.wrapping_add(2), 16);
-                    A::requantize(out.wrapping_add(35), c2_3, q.wrapping_add(3), 16);
+                    let st0 = A::stage(q, 16);
+                    A::requantize_staged(out, c0_0, st0);
+                    A::requantize_staged(out.wrapping_add(16), c1_0, st0);
+                    A::requantize_staged(out.wrapping_add(32), c2_0, st0);
+                    let st1 = A::stage(q.wrapping_add(1), 16);
+                    A::requantize_staged(out.wrapping_add(1), c0_1, st1);
+                    A::requantize_staged(out.wrapping_add(17), c1_1, st1);
+                    A::requantize_staged(out.wrapping_add(33), c2_1, st1);
+                    let st2 = A::stage(q.wrapping_add(2), 16);
+                    A::requantize_staged(out.wrapping_add(2), c0_2, st2);
+                    A::requantize_staged(out.wrapping_add(18), c1_2, st2);
+                    A::requantize_staged(out.wrapping_add(34), c2_2, st2);
+                    let st3 = A::stage(q.wrapping_add(3), 16);
+                    A::requantize_staged(out.wrapping_add(3), c0_3, st3);
+                    A::requantize_staged(out.wrapping_add(19), c1_3, st3);
+                    A::requantize_staged(out.wrapping_add(35), c2_3, st3);
                 }
             }
             #[inline(always)]
@@ -1793,7 +1799,7 @@ mod __small_layer_Conv3x3I8 {
                 let out = t.out;
                 let q = t.bias;
                 if true {
-                    let corr = q.wrapping_add(20 * 16);
+                    let corr = q.wrapping_add(46 * 16);
                     for x in 0..3 {
                         let row_in = t.x0 <= x && x < t.x1;
                         for y in 0..3 {
@@ -1819,21 +1825,37 @@ mod __small_layer_Conv3x3I8 {
                         }
                     }
                 }
-                A::requantize(out, c0_0, q, 16);
-                A::requantize(out.wrapping_add(1), c0_1, q.wrapping_add(1), 16);
-                A::requantize(out.wrapping_add(2), c0_2, q.wrapping_add(2), 16);
-                A::requantize(out.wrapping_add(3), c0_3, q.wrapping_add(3), 16);
+                let st0 = A::stage(q, 16);
+                A::requantize_staged(out, c0_0, st0);
                 if 1 < t.w {
-                    A::requantize(out.wrapping_add(16), c1_0, q, 16);
-                    A::requantize(out.wrapping_add(17), c1_1, q.wrapping_add(1), 16);
-                    A::requantize(out.wrapping_add(18), c1_2, q.wrapping_add(2), 16);
-                    A::requantize(out.wrapping_add(19), c1_3, q.wrapping_add(3), 16);
+                    A::requantize_staged(out.wrapping_add(16), c1_0, st0);
                 }
                 if 2 < t.w {
-                    A::requantize(out.wrapping_add(32), c2_0, q, 16);
-                    A::requantize(out.wrapping_add(33), c2_1, q.wrapping_add(1), 16);
-                    A::requantize(out.wrapping_add(34), c2_2, q.wrapping_add(2), 16);
-                    A::requantize(out.wrapping_add(35), c2_3, q.wrapping_add(3), 16);
+                    A::requantize_staged(out.wrapping_add(32), c2_0, st0);
+                }
+                let st1 = A::stage(q.wrapping_add(1), 16);
+                A::requantize_staged(out.wrapping_add(1), c0_1, st1);
+                if 1 < t.w {
+                    A::requantize_staged(out.wrapping_add(17), c1_1, st1);
+                }
+                if 2 < t.w {
+                    A::requantize_staged(out.wrapping_add(33), c2_1, st1);
+                }
+                let st2 = A::stage(q.wrapping_add(2), 16);
+                A::requantize_staged(out.wrapping_add(2), c0_2, st2);
+                if 1 < t.w {
+                    A::requantize_staged(out.wrapping_add(18), c1_2, st2);
+                }
+                if 2 < t.w {
+                    A::requantize_staged(out.wrapping_add(34), c2_2, st2);
+                }
+                let st3 = A::stage(q.wrapping_add(3), 16);
+                A::requantize_staged(out.wrapping_add(3), c0_3, st3);
+                if 1 < t.w {
+                    A::requantize_staged(out.wrapping_add(19), c1_3, st3);
+                }
+                if 2 < t.w {
+                    A::requantize_staged(out.wrapping_add(35), c2_3, st3);
                 }
             }
         }

@@ -29,6 +29,7 @@ pub mod machine;
 pub mod padding;
 pub mod quant;
 pub mod spec;
+pub mod step;
 
 pub use blocking::Blocking;
 pub use error::Error;

@@ -397,6 +397,7 @@ impl Rescale {
 /// | [`row::MIN`], [`row::MAX`] | the clamp of the fused activation |
 /// | [`row::SKIP_ZERO_POINT`] .. [`row::ADD_MAX`] | a residual layer's ADD ([`row::add_words`]) |
 /// | [`row::NEG_INPUT_ZERO_POINT`] | minus the input zero point (channelwise layers) |
+/// | [`row::STEP`] .. [`row::CORRECTION`] | the double roundings as [`Step`](crate::step::Step)s, for the vector output stages ([`derive_steps`](crate::step::derive_steps)) |
 /// | [`row::CORRECTION`] `+ tap` | what a border tile of a broadcast layer adds back for each tap it skips |
 pub mod row {
     /// The bias, compensated.
@@ -426,8 +427,27 @@ pub mod row {
     /// Minus the input's zero point: a channelwise layer (depthwise) adds
     /// it to each input it widens, and needs no border correction.
     pub const NEG_INPUT_ZERO_POINT: usize = 19;
+    /// The [`Step`](crate::step::Step) of the double rounding at
+    /// [`RESCALE`] (six rows: round, limit and shift, each a pair of rows
+    /// of 64-bit words; see [`derive_steps`](crate::step::derive_steps)),
+    /// where the variant word is [`STEPPED`].
+    pub const STEP: usize = 20;
+    /// A residual layer's ADD, where the variant word is [`STEPPED`]: the
+    /// left shift of the convolution's [`Step`](crate::step::Step), then
+    /// the skip's.
+    pub const ADD_LEFT1: usize = 26;
+    /// The left shift of the skip's step.
+    pub const ADD_LEFT2: usize = 27;
+    /// The ADD's three steps (convolution, skip, output), six rows each,
+    /// as at [`STEP`].
+    pub const ADD_STEP: usize = 28;
     /// The first tap's border correction (broadcast layers with weights).
-    pub const CORRECTION: usize = 20;
+    pub const CORRECTION: usize = 46;
+    /// The variant word ([`RESCALE`]) of a double rounding whose
+    /// [`Step`](crate::step::Step) rows are written (by
+    /// [`derive_steps`](crate::step::derive_steps)); [`Rescale::from_words`](super::Rescale::from_words)
+    /// reads it as the double rounding it is.
+    pub const STEPPED: i32 = 3;
 
     /// The seven words at [`ADD_RESCALE`] of `r`.
     pub const fn add_words(r: super::AddRescale) -> [i32; 7] {

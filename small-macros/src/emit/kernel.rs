@@ -716,10 +716,13 @@ fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
         quote!()
     };
     let mut out = Vec::new();
+    if s.spec.reduction == Reduction::Fma {
+        out = requantize_columns(s, mode, columns);
+    }
     if s.spec.reduction == Reduction::Avg {
         out.push(quote!(let rows = (t.x1 - t.x0) as i32;));
     }
-    for ll in 0..columns {
+    for ll in (0..columns).filter(|_| s.spec.reduction != Reduction::Fma) {
         let mut col = Vec::new();
         if s.spec.reduction == Reduction::Avg {
             let fw = lit(s.spec.fw);
@@ -739,13 +742,8 @@ fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
                 at(&format_ident!("q"), v * s.lanes),
             );
             col.push(match s.spec.reduction {
-                Reduction::Fma if s.spec.residual => {
-                    let skip = out_at(s, "res", ll, v);
-                    quote!(A::requantize_add(#p, #c, #skip, #r, #stride);)
-                }
-                Reduction::Fma => quote!(A::requantize(#p, #c, #r, #stride);),
                 Reduction::Max => quote!(A::clamp(#p, #c, #r, #stride);),
-                Reduction::Avg => quote!(A::average(#p, #c, count, #r, #stride);),
+                _ => quote!(A::average(#p, #c, count, #r, #stride);),
             });
         }
         let col = quote!(#(#col)*);
@@ -769,6 +767,41 @@ fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
         #correction
         #(#out)*
     }
+}
+
+/// The requantization of a multiply-and-sum tile, channel vector by
+/// channel vector: the vector's rows staged once (`A::stage`, or
+/// `A::add_stage` with the ADD's rows), then each column's output.
+fn requantize_columns(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream> {
+    let stride = lit(geometry::out_padded(&s.spec));
+    let mut out = Vec::new();
+    for v in 0..s.nv {
+        let (st, r) = (
+            format_ident!("st{}", v),
+            at(&format_ident!("q"), v * s.lanes),
+        );
+        out.push(if s.spec.residual {
+            quote!(let #st = A::add_stage(#r, #stride);)
+        } else {
+            quote!(let #st = A::stage(#r, #stride);)
+        });
+        for ll in 0..columns {
+            let (c, p) = (acc(ll, v), out_at(s, "out", ll, v));
+            let call = if s.spec.residual {
+                let skip = out_at(s, "res", ll, v);
+                quote!(A::requantize_add_staged(#p, #c, #skip, #st);)
+            } else {
+                quote!(A::requantize_staged(#p, #c, #st);)
+            };
+            out.push(if mode == Mode::Edge && ll > 0 {
+                let ll = lit(ll);
+                quote!(if #ll < t.w { #call })
+            } else {
+                call
+            });
+        }
+    }
+    out
 }
 
 /// The taps a border tile skipped, added back from their correction rows
