@@ -42,7 +42,7 @@ pub struct Avx2;
 mod imp {
     use super::{Avx2, MACHINE};
     use crate::int8::{average_scalar, requantize_add_scalar, requantize_scalar};
-    use crate::{Dot, Int8, Simd};
+    use crate::{Dot, Int8, RowsAt, Simd};
     use core::arch::x86_64::*;
     #[cfg(doc)]
     use small_ir::quant::{
@@ -51,6 +51,8 @@ mod imp {
         Rescale,
     };
     use small_ir::quant::row;
+    #[cfg(doc)]
+    use small_ir::step::Step;
 
     crate::check_arch!(MACHINE, Avx2);
     crate::check_dot!(MACHINE, Int8<Avx2>);
@@ -158,7 +160,6 @@ mod imp {
     /// `i16`: each product is at most 128 * 128 = 16384 in magnitude, so
     /// the pair sums are exact and no activation offset is needed.
     impl Dot for Int8<Avx2> {
-        crate::int8::rows_at_stages!();
         const DOT: usize = 2;
         const X_OFFSET: i32 = 0;
         /// The pair `(x0, x1)` as `i16`s, in each of the 8 lanes.
@@ -186,36 +187,91 @@ mod imp {
             _mm256_cvtepi8_epi32(_mm_loadl_epi64(p.cast()))
         }
 
-        /// Double rounding in every lane (row `RESCALE` all 0, what
-        /// CONV_2D and DEPTHWISE_CONV_2D use): `mul_q31`; or a finite
-        /// `f64` scale in every lane (row `RESCALE` all 2, what
-        /// FULLY_CONNECTED uses): `mul_real`. Then the zero point,
-        /// `clamp_store`. Any other vector (mixed variants, a NaN or
-        /// infinite scale): the scalar default.
+        type Stage = Stage;
+        type AddStage = AddStage;
+
         #[inline(always)]
-        unsafe fn requantize(p: *mut i8, acc: __m256i, rows: *const i32, stride: usize) {
-            let variant = double_as_zero(load_row(rows, stride, row::RESCALE));
-            if _mm256_testz_si256(variant, variant) == 0 {
-                return requantize_other(p, acc, rows, stride);
+        unsafe fn stage(rows: *const i32, stride: usize) -> Stage {
+            Stage {
+                at: RowsAt { rows, stride },
+                stepped: all_stepped(rows, stride),
+                step: load_step(rows, stride, row::RESCALE + 1, row::STEP),
+                zero_point: load_row(rows, stride, row::ZERO_POINT),
+                min: load_row(rows, stride, row::MIN),
+                max: load_row(rows, stride, row::MAX),
             }
-            let (m, shift) = (
-                load_row(rows, stride, row::RESCALE + 1),
-                load_row(rows, stride, row::RESCALE + 2),
-            );
-            let v = _mm256_add_epi32(mul_q31(acc, m, shift), load_row(rows, stride, row::ZERO_POINT));
-            clamp_store(p, v, rows, stride)
         }
 
-        /// Double rounding in every lane of the convolution (row
-        /// `RESCALE` all 0): [`output`] as `requantize` computes it (`mul_q31`,
-        /// the zero point, the clamp) with the `as i8` of its result
-        /// (`vpslld`/`vpsrad` by 24), minus `CONV_ZERO_POINT`; the skip's
-        /// 8 bytes sign-extended (`vpmovsxbd`, read before `p` is
-        /// written), minus `SKIP_ZERO_POINT`; then [`AddRescale::apply`]:
-        /// both shifted left by `left_shift & 31` (`vpsllvd`), each through
-        /// `mul_q31_exp`, added, through `mul_q31_exp` again; the ADD's
-        /// zero point, `clamp` to `ADD_MIN..=ADD_MAX`, `store_bytes`. Any
-        /// other lane: the scalar default.
+        #[inline(always)]
+        unsafe fn add_stage(rows: *const i32, stride: usize) -> AddStage {
+            let add_step = |k: usize| row::ADD_STEP + 6 * k;
+            AddStage {
+                conv: Self::stage(rows, stride),
+                conv_zero_point: load_row(rows, stride, row::CONV_ZERO_POINT),
+                skip_zero_point: load_row(rows, stride, row::SKIP_ZERO_POINT),
+                left: [
+                    load_row(rows, stride, row::ADD_LEFT1),
+                    load_row(rows, stride, row::ADD_LEFT2),
+                ],
+                steps: [
+                    load_step(rows, stride, row::ADD_RESCALE + 1, add_step(0)),
+                    load_step(rows, stride, row::ADD_RESCALE + 3, add_step(1)),
+                    load_step(rows, stride, row::ADD_RESCALE + 5, add_step(2)),
+                ],
+                zero_point: load_row(rows, stride, row::ADD_ZERO_POINT),
+                min: load_row(rows, stride, row::ADD_MIN),
+                max: load_row(rows, stride, row::ADD_MAX),
+            }
+        }
+
+        /// Every lane a [`Step`] (row `RESCALE` all [`row::STEPPED`]:
+        /// CONV_2D and DEPTHWISE_CONV_2D, shift `<= -1`): `step`, the
+        /// zero point, the clamp, `store_bytes`. Any other vector:
+        /// `requantize_other`.
+        #[inline(always)]
+        unsafe fn requantize_staged(p: *mut i8, acc: __m256i, st: Stage) {
+            if !st.stepped {
+                return requantize_other(p, acc, st.at.rows, st.at.stride);
+            }
+            let v = _mm256_add_epi32(step(acc, &st.step), st.zero_point);
+            store_bytes(p, _mm256_min_epi32(_mm256_max_epi32(v, st.min), st.max))
+        }
+
+        /// Every lane [`row::STEPPED`] (so the ADD's steps are there too):
+        /// [`output`] as `requantize_staged` computes it with the `as i8`
+        /// of its result (`vpslld`/`vpsrad` by 24), minus
+        /// `CONV_ZERO_POINT`; the skip's 8 bytes sign-extended
+        /// (`vpmovsxbd`, read before `p` is written), minus
+        /// `SKIP_ZERO_POINT`; each shifted left by its step's `left`
+        /// (`vpsllvd`) and through its `step`, added, through the output's
+        /// `step`; the ADD's zero point and clamp, `store_bytes`. Any
+        /// other vector: `requantize_add_cold`.
+        #[inline(always)]
+        unsafe fn requantize_add_staged(p: *mut i8, acc: __m256i, skip: *const i8, st: AddStage) {
+            let c = &st.conv;
+            if !c.stepped {
+                return requantize_add_cold(p, acc, skip, c.at.rows, c.at.stride);
+            }
+            let skip = Self::widen(skip);
+            let conv = _mm256_add_epi32(step(acc, &c.step), c.zero_point);
+            let conv = _mm256_min_epi32(_mm256_max_epi32(conv, c.min), c.max);
+            let conv = _mm256_srai_epi32::<24>(_mm256_slli_epi32::<24>(conv));
+            let x1 = _mm256_sub_epi32(conv, st.conv_zero_point);
+            let x2 = _mm256_sub_epi32(skip, st.skip_zero_point);
+            let s1 = step(_mm256_sllv_epi32(x1, st.left[0]), &st.steps[0]);
+            let s2 = step(_mm256_sllv_epi32(x2, st.left[1]), &st.steps[1]);
+            let sum = step(_mm256_add_epi32(s1, s2), &st.steps[2]);
+            let v = _mm256_add_epi32(sum, st.zero_point);
+            store_bytes(p, _mm256_min_epi32(_mm256_max_epi32(v, st.min), st.max))
+        }
+
+        /// `requantize_staged` of this vector's rows.
+        #[inline(always)]
+        unsafe fn requantize(p: *mut i8, acc: __m256i, rows: *const i32, stride: usize) {
+            Self::requantize_staged(p, acc, Self::stage(rows, stride))
+        }
+
+        /// `requantize_add_staged` of this vector's rows.
         #[inline(always)]
         unsafe fn requantize_add(
             p: *mut i8,
@@ -224,40 +280,7 @@ mod imp {
             rows: *const i32,
             stride: usize,
         ) {
-            let variant = double_as_zero(load_row(rows, stride, row::RESCALE));
-            if _mm256_testz_si256(variant, variant) == 0 {
-                return requantize_add_cold(p, acc, skip, rows, stride);
-            }
-            let skip = Self::widen(skip);
-            let conv = mul_q31(
-                acc,
-                load_row(rows, stride, row::RESCALE + 1),
-                load_row(rows, stride, row::RESCALE + 2),
-            );
-            let conv = _mm256_add_epi32(conv, load_row(rows, stride, row::ZERO_POINT));
-            let conv = clamp(conv, rows, stride, row::MIN, row::MAX);
-            let conv = _mm256_srai_epi32::<24>(_mm256_slli_epi32::<24>(conv));
-            let x1 = _mm256_sub_epi32(conv, load_row(rows, stride, row::CONV_ZERO_POINT));
-            let x2 = _mm256_sub_epi32(skip, load_row(rows, stride, row::SKIP_ZERO_POINT));
-            let at = |k: usize| row::ADD_RESCALE + k;
-            let left = _mm256_and_si256(load_row(rows, stride, at(0)), _mm256_set1_epi32(31));
-            let s1 = mul_q31_exp(
-                _mm256_sllv_epi32(x1, left),
-                load_row(rows, stride, at(1)),
-                load_row(rows, stride, at(2)),
-            );
-            let s2 = mul_q31_exp(
-                _mm256_sllv_epi32(x2, left),
-                load_row(rows, stride, at(3)),
-                load_row(rows, stride, at(4)),
-            );
-            let sum = mul_q31_exp(
-                _mm256_add_epi32(s1, s2),
-                load_row(rows, stride, at(5)),
-                load_row(rows, stride, at(6)),
-            );
-            let v = _mm256_add_epi32(sum, load_row(rows, stride, row::ADD_ZERO_POINT));
-            store_bytes(p, clamp(v, rows, stride, row::ADD_MIN, row::ADD_MAX))
+            Self::requantize_add_staged(p, acc, skip, Self::add_stage(rows, stride))
         }
 
         /// `div_round` on each half, then `clamp_store`. A `count` below
@@ -279,7 +302,10 @@ mod imp {
         }
     }
 
-    /// The scalar `requantize_add`, out of line (see `requantize_other`).
+    /// `requantize_add` of a vector whose lanes are not all
+    /// [`row::STEPPED`]: if every lane is double rounding, the same
+    /// stages with `mul_q31` and `mul_q31_exp` in place of the steps,
+    /// else the scalar default. Out of line (see `requantize_other`).
     #[target_feature(enable = "avx2,fma")]
     #[inline(never)]
     unsafe fn requantize_add_cold(
@@ -289,7 +315,39 @@ mod imp {
         rows: *const i32,
         stride: usize,
     ) {
-        requantize_add_scalar::<crate::Int8<Avx2>>(p, acc, skip, rows, stride)
+        if !all_double(load_row(rows, stride, row::RESCALE)) {
+            return requantize_add_scalar::<crate::Int8<Avx2>>(p, acc, skip, rows, stride);
+        }
+        let skip = <crate::Int8<Avx2> as Dot>::widen(skip);
+        let conv = mul_q31(
+            acc,
+            load_row(rows, stride, row::RESCALE + 1),
+            load_row(rows, stride, row::RESCALE + 2),
+        );
+        let conv = _mm256_add_epi32(conv, load_row(rows, stride, row::ZERO_POINT));
+        let conv = clamp(conv, rows, stride, row::MIN, row::MAX);
+        let conv = _mm256_srai_epi32::<24>(_mm256_slli_epi32::<24>(conv));
+        let x1 = _mm256_sub_epi32(conv, load_row(rows, stride, row::CONV_ZERO_POINT));
+        let x2 = _mm256_sub_epi32(skip, load_row(rows, stride, row::SKIP_ZERO_POINT));
+        let at = |k: usize| row::ADD_RESCALE + k;
+        let left = _mm256_and_si256(load_row(rows, stride, at(0)), _mm256_set1_epi32(31));
+        let s1 = mul_q31_exp(
+            _mm256_sllv_epi32(x1, left),
+            load_row(rows, stride, at(1)),
+            load_row(rows, stride, at(2)),
+        );
+        let s2 = mul_q31_exp(
+            _mm256_sllv_epi32(x2, left),
+            load_row(rows, stride, at(3)),
+            load_row(rows, stride, at(4)),
+        );
+        let sum = mul_q31_exp(
+            _mm256_add_epi32(s1, s2),
+            load_row(rows, stride, at(5)),
+            load_row(rows, stride, at(6)),
+        );
+        let v = _mm256_add_epi32(sum, load_row(rows, stride, row::ADD_ZERO_POINT));
+        store_bytes(p, clamp(v, rows, stride, row::ADD_MIN, row::ADD_MAX))
     }
 
     /// The scalar `average`, out of line (see `requantize_other`).
@@ -299,11 +357,12 @@ mod imp {
         average_scalar::<crate::Int8<Avx2>>(p, sum, count, rows, stride)
     }
 
-    /// `requantize` of a vector whose lanes are not all double rounding:
-    /// FULLY_CONNECTED's `f64` rescale (`mul_real`), else the scalar
-    /// default. Out of line, so that the convolutions' inlined STORE keeps
-    /// only the double-rounding path (inlined, this path made ResNet-8's
-    /// 3x3 convolutions 1.8x slower on Zen 5).
+    /// `requantize` of a vector whose lanes are not all
+    /// [`row::STEPPED`]: FULLY_CONNECTED's `f64` rescale (`mul_real`);
+    /// double rounding without steps (a shift of 0 or more): `mul_q31`;
+    /// else the scalar default. Out of line, so that the convolutions'
+    /// inlined STORE keeps only the step (inlined, these paths made
+    /// ResNet-8's 3x3 convolutions 1.8x slower on Zen 5).
     #[target_feature(enable = "avx2,fma")]
     #[inline(never)]
     unsafe fn requantize_other(p: *mut i8, acc: __m256i, rows: *const i32, stride: usize) {
@@ -315,18 +374,111 @@ mod imp {
         if all_real(variant, hi) {
             let v = _mm256_add_epi32(mul_real(acc, lo, hi), load_row(rows, stride, row::ZERO_POINT));
             clamp_store(p, v, rows, stride)
+        } else if all_double(variant) {
+            let v = _mm256_add_epi32(mul_q31(acc, lo, hi), load_row(rows, stride, row::ZERO_POINT));
+            clamp_store(p, v, rows, stride)
         } else {
             requantize_scalar::<crate::Int8<Avx2>>(p, acc, rows, stride)
         }
     }
 
-    /// The variant words with [`row::STEPPED`] as 0: both are double
-    /// rounding, which these stages compute from the multiplier and
-    /// shift (they do not read the step rows).
+    /// True if every lane's variant word is [`row::STEPPED`]:
+    /// `vpcmpeqd`, `vpmovmskb`.
     #[inline(always)]
-    unsafe fn double_as_zero(variant: __m256i) -> __m256i {
+    unsafe fn all_stepped(rows: *const i32, stride: usize) -> bool {
+        let variant = load_row(rows, stride, row::RESCALE);
         let stepped = _mm256_cmpeq_epi32(variant, _mm256_set1_epi32(row::STEPPED));
-        _mm256_andnot_si256(stepped, variant)
+        _mm256_movemask_epi8(stepped) == -1
+    }
+
+    /// True if every lane's variant word is a double rounding's (0, or
+    /// [`row::STEPPED`]).
+    #[inline(always)]
+    unsafe fn all_double(variant: __m256i) -> bool {
+        let zero = _mm256_cmpeq_epi32(variant, _mm256_setzero_si256());
+        let stepped = _mm256_cmpeq_epi32(variant, _mm256_set1_epi32(row::STEPPED));
+        _mm256_movemask_epi8(_mm256_or_si256(zero, stepped)) == -1
+    }
+
+    /// A vector of channels' output-stage rows, loaded once per tile
+    /// ([`Dot::stage`]).
+    #[derive(Clone, Copy)]
+    pub struct Stage {
+        at: RowsAt,
+        /// Every lane [`row::STEPPED`].
+        stepped: bool,
+        step: StepRows,
+        zero_point: __m256i,
+        min: __m256i,
+        max: __m256i,
+    }
+
+    /// A residual layer's rows: the convolution's, then the ADD's
+    /// ([`Dot::add_stage`]).
+    #[derive(Clone, Copy)]
+    pub struct AddStage {
+        conv: Stage,
+        conv_zero_point: __m256i,
+        skip_zero_point: __m256i,
+        left: [__m256i; 2],
+        steps: [StepRows; 3],
+        zero_point: __m256i,
+        min: __m256i,
+        max: __m256i,
+    }
+
+    /// One [`Step`] of 8 channels: the multipliers (`m`; `m_odd`, read
+    /// one word on, whose even lanes are the odd channels'), then each
+    /// row pair (see `small_ir::step`), even channels first.
+    #[derive(Clone, Copy)]
+    struct StepRows {
+        m: __m256i,
+        m_odd: __m256i,
+        round: [__m256i; 2],
+        limit: [__m256i; 2],
+        counts: [__m256i; 2],
+    }
+
+    /// The step whose multipliers are row `m` (the word after its 8 is
+    /// read too) and whose row pairs start at row `pairs`.
+    #[inline(always)]
+    unsafe fn load_step(rows: *const i32, stride: usize, m: usize, pairs: usize) -> StepRows {
+        StepRows {
+            m: load_row(rows, stride, m),
+            m_odd: _mm256_loadu_si256(rows.add(m * stride + 1).cast()),
+            round: [load_row(rows, stride, pairs), load_row(rows, stride, pairs + 1)],
+            limit: [load_row(rows, stride, pairs + 2), load_row(rows, stride, pairs + 3)],
+            counts: [load_row(rows, stride, pairs + 4), load_row(rows, stride, pairs + 5)],
+        }
+    }
+
+    /// [`Step::apply`] in every lane, bit for bit, for `x` already shifted
+    /// left: the even lanes' products (`vpmuldq`), the odd lanes'
+    /// (`vpsrlq` of `x` first), each through `step_high`; the even high
+    /// words moved down (`vpshufd`) and blended with the odd ones in
+    /// place (`vpblendd`).
+    #[inline(always)]
+    unsafe fn step(x: __m256i, s: &StepRows) -> __m256i {
+        let even = _mm256_mul_epi32(x, s.m);
+        let odd = _mm256_mul_epi32(_mm256_srli_epi64::<32>(x), s.m_odd);
+        // Words 1, 1, 3, 3 of each half: lane 2k from word 2k + 1.
+        let even = _mm256_shuffle_epi32::<0b1111_0101>(step_high(even, s, 0));
+        _mm256_blend_epi32::<0b1010_1010>(even, step_high(odd, s, 1))
+    }
+
+    /// `step`'s rounding of 4 products `p` (pair `k`): the results in the
+    /// high words. `p + round`, minus `2^31` where `p < limit`: AVX2 has
+    /// no mask registers, so the comparison's all-ones words (`vpcmpgtq`)
+    /// shifted left by 31 (`vpsllq`: `-2^31`) are added (`vpaddq`); then
+    /// the high words shifted (`vpsravd`; the low words' counts, above
+    /// 31, fill them with sign bits, unused). (A function, not a
+    /// closure: a closure would be compiled without the target features.)
+    #[inline(always)]
+    unsafe fn step_high(p: __m256i, s: &StepRows, k: usize) -> __m256i {
+        let r = _mm256_add_epi64(p, s.round[k]);
+        let below = _mm256_cmpgt_epi64(s.limit[k], p);
+        let r = _mm256_add_epi64(r, _mm256_slli_epi64::<31>(below));
+        _mm256_srav_epi32(r, s.counts[k])
     }
 
     /// Row `r` of the per-channel rows (`small_ir::quant::row`): 8

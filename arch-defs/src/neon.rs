@@ -37,7 +37,7 @@ pub struct Neon;
 mod imp {
     use super::{MACHINE, Neon};
     use crate::int8::{average_scalar, requantize_add_scalar, requantize_scalar};
-    use crate::{Dot, Int8, Simd};
+    use crate::{Dot, Int8, RowsAt, Simd};
     use core::arch::aarch64::*;
     #[cfg(doc)]
     use small_ir::quant::{
@@ -46,6 +46,8 @@ mod imp {
         Rescale,
     };
     use small_ir::quant::row;
+    #[cfg(doc)]
+    use small_ir::step::Step;
 
     crate::check_arch!(MACHINE, Neon);
     crate::check_dot!(MACHINE, Int8<Neon>);
@@ -167,7 +169,6 @@ mod imp {
     /// reassociated with the accumulator: 9 instructions (checked on
     /// rustc 1.96's LLVM, in a loop of 2 accumulators).
     impl Dot for Int8<Neon> {
-        crate::int8::rows_at_stages!();
         const DOT: usize = 4;
         const X_OFFSET: i32 = 0;
         /// The 4 activations, twice.
@@ -204,35 +205,95 @@ mod imp {
             vmovl_s16(vget_low_s16(vmovl_s8(b)))
         }
 
-        /// Double rounding in every lane (row `RESCALE` all 0, what
-        /// CONV_2D and DEPTHWISE_CONV_2D use): `mul_q31`; or an `f64`
-        /// scale in every lane (row `RESCALE` all 2, what FULLY_CONNECTED
-        /// uses): `mul_real`. Then the zero point, `clamp_store`. Any
-        /// other vector (mixed variants): the scalar default.
+        type Stage = Stage;
+        type AddStage = AddStage;
+
         #[inline(always)]
-        unsafe fn requantize(p: *mut i8, acc: int32x4_t, rows: *const i32, stride: usize) {
-            let variant = double_as_zero(load_row(rows, stride, row::RESCALE));
-            if vmaxvq_u32(vreinterpretq_u32_s32(variant)) != 0 {
-                return requantize_other(p, acc, rows, stride);
+        unsafe fn stage(rows: *const i32, stride: usize) -> Stage {
+            Stage {
+                at: RowsAt { rows, stride },
+                stepped: all_stepped(rows, stride),
+                step: load_step(rows, stride, row::RESCALE + 1, row::STEP),
+                zero_point: load_row(rows, stride, row::ZERO_POINT),
+                min: load_row(rows, stride, row::MIN),
+                max: load_row(rows, stride, row::MAX),
             }
-            let (m, shift) = (
-                load_row(rows, stride, row::RESCALE + 1),
-                load_row(rows, stride, row::RESCALE + 2),
-            );
-            let v = vaddq_s32(mul_q31(acc, m, shift), load_row(rows, stride, row::ZERO_POINT));
-            clamp_store(p, v, rows, stride)
         }
 
-        /// Double rounding in every lane of the convolution (row
-        /// `RESCALE` all 0): [`output`] as `requantize` computes it (`mul_q31`,
-        /// the zero point, the clamp) with the `as i8` of its result (`shl`,
-        /// `sshr` by 24), minus `CONV_ZERO_POINT`; the skip's 4 bytes
-        /// sign-extended (`widen`, read before `p` is written), minus
-        /// `SKIP_ZERO_POINT`; then [`AddRescale::apply`]: both shifted left
-        /// by `left_shift & 31` (`sshl`), each through `mul_q31_exp`, added,
-        /// through `mul_q31_exp` again; the ADD's zero point, `clamp` to
-        /// `ADD_MIN..=ADD_MAX`, `store_bytes`. Any other lane: the scalar
-        /// default.
+        #[inline(always)]
+        unsafe fn add_stage(rows: *const i32, stride: usize) -> AddStage {
+            let add_step = |k: usize| row::ADD_STEP + 6 * k;
+            AddStage {
+                conv: Self::stage(rows, stride),
+                conv_zero_point: load_row(rows, stride, row::CONV_ZERO_POINT),
+                skip_zero_point: load_row(rows, stride, row::SKIP_ZERO_POINT),
+                left: [
+                    load_row(rows, stride, row::ADD_LEFT1),
+                    load_row(rows, stride, row::ADD_LEFT2),
+                ],
+                steps: [
+                    load_step(rows, stride, row::ADD_RESCALE + 1, add_step(0)),
+                    load_step(rows, stride, row::ADD_RESCALE + 3, add_step(1)),
+                    load_step(rows, stride, row::ADD_RESCALE + 5, add_step(2)),
+                ],
+                zero_point: load_row(rows, stride, row::ADD_ZERO_POINT),
+                min: load_row(rows, stride, row::ADD_MIN),
+                max: load_row(rows, stride, row::ADD_MAX),
+            }
+        }
+
+        /// Every lane a [`Step`] (row `RESCALE` all [`row::STEPPED`]:
+        /// CONV_2D and DEPTHWISE_CONV_2D, shift `<= -1`): `step`, the
+        /// zero point, the clamp, `store_bytes`. Any other vector:
+        /// `requantize_other`.
+        #[inline(always)]
+        unsafe fn requantize_staged(p: *mut i8, acc: int32x4_t, st: Stage) {
+            if !st.stepped {
+                return requantize_other(p, acc, st.at.rows, st.at.stride);
+            }
+            let v = vaddq_s32(step(acc, &st.step), st.zero_point);
+            store_bytes(p, vminq_s32(vmaxq_s32(v, st.min), st.max))
+        }
+
+        /// Every lane [`row::STEPPED`] (so the ADD's steps are there too):
+        /// [`output`] as `requantize_staged` computes it with the `as i8`
+        /// of its result (`shl`, `sshr` by 24), minus `CONV_ZERO_POINT`;
+        /// the skip's 4 bytes sign-extended (`widen`, read before `p` is
+        /// written), minus `SKIP_ZERO_POINT`; each shifted left by its
+        /// step's `left` (`sshl`) and through its `step`, added, through
+        /// the output's `step`; the ADD's zero point and clamp,
+        /// `store_bytes`. Any other vector: `requantize_add_cold`.
+        #[inline(always)]
+        unsafe fn requantize_add_staged(
+            p: *mut i8,
+            acc: int32x4_t,
+            skip: *const i8,
+            st: AddStage,
+        ) {
+            let c = &st.conv;
+            if !c.stepped {
+                return requantize_add_cold(p, acc, skip, c.at.rows, c.at.stride);
+            }
+            let skip = Self::widen(skip);
+            let conv = vaddq_s32(step(acc, &c.step), c.zero_point);
+            let conv = vminq_s32(vmaxq_s32(conv, c.min), c.max);
+            let conv = vshrq_n_s32::<24>(vshlq_n_s32::<24>(conv));
+            let x1 = vsubq_s32(conv, st.conv_zero_point);
+            let x2 = vsubq_s32(skip, st.skip_zero_point);
+            let s1 = step(vshlq_s32(x1, st.left[0]), &st.steps[0]);
+            let s2 = step(vshlq_s32(x2, st.left[1]), &st.steps[1]);
+            let sum = step(vaddq_s32(s1, s2), &st.steps[2]);
+            let v = vaddq_s32(sum, st.zero_point);
+            store_bytes(p, vminq_s32(vmaxq_s32(v, st.min), st.max))
+        }
+
+        /// `requantize_staged` of this vector's rows.
+        #[inline(always)]
+        unsafe fn requantize(p: *mut i8, acc: int32x4_t, rows: *const i32, stride: usize) {
+            Self::requantize_staged(p, acc, Self::stage(rows, stride))
+        }
+
+        /// `requantize_add_staged` of this vector's rows.
         #[inline(always)]
         unsafe fn requantize_add(
             p: *mut i8,
@@ -241,40 +302,7 @@ mod imp {
             rows: *const i32,
             stride: usize,
         ) {
-            let variant = vreinterpretq_u32_s32(double_as_zero(load_row(rows, stride, row::RESCALE)));
-            if vmaxvq_u32(variant) != 0 {
-                return requantize_add_cold(p, acc, skip, rows, stride);
-            }
-            let skip = Self::widen(skip);
-            let conv = mul_q31(
-                acc,
-                load_row(rows, stride, row::RESCALE + 1),
-                load_row(rows, stride, row::RESCALE + 2),
-            );
-            let conv = vaddq_s32(conv, load_row(rows, stride, row::ZERO_POINT));
-            let conv = clamp(conv, rows, stride, row::MIN, row::MAX);
-            let conv = vshrq_n_s32::<24>(vshlq_n_s32::<24>(conv));
-            let x1 = vsubq_s32(conv, load_row(rows, stride, row::CONV_ZERO_POINT));
-            let x2 = vsubq_s32(skip, load_row(rows, stride, row::SKIP_ZERO_POINT));
-            let at = |k: usize| row::ADD_RESCALE + k;
-            let left = vandq_s32(load_row(rows, stride, at(0)), vdupq_n_s32(31));
-            let s1 = mul_q31_exp(
-                vshlq_s32(x1, left),
-                load_row(rows, stride, at(1)),
-                load_row(rows, stride, at(2)),
-            );
-            let s2 = mul_q31_exp(
-                vshlq_s32(x2, left),
-                load_row(rows, stride, at(3)),
-                load_row(rows, stride, at(4)),
-            );
-            let sum = mul_q31_exp(
-                vaddq_s32(s1, s2),
-                load_row(rows, stride, at(5)),
-                load_row(rows, stride, at(6)),
-            );
-            let v = vaddq_s32(sum, load_row(rows, stride, row::ADD_ZERO_POINT));
-            store_bytes(p, clamp(v, rows, stride, row::ADD_MIN, row::ADD_MAX))
+            Self::requantize_add_staged(p, acc, skip, Self::add_stage(rows, stride))
         }
 
         /// `sum ± count / 2` (`+` where `sum > 0`) saturated to `i32`,
@@ -302,7 +330,10 @@ mod imp {
         }
     }
 
-    /// The scalar `requantize_add`, out of line (see `requantize_other`).
+    /// `requantize_add` of a vector whose lanes are not all
+    /// [`row::STEPPED`]: if every lane is double rounding, the same
+    /// stages with `mul_q31` and `mul_q31_exp` in place of the steps,
+    /// else the scalar default. Out of line (see `requantize_other`).
     #[target_feature(enable = "neon")]
     #[inline(never)]
     unsafe fn requantize_add_cold(
@@ -312,7 +343,39 @@ mod imp {
         rows: *const i32,
         stride: usize,
     ) {
-        requantize_add_scalar::<crate::Int8<Neon>>(p, acc, skip, rows, stride)
+        if !all_double(load_row(rows, stride, row::RESCALE)) {
+            return requantize_add_scalar::<crate::Int8<Neon>>(p, acc, skip, rows, stride);
+        }
+        let skip = <crate::Int8<Neon> as Dot>::widen(skip);
+        let conv = mul_q31(
+            acc,
+            load_row(rows, stride, row::RESCALE + 1),
+            load_row(rows, stride, row::RESCALE + 2),
+        );
+        let conv = vaddq_s32(conv, load_row(rows, stride, row::ZERO_POINT));
+        let conv = clamp(conv, rows, stride, row::MIN, row::MAX);
+        let conv = vshrq_n_s32::<24>(vshlq_n_s32::<24>(conv));
+        let x1 = vsubq_s32(conv, load_row(rows, stride, row::CONV_ZERO_POINT));
+        let x2 = vsubq_s32(skip, load_row(rows, stride, row::SKIP_ZERO_POINT));
+        let at = |k: usize| row::ADD_RESCALE + k;
+        let left = vandq_s32(load_row(rows, stride, at(0)), vdupq_n_s32(31));
+        let s1 = mul_q31_exp(
+            vshlq_s32(x1, left),
+            load_row(rows, stride, at(1)),
+            load_row(rows, stride, at(2)),
+        );
+        let s2 = mul_q31_exp(
+            vshlq_s32(x2, left),
+            load_row(rows, stride, at(3)),
+            load_row(rows, stride, at(4)),
+        );
+        let sum = mul_q31_exp(
+            vaddq_s32(s1, s2),
+            load_row(rows, stride, at(5)),
+            load_row(rows, stride, at(6)),
+        );
+        let v = vaddq_s32(sum, load_row(rows, stride, row::ADD_ZERO_POINT));
+        store_bytes(p, clamp(v, rows, stride, row::ADD_MIN, row::ADD_MAX))
     }
 
     /// The scalar `average`, out of line (see `requantize_other`).
@@ -322,11 +385,12 @@ mod imp {
         average_scalar::<crate::Int8<Neon>>(p, sum, count, rows, stride)
     }
 
-    /// `requantize` of a vector whose lanes are not all double rounding:
-    /// FULLY_CONNECTED's `f64` rescale (`mul_real`), else the scalar
-    /// default. Out of line, so that the convolutions' inlined STORE keeps
-    /// only the double-rounding path (inlined, this path made ResNet-8's
-    /// 3x3 convolutions 1.8x slower on Zen 5).
+    /// `requantize` of a vector whose lanes are not all
+    /// [`row::STEPPED`]: FULLY_CONNECTED's `f64` rescale (`mul_real`);
+    /// double rounding without steps (a shift of 0 or more): `mul_q31`;
+    /// else the scalar default. Out of line, so that the convolutions'
+    /// inlined STORE keeps only the step (inlined, these paths made
+    /// ResNet-8's 3x3 convolutions 1.8x slower on Zen 5).
     #[target_feature(enable = "neon")]
     #[inline(never)]
     unsafe fn requantize_other(p: *mut i8, acc: int32x4_t, rows: *const i32, stride: usize) {
@@ -338,18 +402,114 @@ mod imp {
         if vminvq_u32(vceqq_s32(variant, vdupq_n_s32(2))) != 0 {
             let v = vaddq_s32(mul_real(acc, lo, hi), load_row(rows, stride, row::ZERO_POINT));
             clamp_store(p, v, rows, stride)
+        } else if all_double(variant) {
+            let v = vaddq_s32(mul_q31(acc, lo, hi), load_row(rows, stride, row::ZERO_POINT));
+            clamp_store(p, v, rows, stride)
         } else {
             requantize_scalar::<crate::Int8<Neon>>(p, acc, rows, stride)
         }
     }
 
-    /// The variant words with [`row::STEPPED`] as 0: both are double
-    /// rounding, which these stages compute from the multiplier and
-    /// shift (they do not read the step rows).
+    /// True if every lane's variant word is [`row::STEPPED`]: `cmeq`,
+    /// `uminv`.
     #[inline(always)]
-    unsafe fn double_as_zero(variant: int32x4_t) -> int32x4_t {
+    unsafe fn all_stepped(rows: *const i32, stride: usize) -> bool {
+        let variant = load_row(rows, stride, row::RESCALE);
+        vminvq_u32(vceqq_s32(variant, vdupq_n_s32(row::STEPPED))) != 0
+    }
+
+    /// True if every lane's variant word is a double rounding's (0, or
+    /// [`row::STEPPED`]).
+    #[inline(always)]
+    unsafe fn all_double(variant: int32x4_t) -> bool {
+        let zero = vceqzq_s32(variant);
         let stepped = vceqq_s32(variant, vdupq_n_s32(row::STEPPED));
-        vbicq_s32(variant, vreinterpretq_s32_u32(stepped))
+        vminvq_u32(vorrq_u32(zero, stepped)) != 0
+    }
+
+    /// A vector of channels' output-stage rows, loaded once per tile
+    /// ([`Dot::stage`]).
+    #[derive(Clone, Copy)]
+    pub struct Stage {
+        at: RowsAt,
+        /// Every lane [`row::STEPPED`].
+        stepped: bool,
+        step: StepRows,
+        zero_point: int32x4_t,
+        min: int32x4_t,
+        max: int32x4_t,
+    }
+
+    /// A residual layer's rows: the convolution's, then the ADD's
+    /// ([`Dot::add_stage`]).
+    #[derive(Clone, Copy)]
+    pub struct AddStage {
+        conv: Stage,
+        conv_zero_point: int32x4_t,
+        skip_zero_point: int32x4_t,
+        left: [int32x4_t; 2],
+        steps: [StepRows; 3],
+        zero_point: int32x4_t,
+        min: int32x4_t,
+        max: int32x4_t,
+    }
+
+    /// One [`Step`] of 4 channels: the multipliers, then each pair of rows
+    /// (see `small_ir::step`) as halves: the 64-bit words of channels 0
+    /// and 1, then of 2 and 3, which `smull` and `smull2` products line
+    /// up with.
+    #[derive(Clone, Copy)]
+    struct StepRows {
+        m: int32x4_t,
+        round: [int64x2_t; 2],
+        limit: [int64x2_t; 2],
+        counts: [int64x2_t; 2],
+    }
+
+    /// The step whose multipliers are row `m` and whose row pairs start at
+    /// row `pairs`.
+    #[inline(always)]
+    unsafe fn load_step(rows: *const i32, stride: usize, m: usize, pairs: usize) -> StepRows {
+        StepRows {
+            m: load_row(rows, stride, m),
+            round: load_halves(rows, stride, pairs),
+            limit: load_halves(rows, stride, pairs + 2),
+            counts: load_halves(rows, stride, pairs + 4),
+        }
+    }
+
+    /// The row pair at row `r` (channels 0 and 2 of the vector, then 1
+    /// and 3) as halves: `zip1`, `zip2` of the pair's 64-bit words.
+    #[inline(always)]
+    unsafe fn load_halves(rows: *const i32, stride: usize, r: usize) -> [int64x2_t; 2] {
+        // `vld1q_s32`, not `vld1q_s64`: the rows are only 4-byte aligned.
+        let even = vreinterpretq_s64_s32(load_row(rows, stride, r));
+        let odd = vreinterpretq_s64_s32(load_row(rows, stride, r + 1));
+        [vzip1q_s64(even, odd), vzip2q_s64(even, odd)]
+    }
+
+    /// [`Step::apply`] in every lane, bit for bit, for `x` already shifted
+    /// left: the products of lanes 0, 1 (`smull`) and 2, 3 (`smull2`),
+    /// each through `step_half`; the low words of the results (`uzp1`).
+    #[inline(always)]
+    unsafe fn step(x: int32x4_t, s: &StepRows) -> int32x4_t {
+        let lo = vmull_s32(vget_low_s32(x), vget_low_s32(s.m));
+        let hi = vmull_high_s32(x, s.m);
+        vuzp1q_s32(step_half(lo, s, 0), step_half(hi, s, 1))
+    }
+
+    /// `step`'s rounding of 2 products `p` (half `k`), as 32-bit words
+    /// whose even ones are the results: `p + round` (`add`), minus `2^31`
+    /// where `p < limit` (`cmgt`'s all-ones shifted left by 31, `shl`, and
+    /// added, `add`), shifted right arithmetically by `32 + shift`
+    /// (`sshl` by the count's negative low byte). (A function, not a
+    /// closure: a closure would be compiled without the target features.)
+    #[inline(always)]
+    unsafe fn step_half(p: int64x2_t, s: &StepRows, k: usize) -> int32x4_t {
+        let r = vaddq_s64(p, s.round[k]);
+        let below = vreinterpretq_s64_u64(vcltq_s64(p, s.limit[k]));
+        let r = vaddq_s64(r, vshlq_n_s64::<31>(below));
+        vreinterpretq_s32_s64(vshlq_s64(r, s.counts[k]))
     }
 
     /// Row `r` of the per-channel rows (`small_ir::quant::row`): 4 values
