@@ -64,7 +64,9 @@ pub trait Dot: Simd<Elem = i8> {
     /// rows).
     type AddStage: Copy;
     /// The rows of the `LANES` channels at `rows` (`stride` apart), for
-    /// [`Dot::requantize_staged`].
+    /// [`Dot::requantize_staged`]. May read every row below
+    /// [`row::CORRECTION`] (and one value past a row's `LANES`): a
+    /// layer's rows hold them all.
     unsafe fn stage(rows: *const i32, stride: usize) -> Self::Stage;
     /// The same for [`Dot::requantize_add_staged`].
     unsafe fn add_stage(rows: *const i32, stride: usize) -> Self::AddStage;
@@ -1274,7 +1276,7 @@ pub(crate) mod check {
         let mut rows = [0i32; row::CORRECTION * CH];
         // The same layer with FULLY_CONNECTED's rescale: the same scales
         // as `f64`s (`Rescale::Real`).
-        let mut real_rows = [0i32; (row::MAX + 1) * CH];
+        let mut real_rows = [0i32; row::CORRECTION * CH];
         for c in 0..CH {
             let scale = 0.0005 + 0.001 * real(&mut rng).abs();
             let (multiplier, shift) = quantize_multiplier(scale);
