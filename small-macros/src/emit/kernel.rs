@@ -708,21 +708,41 @@ fn store_value(_s: &Shape, p: TokenStream, c: &Ident) -> TokenStream {
 /// (avg) or clamped (max).
 fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
     let columns = if mode == Mode::Narrow { 1 } else { s.o_wb };
-    let stride = lit(geometry::out_padded(&s.spec));
     // Only broadcast kernels skip taps whose products the bias took out.
     let correction = if s.spec.reduction == Reduction::Fma && !s.channelwise {
         border_correction(s, mode, columns)
     } else {
         quote!()
     };
-    let mut out = Vec::new();
-    if s.spec.reduction == Reduction::Fma {
-        out = requantize_columns(s, mode, columns);
+    let out = if s.spec.reduction == Reduction::Fma {
+        requantize_columns(s, mode, columns)
+    } else {
+        pool_columns(s, mode, columns)
+    };
+    let res = if s.spec.residual {
+        quote!(let res = t.res;)
+    } else {
+        quote!()
+    };
+    quote! {
+        let out = t.out;
+        let q = t.bias;
+        #res
+        #(#fold)*
+        #correction
+        #(#out)*
     }
+}
+
+/// The output stage of a pooling tile, column by column: each vector
+/// averaged (avg, over the column's valid taps) or clamped (max).
+fn pool_columns(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream> {
+    let stride = lit(geometry::out_padded(&s.spec));
+    let mut out = Vec::new();
     if s.spec.reduction == Reduction::Avg {
         out.push(quote!(let rows = (t.x1 - t.x0) as i32;));
     }
-    for ll in (0..columns).filter(|_| s.spec.reduction != Reduction::Fma) {
+    for ll in 0..columns {
         let mut col = Vec::new();
         if s.spec.reduction == Reduction::Avg {
             let fw = lit(s.spec.fw);
@@ -741,9 +761,10 @@ fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
                 out_at(s, "out", ll, v),
                 at(&format_ident!("q"), v * s.lanes),
             );
-            col.push(match s.spec.reduction {
-                Reduction::Max => quote!(A::clamp(#p, #c, #r, #stride);),
-                _ => quote!(A::average(#p, #c, count, #r, #stride);),
+            col.push(if s.spec.reduction == Reduction::Max {
+                quote!(A::clamp(#p, #c, #r, #stride);)
+            } else {
+                quote!(A::average(#p, #c, count, #r, #stride);)
             });
         }
         let col = quote!(#(#col)*);
@@ -754,19 +775,7 @@ fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
             col
         });
     }
-    let res = if s.spec.residual {
-        quote!(let res = t.res;)
-    } else {
-        quote!()
-    };
-    quote! {
-        let out = t.out;
-        let q = t.bias;
-        #res
-        #(#fold)*
-        #correction
-        #(#out)*
-    }
+    out
 }
 
 /// The requantization of a multiply-and-sum tile, channel vector by
