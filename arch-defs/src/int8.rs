@@ -746,6 +746,12 @@ pub(crate) mod check {
         v
     }
 
+    /// True if case `case` has every lane a [`small_ir::step::Step`]
+    /// (the vector fast path): half the cases, in runs of 64.
+    fn steppable(case: usize) -> bool {
+        (case / 64).is_multiple_of(2)
+    }
+
     /// One lane's rows `RESCALE..=MAX` ([`lane_rows`]) and accumulator
     /// for case `case`: the extremes in every lane of one case in 8 (in
     /// every group of 64, whatever the variants), products on or next to
@@ -755,8 +761,7 @@ pub(crate) mod check {
     /// for a real scale, an accumulator that the scale takes to about
     /// `-300..300` (FULLY_CONNECTED's case) 3 times in 4, or any `i32`.
     fn lane_rows_acc(rng: &mut Rng, case: usize, variant: i32) -> ([i32; 6], i32) {
-        // Every lane a step in half the cases (the vector fast path).
-        let mut words = lane_rows(rng, variant, (case / 64).is_multiple_of(2));
+        let mut words = lane_rows(rng, variant, steppable(case));
         let set_scale = |words: &mut [i32; 6], x: f64| {
             let b = x.to_bits();
             (words[1], words[2]) = (b as u32 as i32, (b >> 32) as u32 as i32);
@@ -781,7 +786,7 @@ pub(crate) mod check {
             6 if variant == 0 => {
                 let r = rng.u64();
                 words[1] = [1, -1, 1 << 30, -(1 << 30), i32::MAX][r as usize % 5];
-                words[2] = if (case / 64).is_multiple_of(2) {
+                words[2] = if steppable(case) {
                     [-1, -2, -1, -2]
                 } else {
                     [0, 0, -1, -2]
@@ -930,7 +935,7 @@ pub(crate) mod check {
             // As TFLite's ADD gives them in half the cases (every lane a
             // step, if its convolution's is): real words, a left shift of
             // 20, zero points in `i8`.
-            let steppable = (case / 64).is_multiple_of(2);
+            let steppable = steppable(case);
             // 0, 1: one AddRescale for every lane; 2: one per lane; 3: raw.
             let kind = if steppable {
                 [0, 2][(rng.u64() % 2) as usize]
