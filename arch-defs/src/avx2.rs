@@ -187,6 +187,23 @@ mod imp {
             _mm256_cvtepi8_epi32(_mm_loadl_epi64(p.cast()))
         }
 
+        /// `f32`: `vpmulld` is 2 uops on Intel cores (and 10 cycles'
+        /// latency), an `f32` FMA 1; the conversions are exact (integers
+        /// below `2^24`, see [`Dot::Mac`]).
+        type Mac = Avx2;
+        #[inline(always)]
+        unsafe fn widen_mac(p: *const i8) -> __m256 {
+            _mm256_cvtepi32_ps(Self::widen(p))
+        }
+        #[inline(always)]
+        unsafe fn to_mac(v: __m256i) -> __m256 {
+            _mm256_cvtepi32_ps(v)
+        }
+        #[inline(always)]
+        unsafe fn from_mac(m: __m256) -> __m256i {
+            _mm256_cvtps_epi32(m)
+        }
+
         type Stage = Stage;
         type AddStage = AddStage;
 

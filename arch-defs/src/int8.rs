@@ -13,8 +13,10 @@
 //! `X_OFFSET` is what an arch adds to each activation (AVX-512 VNNI's
 //! `vpdpbusd` multiplies unsigned bytes: `x ^ 0x80 = x + 128`); the packer
 //! folds `-(zp_in + X_OFFSET) * Σ w` into the bias, so the kernels never
-//! subtract a zero point. A channelwise kernel widens `LANES` consecutive
-//! bytes ([`Dot::widen`]) and multiplies lane by lane ([`Simd::fma`]).
+//! subtract a zero point. A depthwise kernel widens `LANES` consecutive
+//! bytes to its [`Dot::Mac`] lanes ([`Dot::widen_mac`]: `i32`, or exact
+//! `f32` where `vpmulld` is slow) and multiplies lane by lane
+//! ([`Simd::fma`] of `Mac`).
 //!
 //! The output stages ([`Dot::requantize`], [`Dot::requantize_add`],
 //! [`Dot::average`], [`Dot::clamp`]) read the layer's per-channel rows
@@ -54,6 +56,21 @@ pub trait Dot: Simd<Elem = i8> {
     unsafe fn dot(acc: Self::V, x: Self::X, w: Self::W) -> Self::V;
     /// `LANES` consecutive bytes, each widened to its lane.
     unsafe fn widen(p: *const i8) -> Self::V;
+
+    /// Where a depthwise kernel (channelwise, with weights) multiplies and
+    /// sums, `LANES` lanes: `Self`, or the arch's `f32` [`Simd`] where its
+    /// 32-bit integer multiply is slow (AVX-512, AVX2: `vpmulld` is 2
+    /// uops on Intel cores, one FMA 1). Exact either way: every product
+    /// `(x - zp) * w` is an integer of magnitude at most `255 * 128`, and
+    /// the kernel sums at most [`small_ir::quant::MAC_TAPS`] of them, all
+    /// below `2^24`, where `f32` holds every integer.
+    type Mac: Simd;
+    /// `LANES` consecutive bytes, each widened to its `Mac` lane.
+    unsafe fn widen_mac(p: *const i8) -> <Self::Mac as Simd>::V;
+    /// `v` (every lane below `2^24` in magnitude) as a `Mac` vector.
+    unsafe fn to_mac(v: Self::V) -> <Self::Mac as Simd>::V;
+    /// A `Mac` vector of integers below `2^24` in magnitude, exactly.
+    unsafe fn from_mac(m: <Self::Mac as Simd>::V) -> Self::V;
 
     /// One vector of channels' rows as [`Dot::requantize_staged`] takes
     /// them: [`RowsAt`], or registers [`Dot::stage`] loads once for all
@@ -165,6 +182,29 @@ macro_rules! rows_at_stages {
 }
 
 pub(crate) use rows_at_stages;
+
+/// [`Dot::Mac`] as the arch itself: depthwise kernels multiply and sum in
+/// `V`. Expands inside an `impl Dot`.
+macro_rules! mac_in_self {
+    () => {
+        type Mac = Self;
+        #[inline(always)]
+        unsafe fn widen_mac(p: *const i8) -> Self::V {
+            // SAFETY: the caller's guarantees (see the trait).
+            unsafe { <Self as $crate::Dot>::widen(p) }
+        }
+        #[inline(always)]
+        unsafe fn to_mac(v: Self::V) -> Self::V {
+            v
+        }
+        #[inline(always)]
+        unsafe fn from_mac(m: Self::V) -> Self::V {
+            m
+        }
+    };
+}
+
+pub(crate) use mac_in_self;
 
 /// The default [`Dot::requantize`]: lane by lane through
 /// [`small_ir::quant::output`]. An arch's vector override falls back to it
@@ -363,6 +403,7 @@ macro_rules! scalar_int8 {
 
         impl $crate::Dot for $crate::Int8<$arch> {
             $crate::int8::rows_at_stages!();
+            $crate::int8::mac_in_self!();
             const DOT: usize = 1;
             const X_OFFSET: i32 = 0;
             type X = i32;
@@ -398,6 +439,7 @@ pub(crate) mod check {
     use crate::Int8;
     use crate::Simd;
     use crate::reference::Reference;
+    use small_ir::quant::MAC_TAPS;
 
     /// The scalar arch every `Int8<A>` must agree with, bit for bit.
     type R = Int8<Reference>;
@@ -544,6 +586,45 @@ pub(crate) mod check {
                         g,
                         R::widen(w.as_ptr().add(1 + l)),
                         "widen: case {case}, lane {l}"
+                    );
+                }
+
+                // The depthwise chain in `Mac`: `(x - zp) * w` over up to
+                // MAC_TAPS taps, exact. Cases 0 and 1 sum MAC_TAPS products
+                // at the bound (every byte -128 with zp 127, then 127 with
+                // zp -128: 255 * 128 and 255 * 127 each; with twice the taps
+                // the second sum rounds).
+                let zp = match case {
+                    0 => 127,
+                    1 => -128,
+                    _ => i32::from(rng.i8()),
+                };
+                let taps = if case < 2 { MAC_TAPS } else { 1 + case % 64 };
+                let mut bytes = [0i8; 4 * MAX_LANES];
+                for v in &mut bytes {
+                    *v = fill(&mut rng, 1);
+                }
+                let nzp = A::to_mac(A::splat(-zp));
+                let mut m = <A::Mac as Simd>::zero();
+                let mut want = [0i64; MAX_LANES];
+                let len = bytes.len() - n;
+                for t in 0..taps {
+                    let (px, pw) = (
+                        bytes.as_ptr().add(t * 7 % len),
+                        bytes.as_ptr().add((t * 13 + 5) % len),
+                    );
+                    let xi = <A::Mac as Simd>::add(A::widen_mac(px), nzp);
+                    m = <A::Mac as Simd>::fma(m, xi, A::widen_mac(pw));
+                    for (l, s) in want[..n].iter_mut().enumerate() {
+                        *s += (i64::from(*px.add(l)) - i64::from(zp)) * i64::from(*pw.add(l));
+                    }
+                }
+                let got = lanes::<A>(A::from_mac(m));
+                for l in 0..n {
+                    assert_eq!(
+                        i64::from(got[l]),
+                        want[l],
+                        "mac: case {case}, lane {l}, {taps} taps"
                     );
                 }
 

@@ -384,6 +384,14 @@ impl Rescale {
     }
 }
 
+/// The most filter taps an `i8` depthwise kernel may sum in `f32`
+/// (`arch_defs::Dot::Mac`): each product `(x - zp_in) * w` has magnitude
+/// at most `255 * 128 = 32640`, and 512 of them sum to at most
+/// 16 711 680, below `2^24 = 16 777 216`: every partial sum is an integer
+/// `f32` holds exactly, in any order. A layer with more taps sums in
+/// `i32`.
+pub const MAC_TAPS: usize = 512;
+
 /// The per-channel data of an int8 layer, as the packer writes it and the
 /// kernels' STORE reads it: rows of [`out_padded`](crate::geometry::out_padded)
 /// `i32`s, one value per output channel, row `r` at `r * out_padded`

@@ -90,13 +90,33 @@ impl Shape {
     fn centered(&self) -> bool {
         self.int8() && self.channelwise && self.spec.reduction == Reduction::Fma
     }
+    /// An `i8` depthwise kernel that multiplies and sums in the arch's
+    /// `Dot::Mac` (named `M`), exactly: at most
+    /// [`MAC_TAPS`](small_ir::quant::MAC_TAPS) taps.
+    pub fn in_mac(&self) -> bool {
+        self.centered() && self.spec.fh * self.spec.fw <= small_ir::quant::MAC_TAPS
+    }
+    /// The type a channelwise kernel multiplies and sums in.
+    fn m(&self) -> TokenStream {
+        if self.in_mac() { quote!(M) } else { quote!(A) }
+    }
     /// A channelwise kernel's input vector at `p`.
     fn inputs(&self, p: TokenStream) -> TokenStream {
-        let x = self.elems(p);
+        let x = self.operand(p);
         if self.centered() {
-            quote!(A::add(#x, nzp))
+            let m = self.m();
+            quote!(#m::add(#x, nzp))
         } else {
             x
+        }
+    }
+    /// A channelwise kernel's input or weight vector at `p`, as it
+    /// multiplies.
+    fn operand(&self, p: TokenStream) -> TokenStream {
+        if self.in_mac() {
+            quote!(A::widen_mac(#p))
+        } else {
+            self.elems(p)
         }
     }
     /// A vector of elements (a channelwise kernel's inputs and weights).
@@ -239,7 +259,10 @@ fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
         .flat_map(|ll| {
             (0..s.nv).map(move |v| {
                 let (c, b) = (acc(ll, v), format_ident!("b{}", v));
-                if mode == Mode::Narrow && ll > 0 && s.spec.reduction == Reduction::Fma {
+                if s.in_mac() {
+                    // The bias joins at STORE, after the exact sum.
+                    quote!(let mut #c = M::zero();)
+                } else if mode == Mode::Narrow && ll > 0 && s.spec.reduction == Reduction::Fma {
                     quote!(let mut #c = A::zero();)
                 } else {
                     quote!(let mut #c = #b;)
@@ -502,7 +525,7 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
             for v in 0..s.nv {
                 let (w, p) = (
                     format_ident!("w{}_{}", y, v),
-                    s.elems(at(&format_ident!("wr"), w_at(s, y, 0, v))),
+                    s.operand(at(&format_ident!("wr"), w_at(s, y, 0, v))),
                 );
                 weights.push(quote!(let #w = #p;));
             }
@@ -534,7 +557,12 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
     // input vector (all lanes of its row hold the same value).
     let nzp = if s.centered() {
         let r = lit(small_ir::quant::row::NEG_INPUT_ZERO_POINT * geometry::out_padded(&s.spec));
-        quote!(let nzp = A::load(t.bias.wrapping_add(#r));)
+        let nzp = quote!(A::load(t.bias.wrapping_add(#r)));
+        if s.in_mac() {
+            quote!(let nzp = A::to_mac(#nzp);)
+        } else {
+            quote!(let nzp = #nzp;)
+        }
     } else {
         quote!()
     };
@@ -562,8 +590,9 @@ fn channelwise_rows(s: &Shape, body: TokenStream) -> TokenStream {
 
 /// `c = c (+) i` for the layer's reduction; `w` is the weight operand (FMA).
 fn reduce_step(s: &Shape, c: &Ident, w: TokenStream) -> TokenStream {
+    let m = s.m();
     match s.spec.reduction {
-        Reduction::Fma => quote!(#c = A::fma(#c, i, #w);),
+        Reduction::Fma => quote!(#c = #m::fma(#c, i, #w);),
         Reduction::Max => quote!(#c = A::max(#c, i);),
         Reduction::Avg => quote!(#c = A::add(#c, i);),
     }
@@ -724,14 +753,31 @@ fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
     } else {
         quote!()
     };
+    let sums = if s.in_mac() {
+        mac_sums(s, columns)
+    } else {
+        quote!()
+    };
     quote! {
         let out = t.out;
         let q = t.bias;
         #res
         #(#fold)*
+        #sums
         #correction
         #(#out)*
     }
+}
+
+/// The exact `Dot::Mac` sums of a depthwise tile as `i32`, plus the bias.
+fn mac_sums(s: &Shape, columns: usize) -> TokenStream {
+    let sums = (0..columns).flat_map(|ll| {
+        (0..s.nv).map(move |v| {
+            let (c, b) = (acc(ll, v), format_ident!("b{}", v));
+            quote!(let #c = A::add(A::from_mac(#c), #b);)
+        })
+    });
+    quote!(#(#sums)*)
 }
 
 /// The output stage of a pooling tile, column by column: each vector

@@ -354,6 +354,14 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
             use ::small_core::arch_defs::{Dot as _, Simd as _};
         ),
     };
+    // An i8 depthwise kernel multiplies and sums in `M` (`kernel::Shape::in_mac`).
+    let mac = if shape.in_mac() {
+        quote!(
+            type M = <A as ::small_core::arch_defs::Dot>::Mac;
+        )
+    } else {
+        quote!()
+    };
     let [o_wb, tc, tail] = [b.o_wb, b.tc, shape.tail].map(lit);
     quote! {
         #cfg
@@ -361,6 +369,7 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
             #traits
             use ::small_core::__rt::{Kernel, Problem, Tile};
             type A = #simd;
+            #mac
             type E = #elem;
 
             pub struct K;
