@@ -177,7 +177,7 @@ fn short_arena_is_an_error() {
 // ---- Real weights and LiteRT's golden data (../shared/models) ----
 
 use small_core::load::tflite;
-use small_examples::models::verify_wiring;
+use small_core::load::tflite::verify_wiring;
 use std::path::Path;
 
 /// The MLPerf Tiny models directory: `SMALL_MODELS`, else `../shared/models`
@@ -403,4 +403,45 @@ fn wiring_mismatch_is_an_error() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("declared") && e.contains("file has"), "{e}");
+}
+
+// AD's first layers with operator 1 left out: every layer's weights load
+// (op 2's are 128x128 as `Hidden` declares), but `skips` reads `fc1`'s
+// output, which the file's op 2 does not: loading and packing fail on the
+// wiring, naming the layer and both tensors.
+use ad::{Hidden, In};
+small_core::model! {
+    struct SkipsAnOperator {
+        input frames: [1, 1, 640];
+        fc1: In @ 0 (frames) -> a;
+        skips: Hidden @ 2 (a) -> b;
+    }
+}
+
+#[test]
+fn a_program_wired_unlike_its_file_does_not_load() {
+    let Some(dir) = small_tests::models_dir() else {
+        return;
+    };
+    let file = tflite::Model::from_file(dir.join("ad01_fp32.tflite")).unwrap();
+    let load = SkipsAnOperator::load(&file, Arch::Reference).map(|_| ());
+    let mut packed = vec![0.0; SkipsAnOperator::packed_len(Arch::Reference)];
+    let pack = SkipsAnOperator::pack(&file, Arch::Reference, &mut packed);
+    for e in [load.unwrap_err(), pack.unwrap_err()] {
+        let e = e.to_string();
+        assert!(
+            e.contains("layer `skips` (op 2): input tensor declared t") && e.contains("file has"),
+            "{e}"
+        );
+    }
+    // The same layers wired as the file: both load.
+    small_core::model! {
+        struct Wired {
+            input frames: [1, 1, 640];
+            fc1: In @ 0 (frames) -> a;
+            fc2: Hidden @ 1 (a) -> b;
+        }
+    }
+    Wired::load(&file, Arch::Reference).unwrap();
+    Wired::pack(&file, Arch::Reference, &mut packed).unwrap();
 }

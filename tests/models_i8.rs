@@ -11,11 +11,12 @@
 //!   file's int8 SOFTMAX where it ends in one). A failure names the
 //!   network, the arch, the first differing layer and element.
 
+use small_core::load::tflite::verify_wiring;
 use small_core::load::{Generated, tflite};
 use small_core::model::NONE;
 use small_core::reference::int8;
 use small_examples::golden::read_i8;
-use small_examples::models::{Int8Network, ad, dscnn, resnet8, verify_wiring, vww};
+use small_examples::models::{Int8Network, ad, dscnn, resnet8, vww};
 use std::path::Path;
 
 /// The first differing element of a layer's output, described.

@@ -1,12 +1,9 @@
 //! [`Network`]: a generated network ([`Model`]) with its name, trained
-//! file and head, and [`verify_wiring`] of any [`Model`] against a
-//! `.tflite` file (std only).
+//! file and head; [`Int8Network`] the same for int8 networks.
 
 use super::{ad, dscnn, resnet8, sweep, vww, vww1};
 use small_core::Error;
-use small_core::load::LoadError;
-use small_core::load::tflite::{self, OpKind};
-use small_core::model::{LayerInfo, Model};
+use small_core::model::Model;
 
 /// What a network's output means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,87 +114,3 @@ int8_network!(
 int8_network!(vww::int8::Vww, "vww_0.25", "vww_96_int8.tflite");
 int8_network!(dscnn::int8::DsCnn, "ds-cnn", "kws_ref_model.tflite");
 int8_network!(ad::int8::Autoencoder, "ad", "ad01_int8.tflite");
-
-/// Checks a network's wiring against a `.tflite` file and maps each of its
-/// tensors to the file's tensor index: every layer must read the tensor
-/// the file's operator reads (looking through RESHAPE, a no-op in the
-/// blocked layout), a residual layer's ADD must add the layer's
-/// convolution and its skip tensor, and the activation declared must be
-/// the one the file fuses into the layer's last operator. The weights'
-/// shapes, strides and padding are checked when they load.
-pub fn verify_wiring<N: Model>(model: &tflite::Model) -> Result<Vec<usize>, LoadError> {
-    let ops = model.operators();
-    let op = |i: usize, layer: &str| {
-        ops.get(i).ok_or_else(|| LoadError::Missing {
-            what: format!(
-                "operator {i} (layer `{layer}`) in a file of {} operators",
-                ops.len()
-            ),
-        })
-    };
-    // Follow RESHAPE outputs back to the tensor they view.
-    let source_of = |mut t: usize| {
-        while let Some(r) = ops
-            .iter()
-            .find(|o| o.kind == OpKind::Reshape && o.outputs.first() == Some(&t))
-        {
-            match r.input(0) {
-                Some(i) => t = i,
-                None => break,
-            }
-        }
-        t
-    };
-    let mismatch =
-        |l: &LayerInfo, what: &'static str, expected: String, actual: String| LoadError::Mismatch {
-            layer: format!("layer `{}` (op {})", l.name, l.op),
-            what,
-            expected,
-            actual,
-        };
-    let mut tensor = vec![usize::MAX; N::DIMS.len()];
-    tensor[0] = *model.inputs().first().ok_or(LoadError::Missing {
-        what: "model input".into(),
-    })?;
-    for l in N::LAYERS {
-        let main = op(l.op, l.name)?;
-        let read = main.input(0).map(source_of);
-        if read != Some(tensor[l.step.x]) {
-            return Err(mismatch(
-                l,
-                "input tensor",
-                format!("t{}", tensor[l.step.x]),
-                format!("{read:?}"),
-            ));
-        }
-        let last = op(l.out_op, l.name)?;
-        if l.step.skip != small_core::model::NONE {
-            let conv = main.outputs.first().copied();
-            let mut adds: Vec<Option<usize>> = last.inputs.clone();
-            adds.sort();
-            let mut want = vec![conv, Some(tensor[l.step.skip])];
-            want.sort();
-            if last.kind != OpKind::Add || adds != want {
-                return Err(mismatch(
-                    l,
-                    "residual ADD",
-                    format!("ADD of {want:?}"),
-                    format!("{} of {:?}", last.kind, last.inputs),
-                ));
-            }
-        }
-        let act = last.activation()?;
-        if act != l.spec.activation {
-            return Err(mismatch(
-                l,
-                "activation",
-                format!("{:?}", l.spec.activation),
-                format!("{act:?}"),
-            ));
-        }
-        tensor[l.step.y] = *last.outputs.first().ok_or_else(|| LoadError::Missing {
-            what: format!("output of operator {}", l.out_op),
-        })?;
-    }
-    Ok(tensor)
-}

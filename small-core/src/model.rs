@@ -777,17 +777,21 @@ macro_rules! model {
 
                 $crate::__rt::if_alloc! {
                     /// Loads every layer's weights from `source` and packs them
-                    /// for `arch`.
+                    /// for `arch`, then checks the program's wiring against
+                    /// the source's graph, if it has one
+                    /// ([`WeightSource::check_wiring`]($crate::load::WeightSource::check_wiring)).
                     pub fn load<W: $crate::load::WeightSource + ?Sized>(
                         source: &W,
                         arch: $crate::Arch,
                     ) -> Result<Self, $crate::load::LoadError> {
-                        Ok(Self { $(
+                        let net = Self { $(
                             $field: {
                                 let r = $crate::load::LayerRef { name: stringify!($field), op: $op };
                                 $ty::__load(source, r, $crate::model!(@or $($out_op)? ; $op), arch)?
                             },
-                        )+ })
+                        )+ };
+                        source.check_wiring(Self::DIMS.len(), &Self::LAYERS)?;
+                        Ok(net)
                     }
                 }
 
@@ -962,7 +966,7 @@ macro_rules! model {
                             at += n;
                         } )+
                         let _ = at;
-                        Ok(())
+                        source.check_wiring(Self::DIMS.len(), &Self::LAYERS)
                     }
 
                     /// The network on the reference layers (NHWC, weights from

@@ -20,6 +20,7 @@ pub mod safetensors;
 #[cfg_attr(docsrs, doc(cfg(feature = "tflite")))]
 pub mod tflite;
 
+use crate::model::LayerInfo;
 use crate::reference::int8::{AddParams, Requant, Rescale};
 use crate::{Filter, LayerSpec, Order};
 use alloc::string::String;
@@ -226,6 +227,17 @@ pub trait WeightSource {
             what: "int8 weights",
             detail: "this weight source holds f32 weights only",
         }))
+    }
+
+    /// Checks that `layers` (a program of `tensors` tensors: the input,
+    /// then each layer's output) read and write the tensors the source's
+    /// graph wires them to. A `.tflite` file has a graph
+    /// ([`tflite::wiring`]); a source of weights alone (generated,
+    /// safetensors) accepts any wiring. Every `model!` program runs it
+    /// when it loads or packs its weights.
+    fn check_wiring(&self, tensors: usize, layers: &[LayerInfo]) -> Result<(), LoadError> {
+        let _ = (tensors, layers);
+        Ok(())
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::{DType, Model, OpKind, Operator, Tensor};
 use crate::load::{Int8LayerWeights, LayerRef, LayerWeights, LoadError, WeightSource};
+use crate::model::LayerInfo;
 use crate::reference::int8::{AddParams, Rescale};
 use crate::{Activation, LayerSpec, Order, Padding, Reduction};
 use alloc::format;
@@ -422,8 +423,8 @@ impl WeightSource for Model {
     /// Checks operator `layer.op` against `spec` (see the [module
     /// docs](super)) and returns its filter (TFLite order, which is the
     /// layer's) and bias, int8 data dequantized. Pools return no weights.
-    /// The fused activation and a residual ADD are not checked: see
-    /// [`Operator::activation`].
+    /// The fused activation and a residual ADD are checked with the whole
+    /// program's wiring ([`WeightSource::check_wiring`]).
     fn layer(&self, layer: LayerRef, spec: &LayerSpec) -> Result<LayerWeights, LoadError> {
         let r = self.resolve(layer, spec)?;
         let t = &r.target;
@@ -445,6 +446,11 @@ impl WeightSource for Model {
     /// LiteRT's reference kernels use ([`Int8LayerWeights::rescale`]); the
     /// clamp from the operator's fused activation, or, for a residual
     /// layer, the parameters of the ADD `out_op` (with its activation).
+    /// [`super::wiring`] of `layers` against this file's graph.
+    fn check_wiring(&self, tensors: usize, layers: &[LayerInfo]) -> Result<(), LoadError> {
+        super::wiring(self, tensors, layers).map(|_| ())
+    }
+
     fn layer_i8(
         &self,
         layer: LayerRef,

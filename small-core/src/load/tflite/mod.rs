@@ -75,7 +75,9 @@ mod check;
 mod decode;
 #[cfg(test)]
 mod tests;
+mod wiring;
 
 #[cfg(doc)]
 use crate::{LayerSpec, load::WeightSource};
 pub use decode::{DType, FusedActivation, Model, OpKind, Operator, Options, Quantization, Tensor};
+pub use wiring::{verify_wiring, wiring};
