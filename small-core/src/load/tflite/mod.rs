@@ -73,6 +73,8 @@
 mod schema_generated;
 mod check;
 mod decode;
+#[doc(hidden)]
+pub mod fixture;
 #[cfg(test)]
 mod tests;
 mod wiring;
@@ -80,4 +82,8 @@ mod wiring;
 #[cfg(doc)]
 use crate::{LayerSpec, load::WeightSource};
 pub use decode::{DType, FusedActivation, Model, OpKind, Operator, Options, Quantization, Tensor};
+/// The generated flatbuffer types (`schema.fbs`), for [`fixture`]'s
+/// users: hidden, not a stable API.
+#[doc(hidden)]
+pub use schema_generated::tflite as schema;
 pub use wiring::{verify_wiring, wiring};

@@ -1,0 +1,525 @@
+//! The operator-to-layer mapping.
+
+use small_core::load::tflite::{DType, Model, OpKind, Operator};
+use small_core::{Activation, Dims, Dtype, LayerSpec, Padding, Reduction};
+use std::collections::HashMap;
+use std::fmt;
+
+/// One layer of a [`Program`]: a `#[layer]` declaration and its place in
+/// the graph, as a `model!` line states them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layer {
+    /// The file's operators it computes (`CONV_2D`, `CONV_2D + ADD`).
+    pub operators: String,
+    /// The declaration.
+    pub spec: LayerSpec,
+    /// The operator holding its weights (`@ op`).
+    pub op: usize,
+    /// The operator that writes its output: its fused ADD, else `op`
+    /// (`=> out_op`).
+    pub out_op: usize,
+    /// The program tensor it reads (0: the input; `i + 1`: layer `i`'s
+    /// output).
+    pub x: usize,
+    /// The program tensor a residual layer adds.
+    pub skip: Option<usize>,
+    /// Its input's and output's dims.
+    pub input: Dims,
+    /// See `input`.
+    pub output: Dims,
+    /// Multiply-accumulates (window taps for pools).
+    pub macs: usize,
+}
+
+/// What follows the last layer in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Head {
+    /// Nothing: the last layer's output is the file's output.
+    None,
+    /// SOFTMAX at this operator (not a layer: the caller applies it to
+    /// the logits).
+    Softmax(usize),
+}
+
+/// A `.tflite` file's graph as small-rs layers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    /// Element type of activations and weights: `i8` if the file's input
+    /// is int8, else `f32` (a "hybrid" file's int8 weights are
+    /// dequantized when they load).
+    pub dtype: Dtype,
+    /// The input's dims.
+    pub input: Dims,
+    /// Layers in execution order (by [`Layer::out_op`]).
+    pub layers: Vec<Layer>,
+    /// The file's tensor index of each program tensor (the input, then
+    /// each layer's output).
+    pub tensors: Vec<usize>,
+    /// What follows the last layer.
+    pub head: Head,
+}
+
+/// An operator or graph the mapping cannot express, with what would be
+/// valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported {
+    /// The operator, if one is at fault.
+    pub op: Option<usize>,
+    /// What is wrong, with the operator's kind and tensors.
+    pub message: String,
+}
+
+impl fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Unsupported {}
+
+/// The operators a program can hold, for error messages.
+pub const SUPPORTED: &str = "CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1), FULLY_CONNECTED, \
+    AVERAGE_POOL_2D, MAX_POOL_2D, ADD (a residual: one input the output of a convolution \
+    read by nothing else), RESHAPE (where the blocked layout does not change), SOFTMAX (last)";
+
+/// A layer under construction: tensors are the file's until the layers
+/// are ordered.
+struct Draft {
+    operators: String,
+    spec: LayerSpec,
+    op: usize,
+    out_op: usize,
+    x: usize,
+    skip: Option<usize>,
+    y: usize,
+    input: Dims,
+    output: Dims,
+}
+
+impl Program {
+    /// Maps `file`'s graph to layers (see the [crate docs](crate)).
+    pub fn from_file(file: &Model) -> Result<Program, Unsupported> {
+        Builder::new(file)?.build()
+    }
+
+    /// Program tensor `id`'s dims.
+    pub fn dims(&self, id: usize) -> Dims {
+        match id {
+            0 => self.input,
+            _ => self.layers[id - 1].output,
+        }
+    }
+
+    /// Multiply-accumulates per inference.
+    pub fn macs(&self) -> usize {
+        self.layers.iter().map(|l| l.macs).sum()
+    }
+}
+
+struct Builder<'a> {
+    file: &'a Model,
+    dtype: Dtype,
+    input: (usize, Dims),
+    /// File tensor -> the file tensor it views (RESHAPE).
+    alias: HashMap<usize, usize>,
+    /// File tensor -> its dims, for every tensor the program holds.
+    dims: HashMap<usize, Dims>,
+    layers: Vec<Draft>,
+    head: Head,
+}
+
+impl<'a> Builder<'a> {
+    fn new(file: &'a Model) -> Result<Self, Unsupported> {
+        let graph = |message: String| Unsupported { op: None, message };
+        let [input] = file.inputs() else {
+            return Err(graph(format!(
+                "the graph has {} inputs ({}); a program has one",
+                file.inputs().len(),
+                tensor_list(file, file.inputs().iter().copied().map(Some))
+            )));
+        };
+        let t = file
+            .tensor(*input)
+            .ok_or_else(|| graph(format!("the input tensor {input} is not in the file")))?;
+        let dims = dims_of(&t.shape).ok_or_else(|| {
+            graph(format!(
+                "input t{input} has shape {:?}; a program's input is [1, H, W, C] or [1, C]",
+                t.shape
+            ))
+        })?;
+        let dtype = match t.dtype {
+            DType::Float32 => Dtype::F32,
+            DType::Int8 => Dtype::I8,
+            other => {
+                return Err(graph(format!(
+                    "input t{input} is {other:?}; a program takes FLOAT32 or INT8"
+                )));
+            }
+        };
+        Ok(Builder {
+            file,
+            dtype,
+            input: (*input, dims),
+            alias: HashMap::new(),
+            dims: HashMap::from([(*input, dims)]),
+            layers: Vec::new(),
+            head: Head::None,
+        })
+    }
+
+    fn build(mut self) -> Result<Program, Unsupported> {
+        for op in self.file.operators() {
+            if self.head != Head::None {
+                return Err(self.unsupported(op, "an operator after SOFTMAX"));
+            }
+            match &op.kind {
+                OpKind::Conv2d | OpKind::DepthwiseConv2d | OpKind::FullyConnected => {
+                    self.weighted(op)?
+                }
+                OpKind::AveragePool2d | OpKind::MaxPool2d => self.pool(op)?,
+                OpKind::Add => self.residual(op)?,
+                OpKind::Reshape => self.reshape(op)?,
+                OpKind::Softmax => self.head = Head::Softmax(op.index),
+                OpKind::Other(name) if name == "Squeeze" => self.reshape(op)?,
+                _ => return Err(self.unsupported(op, "not supported")),
+            }
+        }
+        self.finish()
+    }
+
+    /// The file tensor `t` views (through RESHAPE).
+    fn source(&self, mut t: usize) -> usize {
+        while let Some(&s) = self.alias.get(&t) {
+            t = s;
+        }
+        t
+    }
+
+    /// Input `i` of `op`, a tensor the program holds, and its dims.
+    fn read(&self, op: &Operator, i: usize) -> Result<(usize, Dims), Unsupported> {
+        let t = op
+            .input(i)
+            .map(|t| self.source(t))
+            .ok_or_else(|| self.unsupported(op, "an input is missing"))?;
+        match self.dims.get(&t) {
+            Some(&d) => Ok((t, d)),
+            None => Err(self.unsupported(
+                op,
+                &format!("input t{t} is neither the graph's input nor an earlier layer's output"),
+            )),
+        }
+    }
+
+    fn output(&self, op: &Operator) -> Result<(usize, Dims), Unsupported> {
+        let t = *op
+            .outputs
+            .first()
+            .ok_or_else(|| self.unsupported(op, "it has no output"))?;
+        let shape = self
+            .file
+            .tensor(t)
+            .map(|t| t.shape.clone())
+            .unwrap_or_default();
+        let d = dims_of(&shape)
+            .ok_or_else(|| self.unsupported(op, "its output is not [1, H, W, C] or [1, C]"))?;
+        Ok((t, d))
+    }
+
+    fn activation(&self, op: &Operator) -> Result<Activation, Unsupported> {
+        match op.options.fused_activation {
+            None => Ok(Activation::None),
+            Some(a) => a.to_activation().ok_or_else(|| {
+                self.unsupported(
+                    op,
+                    &format!("fused activation {a:?} (NONE, RELU or RELU6 are)"),
+                )
+            }),
+        }
+    }
+
+    /// CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED.
+    fn weighted(&mut self, op: &Operator) -> Result<(), Unsupported> {
+        let (x, input) = self.read(op, 0)?;
+        let filter = op
+            .input(1)
+            .and_then(|t| self.file.tensor(t))
+            .map(|t| t.shape.clone())
+            .ok_or_else(|| self.unsupported(op, "the filter is missing"))?;
+        let bad = |what: &str| self.unsupported(op, what);
+        let spec = match (&op.kind, filter.as_slice()) {
+            (OpKind::Conv2d, &[o, fh, fw, fc]) => {
+                if fc == 0 || input.c % fc != 0 || o % (input.c / fc) != 0 {
+                    return Err(bad("its filter's channels do not divide into groups"));
+                }
+                let g = input.c / fc;
+                self.windowed(op, LayerSpec::new(fh, fw, fc, o / g, g))?
+            }
+            (OpKind::DepthwiseConv2d, &[1, fh, fw, c]) => {
+                if op.options.depth_multiplier.unwrap_or(1) != 1 || c != input.c {
+                    return Err(bad("depth multiplier other than 1"));
+                }
+                self.windowed(op, LayerSpec::new(fh, fw, 1, 1, c))?
+            }
+            (OpKind::FullyConnected, &[k, fc]) => {
+                if (input.h, input.w, input.c) != (1, 1, fc) || op.options.shuffled_weights {
+                    return Err(bad("its input is not 1x1 with the weights' columns"));
+                }
+                LayerSpec::new(1, 1, fc, k, 1)
+            }
+            _ => return Err(bad(&format!("filter shape {filter:?}"))),
+        };
+        let spec = LayerSpec {
+            activation: self.activation(op)?,
+            dtype: self.dtype,
+            ..spec
+        };
+        self.push(op, spec, x, input)
+    }
+
+    /// Stride and padding of a convolution or pool; no dilation.
+    fn windowed(&self, op: &Operator, spec: LayerSpec) -> Result<LayerSpec, Unsupported> {
+        if op.options.dilation.is_some_and(|d| d != (1, 1)) {
+            return Err(self.unsupported(op, "dilation"));
+        }
+        let (sh, sw) = op.options.stride.unwrap_or((1, 1));
+        Ok(LayerSpec {
+            sh,
+            sw,
+            padding: op.options.padding.unwrap_or(Padding::Valid),
+            ..spec
+        })
+    }
+
+    fn pool(&mut self, op: &Operator) -> Result<(), Unsupported> {
+        let (x, input) = self.read(op, 0)?;
+        let (fh, fw) = op
+            .options
+            .filter
+            .ok_or_else(|| self.unsupported(op, "no window size"))?;
+        let spec = self.windowed(op, LayerSpec::new(fh, fw, 1, 1, input.c))?;
+        let spec = LayerSpec {
+            reduction: match op.kind {
+                OpKind::MaxPool2d => Reduction::Max,
+                _ => Reduction::Avg,
+            },
+            activation: self.activation(op)?,
+            dtype: self.dtype,
+            ..spec
+        };
+        self.push(op, spec, x, input)
+    }
+
+    fn push(
+        &mut self,
+        op: &Operator,
+        spec: LayerSpec,
+        x: usize,
+        input: Dims,
+    ) -> Result<(), Unsupported> {
+        let (y, output) = self.output(op)?;
+        let computed = spec.output_dims(input.h, input.w).map(|(h, w)| Dims {
+            c: spec.out_channels(),
+            h: h.out,
+            w: w.out,
+        });
+        if computed != Ok(output) {
+            return Err(self.unsupported(
+                op,
+                &format!(
+                    "its declaration computes {computed:?} from its input, the file has {output:?}"
+                ),
+            ));
+        }
+        self.dims.insert(y, output);
+        self.layers.push(Draft {
+            operators: op.kind.to_string(),
+            spec,
+            op: op.index,
+            out_op: op.index,
+            x,
+            skip: None,
+            y,
+            input,
+            output,
+        });
+        Ok(())
+    }
+
+    /// ADD as a residual: fused into the layer that writes one of its
+    /// inputs (the first in file order that can take it), the other input
+    /// its skip.
+    fn residual(&mut self, op: &Operator) -> Result<(), Unsupported> {
+        let (a, _) = self.read(op, 0)?;
+        let (b, _) = self.read(op, 1)?;
+        let readers = |t: usize| {
+            self.file
+                .operators()
+                .iter()
+                .filter(|o| {
+                    o.inputs
+                        .iter()
+                        .any(|i| i.map(|i| self.source(i)) == Some(t))
+                })
+                .count()
+        };
+        let fusable = |d: &Draft, skip: usize| {
+            d.spec.reduction == Reduction::Fma
+                && !d.spec.residual
+                && d.spec.activation == Activation::None
+                && d.skip.is_none()
+                && d.out_op == d.op
+                && readers(d.y) == 1
+                && self.dims.get(&skip) == Some(&d.output)
+        };
+        let pick = self
+            .layers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| match d.y {
+                y if y == a && fusable(d, b) => Some((i, b)),
+                y if y == b && fusable(d, a) => Some((i, a)),
+                _ => None,
+            })
+            .min_by_key(|&(i, _)| self.layers[i].op);
+        let Some((i, skip)) = pick else {
+            return Err(self.unsupported(
+                op,
+                "an ADD that is not a residual (neither input is the output of a \
+                 convolution without activation that only this ADD reads, with the \
+                 other input of its shape)",
+            ));
+        };
+        let (y, output) = self.output(op)?;
+        let activation = self.activation(op)?;
+        let d = &mut self.layers[i];
+        d.operators.push_str(" + ADD");
+        d.spec.residual = true;
+        d.spec.activation = activation;
+        d.skip = Some(skip);
+        d.out_op = op.index;
+        d.y = y;
+        self.dims.insert(y, output);
+        Ok(())
+    }
+
+    /// RESHAPE (or SQUEEZE) that keeps the blocked layout: the same dims,
+    /// or `1x1xC` as `[1, C]` and back.
+    fn reshape(&mut self, op: &Operator) -> Result<(), Unsupported> {
+        let (x, input) = self.read(op, 0)?;
+        let (y, output) = self.output(op)?;
+        if input != output {
+            return Err(self.unsupported(
+                op,
+                &format!("a RESHAPE that changes the layout ({input:?} to {output:?})"),
+            ));
+        }
+        self.alias.insert(y, x);
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Program, Unsupported> {
+        let mut drafts = self.layers;
+        drafts.sort_by_key(|d| d.out_op);
+        let mut id = HashMap::from([(self.input.0, 0)]);
+        let mut tensors = vec![self.input.0];
+        let mut layers = Vec::with_capacity(drafts.len());
+        for d in &drafts {
+            // Layers are ordered by the operator that writes them, so what
+            // a layer reads is written before it (a fused layer's skip by
+            // an operator before its ADD).
+            let at = |t: usize, op: usize| {
+                id.get(&t).copied().ok_or_else(|| Unsupported {
+                    op: Some(op),
+                    message: format!("operator {op}: reads t{t} before it is written"),
+                })
+            };
+            let x = at(d.x, d.op)?;
+            let skip = d.skip.map(|s| at(s, d.out_op)).transpose()?;
+            let (h, w, c) = (d.output.h, d.output.w, d.output.c);
+            layers.push(Layer {
+                operators: d.operators.clone(),
+                spec: d.spec,
+                op: d.op,
+                out_op: d.out_op,
+                x,
+                skip,
+                input: d.input,
+                output: d.output,
+                macs: h * w * c * d.spec.fh * d.spec.fw * d.spec.fc,
+            });
+            id.insert(d.y, layers.len());
+            tensors.push(d.y);
+        }
+        if layers.is_empty() {
+            return Err(Unsupported {
+                op: None,
+                message: "the graph has no layer".into(),
+            });
+        }
+        Ok(Program {
+            dtype: self.dtype,
+            input: self.input.1,
+            layers,
+            tensors,
+            head: self.head,
+        })
+    }
+
+    /// The error for `op`: its index, kind and tensors, what is wrong and
+    /// what is supported.
+    fn unsupported(&self, op: &Operator, what: &str) -> Unsupported {
+        Unsupported {
+            op: Some(op.index),
+            message: format!(
+                "operator {} ({}): {what}; inputs {}, outputs {}. Supported: {SUPPORTED}",
+                op.index,
+                tflite_name(&op.kind),
+                tensor_list(self.file, op.inputs.iter().copied()),
+                tensor_list(self.file, op.outputs.iter().copied().map(Some)),
+            ),
+        }
+    }
+}
+
+/// TFLite's name of an operator kind: `CONV_2D`, `MUL`, `RESIZE_BILINEAR`
+/// (the reader names the kinds it does not map after the schema's
+/// `ResizeBilinear`).
+fn tflite_name(kind: &OpKind) -> String {
+    match kind {
+        OpKind::Other(name) if !name.contains('(') => {
+            let mut s = String::new();
+            for (i, c) in name.chars().enumerate() {
+                if c.is_ascii_uppercase() && i > 0 {
+                    s.push('_');
+                }
+                s.push(c.to_ascii_uppercase());
+            }
+            s
+        }
+        k => k.name().to_string(),
+    }
+}
+
+/// `t3 [1, 8, 8, 16], -` for error messages.
+fn tensor_list(file: &Model, ts: impl Iterator<Item = Option<usize>>) -> String {
+    let list: Vec<String> = ts
+        .map(|t| match t.and_then(|t| file.tensor(t)) {
+            Some(t) => format!("t{} {:?}", t.index, t.shape),
+            None => "-".into(),
+        })
+        .collect();
+    if list.is_empty() {
+        "none".into()
+    } else {
+        list.join(", ")
+    }
+}
+
+/// `[1, H, W, C]` or `[1, C]` as dims.
+fn dims_of(shape: &[usize]) -> Option<Dims> {
+    match *shape {
+        [1, h, w, c] => Some(Dims { c, h, w }),
+        [1, c] => Some(Dims { c, h: 1, w: 1 }),
+        _ => None,
+    }
+}

@@ -1,0 +1,74 @@
+//! The operator table: one row per layer, with its operators, shapes,
+//! declaration, MACs and the register tile each arch derives for it.
+
+use crate::program::{Head, Program};
+use crate::source::declaration;
+use small_core::arch_defs::ARCHS;
+use small_core::ir::blocking;
+use small_core::{Dims, Dtype};
+use std::fmt::Write;
+
+fn dims(d: Dims) -> String {
+    format!("{}x{}x{}", d.h, d.w, d.c)
+}
+
+impl Program {
+    /// The operator table of the program named `name` (what the
+    /// `small-codegen` binary prints): a header with the dtype, the input
+    /// and the totals, then per layer its operator(s) (`@ op`, `=> out_op`
+    /// for a fused ADD), input and output dims, MACs, the tile `O_wb x
+    /// TC` each registered arch derives, and the `#[layer]` arguments.
+    pub fn table(&self, name: &str) -> String {
+        let mut s = String::new();
+        let dtype = match self.dtype {
+            Dtype::F32 => "f32",
+            Dtype::I8 => "i8",
+        };
+        let head = match self.head {
+            Head::None => "none".to_string(),
+            Head::Softmax(op) => format!("SOFTMAX (operator {op}, applied by the caller)"),
+        };
+        let _ = writeln!(
+            s,
+            "{name}: {dtype}, input {}, {} layers, {} MACs, head {head}",
+            dims(self.input),
+            self.layers.len(),
+            self.macs(),
+        );
+        let archs: String = ARCHS.iter().map(|a| format!(" {:>10}", a.name)).collect();
+        let _ = writeln!(
+            s,
+            "{:>3} {:<9} {:<20} {:<11} {:<11} {:>9} {archs}  #[layer(...)]",
+            "#", "op", "operator", "input", "output", "MACs"
+        );
+        for (i, l) in self.layers.iter().enumerate() {
+            let op = if l.out_op == l.op {
+                format!("@ {}", l.op)
+            } else {
+                format!("@ {} => {}", l.op, l.out_op)
+            };
+            // The tile each arch derives: O_wb x TC.
+            let tiles: String = ARCHS
+                .iter()
+                .map(|a| {
+                    let b = blocking::derive(a.name, &a.machine, &l.spec);
+                    format!(" {:>10}", format!("{}x{}", b.o_wb, b.tc))
+                })
+                .collect();
+            let _ = writeln!(
+                s,
+                "{i:>3} {op:<9} {:<20} {:<11} {:<11} {:>9} {tiles}  {}",
+                l.operators,
+                dims(l.input),
+                dims(l.output),
+                l.macs,
+                declaration(&l.spec),
+            );
+        }
+        let _ = writeln!(
+            s,
+            "tiles: O_wb x TC (output columns x channels per register tile)"
+        );
+        s
+    }
+}

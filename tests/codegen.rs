@@ -1,0 +1,247 @@
+//! `small-codegen`'s mapping from a `.tflite` graph to layers, against
+//! the hand-written MLPerf Tiny declarations (`examples/models`): on
+//! each of the eight files it must find the same layers (declarations,
+//! operators, wiring, shapes) in the same order, so that a generated
+//! program is the hand-written one. And what it rejects, and how.
+
+use small_codegen::{Head, Program};
+use small_core::load::tflite::Model as File;
+use small_core::model::{Model, NONE};
+use small_examples::models::{Int8Network, Network, ad, dscnn, resnet8, vww};
+
+/// Maps `N`'s file and compares every layer with `N`'s declaration.
+fn same_program<N: Model>(name: &str, file: &str) {
+    let Some(dir) = small_tests::models_dir() else {
+        return;
+    };
+    let path = dir.join(file);
+    let model = File::from_file(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let p = Program::from_file(&model).unwrap_or_else(|e| panic!("{file}: {e}"));
+    assert_eq!(p.input, N::DIMS[0], "{name}: input");
+    assert_eq!(
+        p.layers.len(),
+        N::LAYERS.len(),
+        "{name}: layers\n{}",
+        p.table(name)
+    );
+    for (i, (got, want)) in p.layers.iter().zip(N::LAYERS).enumerate() {
+        let at = format!("{name}: layer {i} (`{}`)\n{}", want.name, p.table(name));
+        assert_eq!(got.spec, want.spec, "{at}: declaration");
+        assert_eq!(
+            (got.op, got.out_op),
+            (want.op, want.out_op),
+            "{at}: operators"
+        );
+        let skip = (want.step.skip != NONE).then_some(want.step.skip);
+        assert_eq!((got.x, got.skip), (want.step.x, skip), "{at}: tensors read");
+        assert_eq!(want.step.y, i + 1, "{at}: the declaration's output id");
+        assert_eq!(got.output, N::DIMS[i + 1], "{at}: output dims");
+        assert_eq!(got.macs, want.macs, "{at}: MACs");
+    }
+    assert_eq!(p.macs(), N::MACS, "{name}: MACs");
+    // The file's tensor of each program tensor, as the graph check finds it.
+    let tensors = small_core::load::tflite::verify_wiring::<N>(&model).unwrap();
+    assert_eq!(p.tensors, tensors, "{name}: file tensors");
+}
+
+fn f32_program<N: Network>() {
+    same_program::<N>(N::NAME, N::FILE.unwrap());
+}
+
+fn i8_program<N: Int8Network>() {
+    same_program::<N>(N::NAME, N::FILE);
+}
+
+#[test]
+fn the_mlperf_tiny_files_map_to_the_hand_written_programs() {
+    f32_program::<resnet8::Resnet8>();
+    f32_program::<vww::Vww>();
+    f32_program::<dscnn::DsCnn>();
+    f32_program::<ad::Autoencoder>();
+    i8_program::<resnet8::int8::Resnet8>();
+    i8_program::<vww::int8::Vww>();
+    i8_program::<dscnn::int8::DsCnn>();
+    i8_program::<ad::int8::Autoencoder>();
+}
+
+#[test]
+fn heads_and_table() {
+    let Some(dir) = small_tests::models_dir() else {
+        return;
+    };
+    let file = File::from_file(dir.join("pretrainedResnet.tflite")).unwrap();
+    let p = Program::from_file(&file).unwrap();
+    assert_eq!(p.head, Head::Softmax(15));
+    let table = p.table("resnet8");
+    // The fused ADD and its operators, the tile of every arch, the
+    // declaration.
+    let conv2 = table.lines().find(|l| l.contains("@ 2 => 3")).unwrap();
+    assert!(
+        conv2.contains("CONV_2D + ADD") && conv2.contains("residual"),
+        "{conv2}"
+    );
+    assert_eq!(
+        conv2.split_whitespace().filter(|w| w.contains('x')).count(),
+        2 + small_core::arch_defs::ARCHS.len(),
+        "{conv2}"
+    );
+    let source = p.source("Resnet8");
+    assert!(
+        source.contains("l2: L1 @ 2 => 3 (t23, + t22) -> t25;")
+            || source.contains("l2: L2 @ 2 => 3 (t23, + t22) -> t25;"),
+        "{source}"
+    );
+    let ad = File::from_file(dir.join("ad01_fp32.tflite")).unwrap();
+    assert_eq!(Program::from_file(&ad).unwrap().head, Head::None);
+}
+
+// ---- what the mapping rejects ----------------------------------------------
+
+use small_core::load::tflite::fixture::{code, conv_options, f32_buffer, op, serialize, tensor};
+use small_core::load::tflite::schema as fb;
+
+/// A file of `[1, 4, 4, 2]` tensors 0 (input), 2, 3 and a 3x3 SAME
+/// convolution (relu) 0 -> 2 with filter 1, then `ops` (code 1 is
+/// `second`), graph inputs `inputs`, output tensor 3.
+fn graph(
+    second: fb::BuiltinOperator,
+    ops: Vec<fb::Operator>,
+    inputs: Vec<i32>,
+) -> Result<Program, String> {
+    use fb::TensorType::Float32 as F;
+    let model = fb::Model {
+        version: 3,
+        operator_codes: Some(vec![code(fb::BuiltinOperator::Conv2d), code(second)]),
+        subgraphs: Some(vec![fb::SubGraph {
+            tensors: Some(vec![
+                tensor("input", &[1, 4, 4, 2], F, 0),
+                tensor("conv/filter", &[2, 3, 3, 2], F, 1),
+                tensor("conv/out", &[1, 4, 4, 2], F, 0),
+                tensor("out", &[1, 4, 4, 2], F, 0),
+            ]),
+            inputs: Some(inputs),
+            outputs: Some(vec![3]),
+            operators: Some(
+                [op(
+                    0,
+                    &[0, 1, -1],
+                    &[2],
+                    Some(conv_options(1, fb::Padding::Same, 1)),
+                )]
+                .into_iter()
+                .chain(ops)
+                .collect(),
+            ),
+            name: Some("main".into()),
+        }]),
+        buffers: Some(vec![fb::Buffer::default(), f32_buffer(&[0.5; 36])]),
+        ..Default::default()
+    };
+    let file = File::parse(&serialize(&model)).map_err(|e| e.to_string())?;
+    Program::from_file(&file).map_err(|e| e.to_string())
+}
+
+#[test]
+fn unsupported_operators_are_named_with_their_tensors() {
+    let e = graph(
+        fb::BuiltinOperator::Mul,
+        vec![op(1, &[2, 2], &[3], None)],
+        vec![0],
+    )
+    .unwrap_err();
+    assert!(
+        e.starts_with("operator 1 (MUL): not supported; inputs t2 [1, 4, 4, 2], t2 [1, 4, 4, 2], outputs t3 [1, 4, 4, 2]. Supported: CONV_2D,"),
+        "{e}"
+    );
+    // An ADD of a convolution with a fused activation: not a residual.
+    let e = graph(
+        fb::BuiltinOperator::Add,
+        vec![op(1, &[2, 0], &[3], None)],
+        vec![0],
+    )
+    .unwrap_err();
+    assert!(
+        e.starts_with("operator 1 (ADD): an ADD that is not a residual"),
+        "{e}"
+    );
+    // Two graph inputs.
+    let e = graph(fb::BuiltinOperator::Mul, vec![], vec![0, 2]).unwrap_err();
+    assert!(
+        e.starts_with(
+            "the graph has 2 inputs (t0 [1, 4, 4, 2], t2 [1, 4, 4, 2]); a program has one"
+        ),
+        "{e}"
+    );
+    // The convolution alone maps (its output need not be the file's).
+    let p = graph(fb::BuiltinOperator::Mul, vec![], vec![0]).unwrap();
+    assert_eq!(p.layers.len(), 1);
+    assert_eq!(p.layers[0].spec.activation, small_core::Activation::Relu);
+}
+
+// ---- the printed source compiles and computes the same --------------------
+
+/// The `main` appended to a printed program: it loads the program and the
+/// hand-written one from the same file, runs both on the same input and
+/// requires equal outputs, bit for bit (the same kernels: equal
+/// declarations).
+const MAIN: &str = r#"
+fn run<N: small_core::model::Model<Elem = ELEM>>(file: &small_core::load::tflite::Model, x: &[ELEM]) -> Vec<ELEM> {
+    let arch = small_core::arch::selected().unwrap();
+    let net = N::load(file, arch).unwrap();
+    let mut arena = vec![ELEM::default(); N::ARENA];
+    N::input(&mut arena).unwrap().fill_from_nhwc(x).unwrap();
+    net.forward(&mut arena).unwrap();
+    N::output(&arena).unwrap().to_nhwc()
+}
+
+fn main() {
+    let file = small_core::load::tflite::Model::from_file(PATH).unwrap();
+    let x: Vec<ELEM> = (0..INPUT_LEN).map(|i: usize| INPUT).collect();
+    let generated = run::<GENERATED>(&file, &x);
+    assert_eq!(generated, run::<HAND>(&file, &x));
+    assert!(generated.iter().any(|v| *v != ELEM::default()));
+}
+"#;
+
+#[test]
+#[cfg_attr(
+    not(target_arch = "x86_64"),
+    ignore = "host-only: trybuild compiles the printed source on the build host"
+)]
+fn the_printed_source_compiles_and_computes_what_the_hand_written_program_does() {
+    let Some(dir) = small_tests::models_dir() else {
+        return;
+    };
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("codegen");
+    std::fs::create_dir_all(&out).unwrap();
+    let cases = [
+        (
+            "pretrainedResnet.tflite",
+            "Resnet8",
+            "small_examples::models::resnet8::Resnet8",
+            "f32",
+            "(i % 13) as f32 * 0.1 - 0.5",
+        ),
+        (
+            "ad01_int8.tflite",
+            "Ad",
+            "small_examples::models::ad::int8::Autoencoder",
+            "i8",
+            "(i * 37 % 256) as u8 as i8",
+        ),
+    ];
+    for (file, ty, hand, elem, input) in cases {
+        let path = dir.join(file);
+        let p = Program::from_file(&File::from_file(&path).unwrap()).unwrap();
+        let d = p.input;
+        let main = MAIN
+            .replace("ELEM", elem)
+            .replace("PATH", &format!("{:?}", path.display().to_string()))
+            .replace("INPUT_LEN", &(d.h * d.w * d.c).to_string())
+            .replace("INPUT", input)
+            .replace("GENERATED", ty)
+            .replace("HAND", hand);
+        std::fs::write(out.join(format!("{ty}.rs")), p.source(ty) + &main).unwrap();
+    }
+    trybuild::TestCases::new().pass(out.join("*.rs"));
+}
