@@ -12,7 +12,7 @@
 //!
 //! ```no_run
 //! use small_codegen::Program;
-//! use small_core::load::tflite::Model;
+//! use small_tflite::Model;
 //! let file = Model::from_file("../shared/models/pretrainedResnet.tflite")?;
 //! let program = Program::from_file(&file)?;
 //! print!("{}", program.table("resnet8"));
@@ -20,9 +20,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The mapping reads the file with `small_core::load::tflite`, so the
-//! `#[layer]` proc macro cannot use it yet: that needs the decoder in a
-//! crate below `small-macros` (the `codegen` issue's next step).
+//! It depends on the reader (`small-tflite`), the IR and the arch
+//! numbers only, not on `small-core`, so that a proc macro can use it.
 
 mod program;
 mod source;

@@ -4,7 +4,7 @@
 //! default `Net`).
 
 use small_codegen::Program;
-use small_core::load::tflite::Model;
+use small_tflite::Model;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: small-codegen FILE.tflite [--rust [NAME]]

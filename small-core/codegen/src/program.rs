@@ -1,7 +1,7 @@
 //! The operator-to-layer mapping.
 
-use small_core::load::tflite::{DType, Model, OpKind, Operator};
-use small_core::{Activation, Dims, Dtype, LayerSpec, Padding, Reduction};
+use small_ir::{Activation, Dims, Dtype, LayerSpec, Padding, Reduction};
+use small_tflite::{DType, Model, OpKind, Operator};
 use std::collections::HashMap;
 use std::fmt;
 

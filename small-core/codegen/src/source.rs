@@ -2,7 +2,7 @@
 //! declaration and the `model!` block that wires them as the file does.
 
 use crate::program::Program;
-use small_core::{Activation, Dtype, LayerSpec, Padding, Reduction};
+use small_ir::{Activation, Dtype, LayerSpec, Padding, Reduction};
 use std::fmt::Write;
 
 /// The arguments of `#[layer(...)]` that declare `spec`, defaults left

@@ -3,9 +3,9 @@
 
 use crate::program::{Head, Program};
 use crate::source::declaration;
-use small_core::arch_defs::ARCHS;
-use small_core::ir::blocking;
-use small_core::{Dims, Dtype};
+use arch_defs::ARCHS;
+use small_ir::blocking;
+use small_ir::{Dims, Dtype};
 use std::fmt::Write;
 
 fn dims(d: Dims) -> String {

@@ -198,6 +198,39 @@ impl fmt::Display for LoadError {
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl std::error::Error for LoadError {}
 
+/// The reader's errors, variant by variant.
+#[cfg(feature = "tflite")]
+impl From<small_tflite::Error> for LoadError {
+    fn from(e: small_tflite::Error) -> Self {
+        use small_tflite::Error as E;
+        match e {
+            E::Malformed { what, detail } => LoadError::Malformed { what, detail },
+            E::DType {
+                tensor,
+                expected,
+                actual,
+            } => LoadError::DType {
+                tensor,
+                expected,
+                actual,
+            },
+            E::Mismatch {
+                layer,
+                what,
+                expected,
+                actual,
+            } => LoadError::Mismatch {
+                layer,
+                what,
+                expected,
+                actual,
+            },
+            E::Missing { what } => LoadError::Missing { what },
+            E::Io { path, detail } => LoadError::Io { path, detail },
+        }
+    }
+}
+
 impl From<crate::Error> for LoadError {
     fn from(e: crate::Error) -> Self {
         LoadError::Core(e)

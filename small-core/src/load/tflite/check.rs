@@ -7,28 +7,11 @@ use super::{DType, Model, OpKind, Operator, Tensor};
 use crate::load::{Int8LayerWeights, LayerRef, LayerWeights, LoadError, WeightSource};
 use crate::model::LayerInfo;
 use crate::reference::int8::{AddParams, Rescale};
-use crate::{Activation, LayerSpec, Order, Padding, Reduction};
+use crate::{LayerSpec, Order, Padding, Reduction};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use small_ir::quant::{Quant, activation_range};
-
-impl Operator {
-    /// The fused activation as a small-rs [`Activation`]: `None` when the
-    /// operator has none (or no such option); an error for one small-rs
-    /// cannot fuse (`TANH`, `RELU_N1_TO_1`, ...).
-    pub fn activation(&self) -> Result<Activation, LoadError> {
-        match self.options.fused_activation {
-            None => Ok(Activation::None),
-            Some(f) => f.to_activation().ok_or_else(|| LoadError::Mismatch {
-                layer: format!("op {} {}", self.index, self.kind),
-                what: "activation",
-                expected: "NONE, RELU or RELU6".into(),
-                actual: f.to_string(),
-            }),
-        }
-    }
-}
 
 fn hxw((h, w): (usize, usize)) -> String {
     format!("{h}x{w}")
@@ -171,7 +154,7 @@ impl<'m> Target<'m> {
 
     /// `t`'s data as `f32` (int8 dequantized).
     fn f32_of(&self, role: &str, t: &Tensor) -> Result<Vec<f32>, LoadError> {
-        self.model.f32_of(t, &self.tensor_label(role, t))
+        Ok(self.model.f32_of(t, &self.tensor_label(role, t))?)
     }
 
     /// `t`'s per-tensor quantization (an activation's).
@@ -205,7 +188,7 @@ impl<'m> Target<'m> {
                 actual: t.dtype.to_string(),
             });
         }
-        self.model.tensor_i8(t.index)
+        Ok(self.model.tensor_i8(t.index)?)
     }
 
     /// A weight tensor's scales: one, or one per output channel
@@ -298,113 +281,110 @@ struct Resolved<'m> {
     bias: Option<&'m Tensor>,
 }
 
-impl Model {
-    /// Checks operator `layer.op` against `spec` (see the [module docs](super)).
-    fn resolve(&self, layer: LayerRef, spec: &LayerSpec) -> Result<Resolved<'_>, LoadError> {
-        let op = self
-            .operators()
-            .get(layer.op)
-            .ok_or_else(|| LoadError::Missing {
-                what: format!(
-                    "operator {} for layer `{}` (model has {} operators)",
-                    layer.op,
-                    layer.name,
-                    self.operators().len()
-                ),
-            })?;
-        let target = Target {
-            layer,
-            op,
-            model: self,
-        };
-        let o = &op.options;
-        let unit =
-            |what: &'static str, v: Option<(usize, usize)>| target.check(what, (1, 1), v, hxw);
-        let (weights, order, bias) = match (spec.reduction, spec.kind()) {
-            (Reduction::Max | Reduction::Avg, _) => {
-                let (kind, name) = match spec.reduction {
-                    Reduction::Max => (OpKind::MaxPool2d, "MAX_POOL_2D"),
-                    _ => (OpKind::AveragePool2d, "AVERAGE_POOL_2D"),
-                };
-                if op.kind != kind {
-                    return Err(target.kind(name));
-                }
-                target.check("filter", (spec.fh, spec.fw), o.filter, hxw)?;
-                target.window(spec)?;
-                target.input_channels(spec.in_channels())?;
-                (None, Order::Ohwi, None)
+/// Checks operator `layer.op` against `spec` (see the [module docs](super)).
+fn resolve<'m>(
+    model: &'m Model,
+    layer: LayerRef,
+    spec: &LayerSpec,
+) -> Result<Resolved<'m>, LoadError> {
+    let op = model
+        .operators()
+        .get(layer.op)
+        .ok_or_else(|| LoadError::Missing {
+            what: format!(
+                "operator {} for layer `{}` (model has {} operators)",
+                layer.op,
+                layer.name,
+                model.operators().len()
+            ),
+        })?;
+    let target = Target { layer, op, model };
+    let o = &op.options;
+    let unit = |what: &'static str, v: Option<(usize, usize)>| target.check(what, (1, 1), v, hxw);
+    let (weights, order, bias) = match (spec.reduction, spec.kind()) {
+        (Reduction::Max | Reduction::Avg, _) => {
+            let (kind, name) = match spec.reduction {
+                Reduction::Max => (OpKind::MaxPool2d, "MAX_POOL_2D"),
+                _ => (OpKind::AveragePool2d, "AVERAGE_POOL_2D"),
+            };
+            if op.kind != kind {
+                return Err(target.kind(name));
             }
-            (Reduction::Fma, _) => match op.kind {
-                // A depthwise convolution with multiplier M is the grouped
-                // layer fc = 1, k = M, g = C.
-                OpKind::DepthwiseConv2d => {
-                    if spec.fc != 1 {
-                        return Err(target.mismatch(
-                            "operator",
-                            format!("CONV_2D ({} input channels per group)", spec.fc),
-                            "DEPTHWISE_CONV_2D (1 input channel per group)".into(),
-                        ));
-                    }
-                    target.window(spec)?;
-                    unit("dilation", o.dilation)?;
-                    // A negative multiplier reads as none.
-                    let m = o.depth_multiplier.and_then(|m| usize::try_from(m).ok());
-                    target.check("depth_multiplier", spec.k, m, |m| m.to_string())?;
-                    target.input_channels(spec.g)?;
-                    let out = spec.out_channels();
-                    let w = target.filter(&[1, spec.fh, spec.fw, out])?;
-                    (Some(w), Order::Depthwise, target.bias(out)?)
+            target.check("filter", (spec.fh, spec.fw), o.filter, hxw)?;
+            target.window(spec)?;
+            target.input_channels(spec.in_channels())?;
+            (None, Order::Ohwi, None)
+        }
+        (Reduction::Fma, _) => match op.kind {
+            // A depthwise convolution with multiplier M is the grouped
+            // layer fc = 1, k = M, g = C.
+            OpKind::DepthwiseConv2d => {
+                if spec.fc != 1 {
+                    return Err(target.mismatch(
+                        "operator",
+                        format!("CONV_2D ({} input channels per group)", spec.fc),
+                        "DEPTHWISE_CONV_2D (1 input channel per group)".into(),
+                    ));
                 }
-                // Grouped too: TFLite infers the groups from the input's
-                // channels over the filter's.
-                OpKind::Conv2d => {
-                    target.window(spec)?;
-                    unit("dilation", o.dilation)?;
-                    target.input_channels(spec.in_channels())?;
-                    let w = target.filter(&[spec.out_channels(), spec.fh, spec.fw, spec.fc])?;
-                    (Some(w), Order::Ohwi, target.bias(spec.out_channels())?)
+                target.window(spec)?;
+                unit("dilation", o.dilation)?;
+                // A negative multiplier reads as none.
+                let m = o.depth_multiplier.and_then(|m| usize::try_from(m).ok());
+                target.check("depth_multiplier", spec.k, m, |m| m.to_string())?;
+                target.input_channels(spec.g)?;
+                let out = spec.out_channels();
+                let w = target.filter(&[1, spec.fh, spec.fw, out])?;
+                (Some(w), Order::Depthwise, target.bias(out)?)
+            }
+            // Grouped too: TFLite infers the groups from the input's
+            // channels over the filter's.
+            OpKind::Conv2d => {
+                target.window(spec)?;
+                unit("dilation", o.dilation)?;
+                target.input_channels(spec.in_channels())?;
+                let w = target.filter(&[spec.out_channels(), spec.fh, spec.fw, spec.fc])?;
+                (Some(w), Order::Ohwi, target.bias(spec.out_channels())?)
+            }
+            OpKind::FullyConnected => {
+                if (spec.fh, spec.fw, spec.g) != (1, 1, 1) {
+                    return Err(target.mismatch(
+                        "operator",
+                        format!(
+                            "CONV_2D (a {}x{} filter, {} groups)",
+                            spec.fh, spec.fw, spec.g
+                        ),
+                        "FULLY_CONNECTED (1x1, 1 group)".into(),
+                    ));
                 }
-                OpKind::FullyConnected => {
-                    if (spec.fh, spec.fw, spec.g) != (1, 1, 1) {
-                        return Err(target.mismatch(
-                            "operator",
-                            format!(
-                                "CONV_2D (a {}x{} filter, {} groups)",
-                                spec.fh, spec.fw, spec.g
-                            ),
-                            "FULLY_CONNECTED (1x1, 1 group)".into(),
-                        ));
-                    }
-                    if (spec.sh, spec.sw) != (1, 1) {
-                        return Err(target.mismatch(
-                            "stride",
-                            hxw((spec.sh, spec.sw)),
-                            "none (FULLY_CONNECTED: 1x1)".into(),
-                        ));
-                    }
-                    if o.shuffled_weights {
-                        return Err(target.mismatch(
-                            "weights format",
-                            "DEFAULT".into(),
-                            "SHUFFLED4x16INT8".into(),
-                        ));
-                    }
-                    target.input_rows(spec.fc)?;
-                    let w = target.filter(&[spec.k, spec.fc])?;
-                    (Some(w), Order::Ohwi, target.bias(spec.k)?)
+                if (spec.sh, spec.sw) != (1, 1) {
+                    return Err(target.mismatch(
+                        "stride",
+                        hxw((spec.sh, spec.sw)),
+                        "none (FULLY_CONNECTED: 1x1)".into(),
+                    ));
                 }
-                _ => {
-                    return Err(target.kind("CONV_2D, DEPTHWISE_CONV_2D or FULLY_CONNECTED"));
+                if o.shuffled_weights {
+                    return Err(target.mismatch(
+                        "weights format",
+                        "DEFAULT".into(),
+                        "SHUFFLED4x16INT8".into(),
+                    ));
                 }
-            },
-        };
-        Ok(Resolved {
-            target,
-            filter: weights,
-            order,
-            bias,
-        })
-    }
+                target.input_rows(spec.fc)?;
+                let w = target.filter(&[spec.k, spec.fc])?;
+                (Some(w), Order::Ohwi, target.bias(spec.k)?)
+            }
+            _ => {
+                return Err(target.kind("CONV_2D, DEPTHWISE_CONV_2D or FULLY_CONNECTED"));
+            }
+        },
+    };
+    Ok(Resolved {
+        target,
+        filter: weights,
+        order,
+        bias,
+    })
 }
 
 /// Checks that a layer got as many weights as it declares.
@@ -426,7 +406,7 @@ impl WeightSource for Model {
     /// The fused activation and a residual ADD are checked with the whole
     /// program's wiring ([`WeightSource::check_wiring`]).
     fn layer(&self, layer: LayerRef, spec: &LayerSpec) -> Result<LayerWeights, LoadError> {
-        let r = self.resolve(layer, spec)?;
+        let r = resolve(self, layer, spec)?;
         let t = &r.target;
         let weights = match r.filter {
             Some(f) => t.f32_of("filter", f)?,
@@ -457,7 +437,7 @@ impl WeightSource for Model {
         out_op: usize,
         spec: &LayerSpec,
     ) -> Result<Int8LayerWeights, LoadError> {
-        let r = self.resolve(layer, spec)?;
+        let r = resolve(self, layer, spec)?;
         let t = &r.target;
         let qx = t.quant("input", t.tensor("input", 0)?)?;
         let qy = t.quant("output", t.output_of(t.op)?)?;

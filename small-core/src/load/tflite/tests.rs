@@ -6,7 +6,6 @@
 
 use super::check::padding_name;
 use super::fixture::*;
-use super::schema_generated::tflite as fb;
 use super::*;
 use crate::load::{LayerRef, LayerWeights, LoadError, WeightSource};
 use crate::{Activation, LayerSpec, Order, Padding, Reduction};
@@ -15,6 +14,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
+use small_tflite::schema as fb;
 
 fn spec(
     fh: usize,
@@ -137,7 +137,7 @@ fn unsupported_fused_activation_is_an_error_when_used() {
     assert!(
         matches!(
             e,
-            LoadError::Mismatch {
+            small_tflite::Error::Mismatch {
                 what: "activation",
                 ..
             }
@@ -531,7 +531,7 @@ fn int8_dequantizes_per_tensor_and_per_channel() {
     }));
     let e = toy.parse().tensor_f32(1).unwrap_err();
     assert!(
-        matches!(e, LoadError::Malformed { .. }) && e.to_string().contains("3 scales"),
+        matches!(e, small_tflite::Error::Malformed { .. }) && e.to_string().contains("3 scales"),
         "{e}"
     );
     // A quantized dimension past the shape.
@@ -570,7 +570,7 @@ fn unusable_data_is_a_dtype_or_missing_error() {
     };
     let e = toy.parse().tensor_f32(5).unwrap_err();
     assert!(
-        matches!(&e, LoadError::DType { actual, .. } if actual == "int8 without quantization"),
+        matches!(&e, small_tflite::Error::DType { actual, .. } if actual == "int8 without quantization"),
         "{e:?}"
     );
 
@@ -585,7 +585,10 @@ fn unusable_data_is_a_dtype_or_missing_error() {
     }));
     let m = toy.parse();
     assert!(m.tensor(5).unwrap().quantization.as_ref().unwrap().custom);
-    assert!(matches!(m.tensor_f32(5), Err(LoadError::DType { .. })));
+    assert!(matches!(
+        m.tensor_f32(5),
+        Err(small_tflite::Error::DType { .. })
+    ));
 
     // Sparse.
     let mut toy = Toy::new();
@@ -600,11 +603,17 @@ fn unusable_data_is_a_dtype_or_missing_error() {
     let m = Toy::new().parse();
     let e = m.tensor_f32(3).unwrap_err();
     assert!(
-        matches!(e, LoadError::Missing { .. }) && e.to_string().contains("t3 'conv/out'"),
+        matches!(e, small_tflite::Error::Missing { .. }) && e.to_string().contains("t3 'conv/out'"),
         "{e}"
     );
-    assert!(matches!(m.tensor_f32(99), Err(LoadError::Missing { .. })));
-    assert!(matches!(m.tensor_data(0), Err(LoadError::Missing { .. })));
+    assert!(matches!(
+        m.tensor_f32(99),
+        Err(small_tflite::Error::Missing { .. })
+    ));
+    assert!(matches!(
+        m.tensor_data(0),
+        Err(small_tflite::Error::Missing { .. })
+    ));
     assert_eq!(
         m.tensor_data(2).unwrap(),
         &f32_buffer(&[0.5, -0.5, 1.0, 2.0]).data.unwrap()[..]
@@ -629,7 +638,7 @@ fn unusable_data_is_a_dtype_or_missing_error() {
     let mut toy = Toy::new();
     toy.tensor(2).type_ = fb::TensorType::Float16;
     assert!(
-        matches!(toy.parse().tensor_f32(2), Err(LoadError::DType { actual, .. }) if actual == "float16")
+        matches!(toy.parse().tensor_f32(2), Err(small_tflite::Error::DType { actual, .. }) if actual == "float16")
     );
 }
 
@@ -703,7 +712,7 @@ fn identifier_subgraphs_and_indices_are_checked() {
         let mut toy = Toy::new();
         f(&mut toy);
         match Model::parse(&toy.bytes()) {
-            Err(LoadError::Malformed { .. }) => {}
+            Err(small_tflite::Error::Malformed { .. }) => {}
             other => panic!("case {i}: {other:?}"),
         }
     }
@@ -1324,7 +1333,7 @@ mod real {
             assert!(!e.contains("Invalid offset") && !e.contains("In <"), "{e}");
         }
         let e = Model::from_file(tmp.join("missing.tflite")).unwrap_err();
-        assert!(matches!(e, LoadError::Io { .. }), "{e}");
+        assert!(matches!(e, small_tflite::Error::Io { .. }), "{e}");
         fs::remove_dir_all(&tmp).unwrap();
     }
 

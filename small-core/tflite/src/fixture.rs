@@ -1,12 +1,12 @@
 //! Small `.tflite` files built in code, for tests of the reader and of
 //! what consumes it (`small-codegen`): hidden from the docs, not a stable
 //! API. [`Toy`] holds one operator of each kind small-rs maps and a MUL;
-//! tests change its object tree ([`schema`](super::schema)) and serialize
+//! tests change its object tree ([`schema`](crate::schema)) and serialize
 //! it.
 #![allow(missing_docs, clippy::new_without_default)]
 
-use super::Model;
-use super::schema_generated::tflite as fb;
+use crate::Model;
+use crate::schema_generated::tflite as fb;
 use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;

@@ -6,14 +6,14 @@
 //! Nothing here knows about layers: checking an operator against a
 //! layer's declaration is [`super::check`]'s job.
 
-use super::schema_generated::tflite as fb;
-use crate::load::LoadError;
-use crate::{Activation, Padding};
+use crate::Error;
+use crate::schema_generated::tflite as fb;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 use planus::ReadAsRoot;
+use small_ir::{Activation, Padding};
 
 /// A parsed `.tflite` model: the tensors, operators and constant data of
 /// its one subgraph, copied out of the file.
@@ -241,17 +241,32 @@ impl Operator {
     pub fn input(&self, i: usize) -> Option<usize> {
         self.inputs.get(i).copied().flatten()
     }
+
+    /// The fused activation as a small-rs [`Activation`]: `None` when the
+    /// operator has none (or no such option); an error for one small-rs
+    /// cannot fuse (`TANH`, `RELU_N1_TO_1`, ...).
+    pub fn activation(&self) -> Result<Activation, Error> {
+        match self.options.fused_activation {
+            None => Ok(Activation::None),
+            Some(f) => f.to_activation().ok_or_else(|| Error::Mismatch {
+                layer: format!("op {} {}", self.index, self.kind),
+                what: "activation",
+                expected: "NONE, RELU or RELU6".into(),
+                actual: f.to_string(),
+            }),
+        }
+    }
 }
 
-/// [`LoadError::Malformed`]: `what` was being read, `detail` is wrong.
-fn malformed(what: impl Into<String>, detail: impl fmt::Display) -> LoadError {
-    LoadError::Malformed {
+/// [`Error::Malformed`]: `what` was being read, `detail` is wrong.
+fn malformed(what: impl Into<String>, detail: impl fmt::Display) -> Error {
+    Error::Malformed {
         what: what.into(),
         detail: detail.to_string(),
     }
 }
 
-/// What [`LoadError::Malformed`] names when the file as a whole is not a
+/// What [`Error::Malformed`] names when the file as a whole is not a
 /// model ([`Model::from_file`] puts the path there instead).
 const MODEL: &str = "TFLite model";
 
@@ -262,7 +277,7 @@ const NOT_A_FLATBUFFER: &str = "file is truncated or not a TFLite flatbuffer";
 /// what is wrong (a truncated file or another format), and the parser's
 /// own message (`In <Model@1c>::description(): Invalid offset`) only says
 /// where it stopped.
-fn unreadable(what: &str, e: &planus::Error) -> LoadError {
+fn unreadable(what: &str, e: &planus::Error) -> Error {
     use planus::errors::ErrorKind as K;
     let why = match e.error_kind {
         K::InvalidOffset | K::InvalidLength | K::InvalidVtableLength { .. } => {
@@ -284,11 +299,11 @@ fn unreadable(what: &str, e: &planus::Error) -> LoadError {
 
 /// Adds what was being read to a planus error.
 trait Context<T> {
-    fn ctx(self, what: impl FnOnce() -> String) -> Result<T, LoadError>;
+    fn ctx(self, what: impl FnOnce() -> String) -> Result<T, Error>;
 }
 
 impl<T> Context<T> for planus::Result<T> {
-    fn ctx(self, what: impl FnOnce() -> String) -> Result<T, LoadError> {
+    fn ctx(self, what: impl FnOnce() -> String) -> Result<T, Error> {
         self.map_err(|e| unreadable(&what(), &e))
     }
 }
@@ -306,7 +321,7 @@ fn enum_or_tag<E>(r: planus::Result<E>) -> planus::Result<Result<E, i128>> {
 }
 
 /// A non-negative `i32` from the file as `usize`.
-fn non_negative(v: i32, what: impl FnOnce() -> String) -> Result<usize, LoadError> {
+fn non_negative(v: i32, what: impl FnOnce() -> String) -> Result<usize, Error> {
     usize::try_from(v).map_err(|_| malformed(what(), format!("negative value {v}")))
 }
 
@@ -314,7 +329,7 @@ impl Model {
     /// Parses a `.tflite` file. Checks the `TFL3` identifier and that the
     /// model has exactly one subgraph, and that every tensor, buffer and
     /// operator-code index in it is in range.
-    pub fn parse(bytes: &[u8]) -> Result<Model, LoadError> {
+    pub fn parse(bytes: &[u8]) -> Result<Model, Error> {
         const WHAT: &str = MODEL;
         if bytes.is_empty() {
             return Err(malformed(WHAT, "file is empty, not a TFLite flatbuffer"));
@@ -373,7 +388,7 @@ impl Model {
             }
         }
         let n = tensors.len();
-        let index = |v: i32, what: &dyn Fn() -> String| -> Result<usize, LoadError> {
+        let index = |v: i32, what: &dyn Fn() -> String| -> Result<usize, Error> {
             usize::try_from(v)
                 .ok()
                 .filter(|&i| i < n)
@@ -381,7 +396,7 @@ impl Model {
         };
         let indices = |v: Option<planus::Vector<'_, i32>>,
                        what: &dyn Fn() -> String|
-         -> Result<Vec<usize>, LoadError> {
+         -> Result<Vec<usize>, Error> {
             v.map_or(Ok(Vec::new()), |v| {
                 v.iter().map(|i| index(i, what)).collect()
             })
@@ -458,14 +473,14 @@ impl Model {
     /// TFLite flatbuffer (...)`, `malformed tensor 3 'x' in <path>: ...`,
     /// `cannot read <path>: ...`.
     #[cfg(feature = "std")]
-    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Model, LoadError> {
+    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Model, Error> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| LoadError::Io {
+        let bytes = std::fs::read(path).map_err(|e| Error::Io {
             path: path.display().to_string(),
             detail: e.to_string(),
         })?;
         Model::parse(&bytes).map_err(|e| match e {
-            LoadError::Malformed { what, detail } => LoadError::Malformed {
+            Error::Malformed { what, detail } => Error::Malformed {
                 what: if what == MODEL {
                     path.display().to_string()
                 } else {
@@ -477,7 +492,7 @@ impl Model {
         })
     }
 
-    fn read_buffers(root: &fb::ModelRef<'_>, bytes: &[u8]) -> Result<Vec<Vec<u8>>, LoadError> {
+    fn read_buffers(root: &fb::ModelRef<'_>, bytes: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
         let mut buffers = Vec::new();
         let Some(bs) = root.buffers().ctx(|| "buffers".into())? else {
             return Ok(buffers);
@@ -510,7 +525,7 @@ impl Model {
         Ok(buffers)
     }
 
-    fn read_tensor(i: usize, t: &fb::TensorRef<'_>, buffers: usize) -> Result<Tensor, LoadError> {
+    fn read_tensor(i: usize, t: &fb::TensorRef<'_>, buffers: usize) -> Result<Tensor, Error> {
         let what = || format!("tensor {i}");
         let name = t.name().ctx(what)?.unwrap_or("").to_string();
         let named = || format!("tensor {i} '{name}'");
@@ -574,7 +589,7 @@ impl Model {
         })
     }
 
-    fn read_code(i: usize, c: &fb::OperatorCodeRef<'_>) -> Result<(OpKind, i32), LoadError> {
+    fn read_code(i: usize, c: &fb::OperatorCodeRef<'_>) -> Result<(OpKind, i32), Error> {
         let what = || format!("operator code {i}");
         // TFLite's rule: the larger of the old byte field and the new one.
         let old = i32::from(c.deprecated_builtin_code().ctx(what)?);
@@ -602,11 +617,7 @@ impl Model {
         Ok((kind, c.version().ctx(what)?))
     }
 
-    fn read_options(
-        i: usize,
-        kind: &OpKind,
-        op: &fb::OperatorRef<'_>,
-    ) -> Result<Options, LoadError> {
+    fn read_options(i: usize, kind: &OpKind, op: &fb::OperatorRef<'_>) -> Result<Options, Error> {
         let what = || format!("options of operator {i} {kind}");
         if matches!(kind, OpKind::Other(_)) {
             return Ok(Options::default());
@@ -614,18 +625,18 @@ impl Model {
         let Some(raw) = op.builtin_options().ctx(what)? else {
             return Ok(Options::default());
         };
-        let pair = |h: i32, w: i32, name: &str| -> Result<(usize, usize), LoadError> {
+        let pair = |h: i32, w: i32, name: &str| -> Result<(usize, usize), Error> {
             let f = || format!("{name} of operator {i} {kind}");
             Ok((non_negative(h, f)?, non_negative(w, f)?))
         };
-        let padding = |p: planus::Result<fb::Padding>| -> Result<Padding, LoadError> {
+        let padding = |p: planus::Result<fb::Padding>| -> Result<Padding, Error> {
             Ok(match p.ctx(what)? {
                 fb::Padding::Same => Padding::Same,
                 fb::Padding::Valid => Padding::Valid,
             })
         };
         let fused = |a: planus::Result<fb::ActivationFunctionType>| {
-            Ok::<_, LoadError>(Some(match enum_or_tag(a).ctx(what)? {
+            Ok::<_, Error>(Some(match enum_or_tag(a).ctx(what)? {
                 Ok(fb::ActivationFunctionType::None) => FusedActivation::None,
                 Ok(fb::ActivationFunctionType::Relu) => FusedActivation::Relu,
                 Ok(fb::ActivationFunctionType::ReluN1To1) => FusedActivation::ReluN1To1,
@@ -744,8 +755,8 @@ impl Model {
     }
 
     /// The raw little-endian bytes of tensor `i`'s constant data:
-    /// [`LoadError::Missing`] if it has none (an activation).
-    pub fn tensor_data(&self, i: usize) -> Result<&[u8], LoadError> {
+    /// [`Error::Missing`] if it has none (an activation).
+    pub fn tensor_data(&self, i: usize) -> Result<&[u8], Error> {
         let t = self.tensor_or_missing(i)?;
         self.data_of(t, &Self::label(t))
     }
@@ -753,11 +764,11 @@ impl Model {
     /// Tensor `i`'s constant data as `f32` in the file's (row-major) order:
     /// float32 as stored; int8 and uint8 dequantized, `(q - zero_point) *
     /// scale`, per tensor or per channel along `quantized_dimension`.
-    /// Errors: no such tensor or no data ([`LoadError::Missing`]), another
+    /// Errors: no such tensor or no data ([`Error::Missing`]), another
     /// element type, a sparse tensor or int8 without scales
-    /// ([`LoadError::DType`]), data or quantization parameters that do not
-    /// fit the shape ([`LoadError::Malformed`]).
-    pub fn tensor_f32(&self, i: usize) -> Result<Vec<f32>, LoadError> {
+    /// ([`Error::DType`]), data or quantization parameters that do not
+    /// fit the shape ([`Error::Malformed`]).
+    pub fn tensor_f32(&self, i: usize) -> Result<Vec<f32>, Error> {
         let t = self.tensor_or_missing(i)?;
         self.f32_of(t, &Self::label(t))
     }
@@ -766,8 +777,8 @@ impl Model {
     /// weights of an int8 model): no dequantization; its
     /// [`Tensor::quantization`] gives the scales. Errors: as
     /// [`Model::tensor_f32`], and another element type →
-    /// [`LoadError::DType`].
-    pub fn tensor_i8(&self, i: usize) -> Result<Vec<i8>, LoadError> {
+    /// [`Error::DType`].
+    pub fn tensor_i8(&self, i: usize) -> Result<Vec<i8>, Error> {
         let t = self.tensor_or_missing(i)?;
         let data = self.raw_of(t, DType::Int8, 1)?;
         Ok(data.iter().map(|&b| b as i8).collect())
@@ -776,7 +787,7 @@ impl Model {
     /// Tensor `i`'s constant data as stored, for an `INT32` tensor (the
     /// biases of an int8 model, in the scale `input_scale * weight_scale`).
     /// Errors: as [`Model::tensor_i8`].
-    pub fn tensor_i32(&self, i: usize) -> Result<Vec<i32>, LoadError> {
+    pub fn tensor_i32(&self, i: usize) -> Result<Vec<i32>, Error> {
         let t = self.tensor_or_missing(i)?;
         let data = self.raw_of(t, DType::Int32, 4)?;
         Ok(data
@@ -787,10 +798,10 @@ impl Model {
 
     /// The dense data of `t`, which must be of type `dtype` (`width` bytes
     /// each) and fill its shape.
-    fn raw_of(&self, t: &Tensor, dtype: DType, width: usize) -> Result<&[u8], LoadError> {
+    fn raw_of(&self, t: &Tensor, dtype: DType, width: usize) -> Result<&[u8], Error> {
         let label = Self::label(t);
         if t.dtype != dtype || t.sparse {
-            return Err(LoadError::DType {
+            return Err(Error::DType {
                 tensor: label,
                 expected: if dtype == DType::Int8 {
                     "dense int8"
@@ -803,8 +814,8 @@ impl Model {
         self.dense_data(t, &label, width)
     }
 
-    fn tensor_or_missing(&self, i: usize) -> Result<&Tensor, LoadError> {
-        self.tensors.get(i).ok_or_else(|| LoadError::Missing {
+    fn tensor_or_missing(&self, i: usize) -> Result<&Tensor, Error> {
+        self.tensors.get(i).ok_or_else(|| Error::Missing {
             what: format!("tensor {i} (model has {})", self.tensors.len()),
         })
     }
@@ -814,7 +825,7 @@ impl Model {
     }
 
     /// `t`'s data, `width` bytes per element of its shape, all there.
-    fn dense_data(&self, t: &Tensor, label: &str, width: usize) -> Result<&[u8], LoadError> {
+    fn dense_data(&self, t: &Tensor, label: &str, width: usize) -> Result<&[u8], Error> {
         let n = t
             .shape
             .iter()
@@ -835,20 +846,21 @@ impl Model {
         Ok(data)
     }
 
-    fn data_of(&self, t: &Tensor, label: &str) -> Result<&[u8], LoadError> {
+    fn data_of(&self, t: &Tensor, label: &str) -> Result<&[u8], Error> {
         match self.buffers.get(t.buffer) {
             Some(d) if !d.is_empty() => Ok(d),
-            _ => Err(LoadError::Missing {
+            _ => Err(Error::Missing {
                 what: format!("data of {label} (buffer {} is empty)", t.buffer),
             }),
         }
     }
 
     /// `label` names the tensor (and the layer) in errors.
-    pub(super) fn f32_of(&self, t: &Tensor, label: &str) -> Result<Vec<f32>, LoadError> {
+    #[doc(hidden)]
+    pub fn f32_of(&self, t: &Tensor, label: &str) -> Result<Vec<f32>, Error> {
         const ACCEPTED: &str = "dense float32, int8 or uint8";
         if t.sparse {
-            return Err(LoadError::DType {
+            return Err(Error::DType {
                 tensor: label.into(),
                 expected: ACCEPTED,
                 actual: format!("sparse {}", t.dtype),
@@ -858,7 +870,7 @@ impl Model {
             DType::Float32 => 4,
             DType::Int8 | DType::UInt8 => 1,
             other => {
-                return Err(LoadError::DType {
+                return Err(Error::DType {
                     tensor: label.into(),
                     expected: ACCEPTED,
                     actual: other.to_string(),
@@ -875,7 +887,7 @@ impl Model {
         let q = match &t.quantization {
             Some(q) if !q.custom => q,
             _ => {
-                return Err(LoadError::DType {
+                return Err(Error::DType {
                     tensor: label.into(),
                     expected: "float32, or int8/uint8 with scales and zero points",
                     actual: format!(
