@@ -245,3 +245,54 @@ fn the_printed_source_compiles_and_computes_what_the_hand_written_program_does()
     }
     trybuild::TestCases::new().pass(out.join("*.rs"));
 }
+
+// ---- tflite_model!: the same programs, generated at compile time ------------
+
+#[cfg(small_shared_models)]
+mod from_the_macro {
+    use super::*;
+    small_core::tflite_model!(pub Resnet8 = "../../shared/models/pretrainedResnet.tflite");
+    small_core::tflite_model!(
+        /// AD, int8, from the file.
+        pub Ad = "../../shared/models/ad01_int8.tflite"
+    );
+
+    /// `N` loaded from `file` and run on `x`: its output, NHWC.
+    fn output<N: Model>(file: &File, x: &[N::Elem]) -> Vec<N::Elem>
+    where
+        N::Elem: Default + Copy,
+    {
+        let net = N::load(file, small_core::arch::selected().unwrap()).unwrap();
+        let mut arena = vec![N::Elem::default(); N::ARENA];
+        N::input(&mut arena).unwrap().fill_from_nhwc(x).unwrap();
+        net.forward(&mut arena).unwrap();
+        N::output(&arena).unwrap().to_nhwc()
+    }
+
+    /// `N` and `H` loaded from the same file, run on the same input: equal
+    /// outputs, bit for bit.
+    fn same_output<N: Model, H: Model<Elem = N::Elem>>(file: &str, x: impl Fn(usize) -> N::Elem)
+    where
+        N::Elem: Default + Copy + PartialEq + std::fmt::Debug,
+    {
+        let dir = small_tests::models_dir().expect("cfg(small_shared_models) is set");
+        let file = File::from_file(dir.join(file)).unwrap();
+        let d = N::DIMS[0];
+        let x: Vec<N::Elem> = (0..d.h * d.w * d.c).map(x).collect();
+        let y = output::<N>(&file, &x);
+        assert_eq!(y, output::<H>(&file, &x));
+        assert!(y.iter().any(|v| *v != N::Elem::default()));
+    }
+
+    #[test]
+    fn the_macro_generates_the_hand_written_programs() {
+        same_program::<Resnet8>("resnet8", "pretrainedResnet.tflite");
+        same_program::<Ad>("ad", "ad01_int8.tflite");
+        same_output::<Resnet8, resnet8::Resnet8>("pretrainedResnet.tflite", |i| {
+            (i % 13) as f32 * 0.1 - 0.5
+        });
+        same_output::<Ad, ad::int8::Autoencoder>("ad01_int8.tflite", |i| {
+            (i * 37 % 256) as u8 as i8
+        });
+    }
+}

@@ -86,7 +86,7 @@ pub use small_ir::{
 /// assert_eq!(z.to_nhwc(), y.to_nhwc());
 /// # Ok::<(), small_core::Error>(())
 /// ```
-pub use small_macros::layer;
+pub use small_macros::{layer, tflite_model};
 /// The register blocking of a generated layer on one arch, as its
 /// `BLOCKING` lists it (see [`ir::Blocking`]).
 pub type Blocking = small_ir::Blocking<Arch>;

@@ -11,6 +11,25 @@ use proc_macro::TokenStream;
 mod emit;
 mod probe;
 mod spec;
+mod tflite;
+
+/// A `.tflite` file's graph as a `model!` program, generated at compile
+/// time: `tflite_model!(pub Resnet8 = "models/pretrainedResnet.tflite");`
+/// declares one `#[layer]` per operator (a residual ADD fused into its
+/// convolution) and the struct `Resnet8` wiring them as the file does,
+/// exactly what `small-codegen FILE --rust Resnet8` prints. The path is
+/// relative to the crate's `Cargo.toml`; the crate rebuilds when the file
+/// changes. The weights load at run time (`Resnet8::load(&file, arch)`,
+/// which checks the graph again). A file that cannot be read or mapped is
+/// a compile error at the path, naming the operator, its tensors and
+/// what is supported.
+#[proc_macro]
+pub fn tflite_model(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as tflite::Input);
+    tflite::expand(input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
 
 /// Declares a layer in SMaLL's abstract-layer terms on a unit struct.
 ///
