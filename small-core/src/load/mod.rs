@@ -265,7 +265,7 @@ pub trait WeightSource {
     /// Checks that `layers` (a program of `tensors` tensors: the input,
     /// then each layer's output) read and write the tensors the source's
     /// graph wires them to. A `.tflite` file has a graph
-    /// ([`tflite::wiring`]); a source of weights alone (generated,
+    /// (`tflite::wiring`, feature `tflite`); a source of weights alone (generated,
     /// safetensors) accepts any wiring. Every `model!` program runs it
     /// when it loads or packs its weights.
     fn check_wiring(&self, tensors: usize, layers: &[LayerInfo]) -> Result<(), LoadError> {
