@@ -246,12 +246,15 @@ fn the_printed_source_compiles_and_computes_what_the_hand_written_program_does()
     trybuild::TestCases::new().pass(out.join("*.rs"));
 }
 
-// ---- tflite_model!: the same programs, generated at compile time ------------
+// ---- tflite_model!: the same program, generated at compile time ------------
 
-#[cfg(small_shared_models)]
+// One network: the macro only plumbs `Program::source` (tested above on
+// every file) into the crate, and each generated network costs the build
+// its kernels for every arch. AD int8 is the cheapest (ten 1x1 layers) and
+// covers the `i8` program. The macro runs on the build host: x86_64 only.
+#[cfg(all(small_shared_models, target_arch = "x86_64"))]
 mod from_the_macro {
     use super::*;
-    small_core::tflite_model!(pub Resnet8 = "../../shared/models/pretrainedResnet.tflite");
     small_core::tflite_model!(
         /// AD, int8, from the file.
         pub Ad = "../../shared/models/ad01_int8.tflite"
@@ -285,12 +288,8 @@ mod from_the_macro {
     }
 
     #[test]
-    fn the_macro_generates_the_hand_written_programs() {
-        same_program::<Resnet8>("resnet8", "pretrainedResnet.tflite");
+    fn the_macro_generates_the_hand_written_program() {
         same_program::<Ad>("ad", "ad01_int8.tflite");
-        same_output::<Resnet8, resnet8::Resnet8>("pretrainedResnet.tflite", |i| {
-            (i % 13) as f32 * 0.1 - 0.5
-        });
         same_output::<Ad, ad::int8::Autoencoder>("ad01_int8.tflite", |i| {
             (i * 37 % 256) as u8 as i8
         });
