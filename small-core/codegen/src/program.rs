@@ -102,14 +102,6 @@ impl Program {
         Builder::new(file)?.build()
     }
 
-    /// Program tensor `id`'s dims.
-    pub fn dims(&self, id: usize) -> Dims {
-        match id {
-            0 => self.input,
-            _ => self.layers[id - 1].output,
-        }
-    }
-
     /// Multiply-accumulates per inference.
     pub fn macs(&self) -> usize {
         self.layers.iter().map(|l| l.macs).sum()
