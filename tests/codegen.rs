@@ -178,6 +178,126 @@ fn unsupported_operators_are_named_with_their_tensors() {
     assert_eq!(p.layers[0].spec.activation, small_core::Activation::Relu);
 }
 
+/// A file: input `[1, 5, 6, 2]` -> PAD by `pads` (top, bottom, left,
+/// right) -> a 3x3 VALID convolution with stride `s`, as the weights'
+/// SAME padding would read it or not; loaded through the program.
+fn padded(pads: [i32; 4], s: i32) -> Result<(Program, Vec<f32>, Vec<f32>), String> {
+    use fb::TensorType::{Float32 as F, Int32};
+    let [t, b, l, r] = pads;
+    let (h, w) = (5 + t + b, 6 + l + r);
+    let (oh, ow) = ((h - 3) / s + 1, (w - 3) / s + 1);
+    let amounts: Vec<u8> = [0, 0, t, b, l, r, 0, 0]
+        .iter()
+        .flat_map(|v: &i32| v.to_le_bytes())
+        .collect();
+    let weights: Vec<f32> = (0..36).map(|i| (i % 7) as f32 - 3.0).collect();
+    let model = fb::Model {
+        version: 3,
+        operator_codes: Some(vec![
+            code(fb::BuiltinOperator::Pad),
+            code(fb::BuiltinOperator::Conv2d),
+        ]),
+        subgraphs: Some(vec![fb::SubGraph {
+            tensors: Some(vec![
+                tensor("input", &[1, 5, 6, 2], F, 0),
+                tensor("pads", &[4, 2], Int32, 2),
+                tensor("padded", &[1, h, w, 2], F, 0),
+                tensor("conv/filter", &[2, 3, 3, 2], F, 1),
+                tensor("out", &[1, oh, ow, 2], F, 0),
+            ]),
+            inputs: Some(vec![0]),
+            outputs: Some(vec![4]),
+            operators: Some(vec![
+                op(0, &[0, 1], &[2], None),
+                op(
+                    1,
+                    &[2, 3, -1],
+                    &[4],
+                    Some(conv_options(s, fb::Padding::Valid, 1)),
+                ),
+            ]),
+            name: Some("main".into()),
+        }]),
+        buffers: Some(vec![
+            fb::Buffer::default(),
+            f32_buffer(&weights),
+            fb::Buffer {
+                data: Some(amounts),
+                ..Default::default()
+            },
+        ]),
+        ..Default::default()
+    };
+    let file = File::parse(&serialize(&model)).map_err(|e| e.to_string())?;
+    let p = Program::from_file(&file).map_err(|e| e.to_string())?;
+    // The program's layer on the PAD's input against the convolution by
+    // hand on the padded input (relu: the fixture's activation).
+    let x: Vec<f32> = (0..60).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
+    let (infos, dims) = small_tests::program_layers(&p);
+    small_core::load::tflite::wiring(&file, dims.len(), &infos).map_err(|e| e.to_string())?;
+    let got =
+        small_core::model::reference_run(&file, &infos, &dims, &x).map_err(|e| e.to_string())?;
+    let at = |y: i32, x_: i32, c: i32| -> f32 {
+        let (y, x_) = (y - t, x_ - l);
+        if (0..5).contains(&y) && (0..6).contains(&x_) {
+            x[((y * 6 + x_) * 2 + c) as usize]
+        } else {
+            0.0
+        }
+    };
+    let mut want = Vec::new();
+    for oy in 0..oh {
+        for ox in 0..ow {
+            for k in 0..2 {
+                let mut acc = 0.0;
+                for (i, w) in weights[k * 18..(k + 1) * 18].iter().enumerate() {
+                    let (fy, fx, c) = (i as i32 / 6, i as i32 / 2 % 3, i as i32 % 2);
+                    acc += w * at(oy * s + fy, ox * s + fx, c);
+                }
+                want.push(f32::max(acc, 0.0));
+            }
+        }
+    }
+    Ok((p, got.last().unwrap().clone(), want))
+}
+
+#[test]
+fn a_pad_that_is_the_same_padding_folds_into_the_convolution() {
+    // TensorFlow's SAME split: stride 1 pads 1 + 1; stride 2 on 5 rows
+    // pads 1 + 1 and on 6 columns 0 + 1.
+    for (pads, s) in [([1, 1, 1, 1], 1), ([1, 1, 0, 1], 2)] {
+        let (p, got, want) = padded(pads, s).unwrap();
+        assert_eq!(p.layers.len(), 1);
+        assert_eq!(p.layers[0].spec.padding, small_core::Padding::Same);
+        assert_eq!(p.layers[0].x, 0, "the layer reads the PAD's input");
+        // Small integers: exact in any order.
+        assert_eq!(got, want, "pads {pads:?} stride {s}");
+    }
+    // Not TensorFlow's split (1 + 0 where SAME pads 0 + 1), or more.
+    for (pads, s) in [([1, 1, 1, 0], 2), ([2, 2, 2, 2], 1)] {
+        let e = padded(pads, s).unwrap_err();
+        assert!(
+            e.starts_with("operator 0 (PAD): a PAD that is not exactly the SAME padding"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn a_relu_fuses_only_into_a_layer_without_activation() {
+    // The fixture's convolution has a fused RELU already.
+    let e = graph(
+        fb::BuiltinOperator::Relu,
+        vec![op(1, &[2], &[3], None)],
+        vec![0],
+    )
+    .unwrap_err();
+    assert!(
+        e.starts_with("operator 1 (RELU): a RELU whose input is not the output of a layer"),
+        "{e}"
+    );
+}
+
 // ---- the printed source compiles and computes the same --------------------
 
 /// The `main` appended to a printed program: it loads the program and the

@@ -74,3 +74,32 @@ pub fn models_dir() -> Option<std::path::PathBuf> {
     );
     None
 }
+
+/// A generated program's layers and tensor dims as `model!` declares
+/// them (`LAYERS`, `DIMS`), for running it on the reference layers.
+pub fn program_layers(
+    p: &small_codegen::Program,
+) -> (Vec<small_core::model::LayerInfo>, Vec<small_core::Dims>) {
+    let mut dims = vec![p.input];
+    let infos = p
+        .layers
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            dims.push(l.output);
+            small_core::model::LayerInfo {
+                name: "layer",
+                spec: l.spec,
+                op: l.op,
+                out_op: l.out_op,
+                step: small_core::model::Step {
+                    x: l.x,
+                    skip: l.skip.unwrap_or(small_core::model::NONE),
+                    y: i + 1,
+                },
+                macs: l.macs,
+            }
+        })
+        .collect();
+    (infos, dims)
+}

@@ -79,8 +79,10 @@ impl std::error::Error for Unsupported {}
 
 /// The operators a program can hold, for error messages.
 pub const SUPPORTED: &str = "CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1), FULLY_CONNECTED, \
-    AVERAGE_POOL_2D, MAX_POOL_2D, ADD (a residual: one input the output of a convolution \
-    read by nothing else), RESHAPE (where the blocked layout does not change), SOFTMAX (last)";
+    AVERAGE_POOL_2D, MAX_POOL_2D, MEAN (over height and width, float), ADD (a residual: one \
+    input the output of a convolution read by nothing else), PAD (the SAME padding of the \
+    convolution reading it), RELU and RELU6 (after a layer read by nothing else), RESHAPE and \
+    SQUEEZE (where the blocked layout does not change), SOFTMAX (last)";
 
 /// A layer under construction: tensors are the file's until the layers
 /// are ordered.
@@ -112,8 +114,6 @@ struct Builder<'a> {
     file: &'a Model,
     dtype: Dtype,
     input: (usize, Dims),
-    /// File tensor -> the file tensor it views (RESHAPE).
-    alias: HashMap<usize, usize>,
     /// File tensor -> its dims, for every tensor the program holds.
     dims: HashMap<usize, Dims>,
     layers: Vec<Draft>,
@@ -152,7 +152,6 @@ impl<'a> Builder<'a> {
             file,
             dtype,
             input: (*input, dims),
-            alias: HashMap::new(),
             dims: HashMap::from([(*input, dims)]),
             layers: Vec::new(),
             head: Head::None,
@@ -169,30 +168,27 @@ impl<'a> Builder<'a> {
                     self.weighted(op)?
                 }
                 OpKind::AveragePool2d | OpKind::MaxPool2d => self.pool(op)?,
+                OpKind::Mean => self.mean(op)?,
                 OpKind::Add => self.residual(op)?,
-                OpKind::Reshape => self.reshape(op)?,
+                OpKind::Pad => self.pad(op)?,
+                OpKind::Relu | OpKind::Relu6 => self.relu(op)?,
+                OpKind::Reshape | OpKind::Squeeze => self.reshape(op)?,
                 OpKind::Softmax => self.head = Head::Softmax(op.index),
-                OpKind::Other(name) if name == "Squeeze" => self.reshape(op)?,
                 _ => return Err(self.unsupported(op, "not supported")),
             }
         }
         self.finish()
     }
 
-    /// The file tensor `t` views (through RESHAPE).
-    fn source(&self, mut t: usize) -> usize {
-        while let Some(&s) = self.alias.get(&t) {
-            t = s;
-        }
-        t
-    }
-
-    /// Input `i` of `op`, a tensor the program holds, and its dims.
+    /// Input `i` of `op` (for a convolution with a folded PAD, the
+    /// PAD's input), a tensor the program holds, and its dims.
     fn read(&self, op: &Operator, i: usize) -> Result<(usize, Dims), Unsupported> {
-        let t = op
-            .input(i)
-            .map(|t| self.source(t))
-            .ok_or_else(|| self.unsupported(op, "an input is missing"))?;
+        let t = match i {
+            0 => self.file.folded_pad(op).or(op.input(0)),
+            _ => op.input(i),
+        }
+        .map(|t| self.file.view_source(t))
+        .ok_or_else(|| self.unsupported(op, "an input is missing"))?;
         match self.dims.get(&t) {
             Some(&d) => Ok((t, d)),
             None => Err(self.unsupported(
@@ -218,15 +214,8 @@ impl<'a> Builder<'a> {
     }
 
     fn activation(&self, op: &Operator) -> Result<Activation, Unsupported> {
-        match op.options.fused_activation {
-            None => Ok(Activation::None),
-            Some(a) => a.to_activation().ok_or_else(|| {
-                self.unsupported(
-                    op,
-                    &format!("fused activation {a:?} (NONE, RELU or RELU6 are)"),
-                )
-            }),
-        }
+        op.activation()
+            .map_err(|_| self.unsupported(op, "its fused activation (NONE, RELU or RELU6 are)"))
     }
 
     /// CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED.
@@ -274,12 +263,87 @@ impl<'a> Builder<'a> {
             return Err(self.unsupported(op, "dilation"));
         }
         let (sh, sw) = op.options.stride.unwrap_or((1, 1));
+        let padding = match self.file.folded_pad(op) {
+            Some(_) => Padding::Same,
+            None => op.options.padding.unwrap_or(Padding::Valid),
+        };
         Ok(LayerSpec {
             sh,
             sw,
-            padding: op.options.padding.unwrap_or(Padding::Valid),
+            padding,
             ..spec
         })
+    }
+
+    /// MEAN over height and width: a global average pool (float only:
+    /// LiteRT's int8 MEAN rounds unlike its AVERAGE_POOL_2D).
+    fn mean(&mut self, op: &Operator) -> Result<(), Unsupported> {
+        if !self.file.is_spatial_mean(op) {
+            return Err(self.unsupported(op, "a MEAN over other axes than height and width"));
+        }
+        if self.dtype == Dtype::I8 {
+            return Err(self.unsupported(
+                op,
+                "an int8 MEAN (LiteRT rounds it unlike AVERAGE_POOL_2D; not supported yet)",
+            ));
+        }
+        let (x, input) = self.read(op, 0)?;
+        let spec = LayerSpec {
+            reduction: Reduction::Avg,
+            dtype: self.dtype,
+            ..LayerSpec::new(input.h, input.w, 1, 1, input.c)
+        };
+        self.push(op, spec, x, input)
+    }
+
+    /// PAD: nothing of its own when it is the SAME padding of the
+    /// convolution that reads it (`Model::folded_pad`), which then reads
+    /// the PAD's input.
+    fn pad(&mut self, op: &Operator) -> Result<(), Unsupported> {
+        let out = op.outputs.first().copied();
+        let folds = self.file.operators().iter().any(|o| {
+            o.inputs.first().copied().flatten() == out && self.file.folded_pad(o).is_some()
+        });
+        if folds {
+            Ok(())
+        } else {
+            Err(self.unsupported(
+                op,
+                "a PAD that is not exactly the SAME padding of the one VALID CONV_2D or \
+                 DEPTHWISE_CONV_2D reading it (zeros on height and width, TensorFlow's split)",
+            ))
+        }
+    }
+
+    /// RELU, RELU6: fused into the layer writing its input, if that
+    /// layer has no activation and nothing else reads its output.
+    fn relu(&mut self, op: &Operator) -> Result<(), Unsupported> {
+        let (x, _) = self.read(op, 0)?;
+        let (y, output) = self.output(op)?;
+        let activation = self.activation(op)?;
+        let quant = |t: usize| self.file.tensor(t).map(|t| t.quantization.clone());
+        let alike = self.dtype == Dtype::F32 || quant(x) == quant(y);
+        let i = self.layers.iter().position(|d| {
+            d.y == x
+                && d.spec.activation == Activation::None
+                && d.skip.is_none()
+                && d.out_op == d.op
+                && self.file.readers(x) == 1
+        });
+        let (Some(i), true) = (i, alike) else {
+            return Err(self.unsupported(
+                op,
+                "a RELU whose input is not the output of a layer without activation (not a \
+                 residual) that only it reads, int8 input and output quantized alike",
+            ));
+        };
+        let d = &mut self.layers[i];
+        d.operators.push_str(&format!(" + {}", op.kind));
+        d.spec.activation = activation;
+        d.out_op = op.index;
+        d.y = y;
+        self.dims.insert(y, output);
+        Ok(())
     }
 
     fn pool(&mut self, op: &Operator) -> Result<(), Unsupported> {
@@ -343,17 +407,7 @@ impl<'a> Builder<'a> {
     fn residual(&mut self, op: &Operator) -> Result<(), Unsupported> {
         let (a, _) = self.read(op, 0)?;
         let (b, _) = self.read(op, 1)?;
-        let readers = |t: usize| {
-            self.file
-                .operators()
-                .iter()
-                .filter(|o| {
-                    o.inputs
-                        .iter()
-                        .any(|i| i.map(|i| self.source(i)) == Some(t))
-                })
-                .count()
-        };
+        let readers = |t: usize| self.file.readers(t);
         let fusable = |d: &Draft, skip: usize| {
             d.spec.reduction == Reduction::Fma
                 && !d.spec.residual
@@ -397,15 +451,14 @@ impl<'a> Builder<'a> {
     /// RESHAPE (or SQUEEZE) that keeps the blocked layout: the same dims,
     /// or `1x1xC` as `[1, C]` and back.
     fn reshape(&mut self, op: &Operator) -> Result<(), Unsupported> {
-        let (x, input) = self.read(op, 0)?;
-        let (y, output) = self.output(op)?;
+        let (_, input) = self.read(op, 0)?;
+        let (_, output) = self.output(op)?;
         if input != output {
             return Err(self.unsupported(
                 op,
                 &format!("a RESHAPE that changes the layout ({input:?} to {output:?})"),
             ));
         }
-        self.alias.insert(y, x);
         Ok(())
     }
 

@@ -141,6 +141,16 @@ pub enum OpKind {
     Reshape,
     /// `SOFTMAX`.
     Softmax,
+    /// `SQUEEZE`.
+    Squeeze,
+    /// `MEAN`.
+    Mean,
+    /// `PAD`.
+    Pad,
+    /// `RELU`.
+    Relu,
+    /// `RELU6`.
+    Relu6,
     /// Any other builtin, by its schema name (`"Mul"`), `"BUILTIN_<code>"`
     /// for a code newer than the schema, or `"CUSTOM(<name>)"`.
     Other(String),
@@ -158,6 +168,11 @@ impl OpKind {
             OpKind::Add => "ADD",
             OpKind::Reshape => "RESHAPE",
             OpKind::Softmax => "SOFTMAX",
+            OpKind::Squeeze => "SQUEEZE",
+            OpKind::Mean => "MEAN",
+            OpKind::Pad => "PAD",
+            OpKind::Relu => "RELU",
+            OpKind::Relu6 => "RELU6",
             OpKind::Other(name) => name,
         }
     }
@@ -242,10 +257,16 @@ impl Operator {
         self.inputs.get(i).copied().flatten()
     }
 
-    /// The fused activation as a small-rs [`Activation`]: `None` when the
-    /// operator has none (or no such option); an error for one small-rs
-    /// cannot fuse (`TANH`, `RELU_N1_TO_1`, ...).
+    /// The fused activation as a small-rs [`Activation`] (for `RELU` and
+    /// `RELU6`, the operator itself): `None` when the operator has none
+    /// (or no such option); an error for one small-rs cannot fuse
+    /// (`TANH`, `RELU_N1_TO_1`, ...).
     pub fn activation(&self) -> Result<Activation, Error> {
+        match self.kind {
+            OpKind::Relu => return Ok(Activation::Relu),
+            OpKind::Relu6 => return Ok(Activation::Relu6),
+            _ => {}
+        }
         match self.options.fused_activation {
             None => Ok(Activation::None),
             Some(f) => f.to_activation().ok_or_else(|| Error::Mismatch {
@@ -607,6 +628,11 @@ impl Model {
             Ok(fb::BuiltinOperator::Add) => OpKind::Add,
             Ok(fb::BuiltinOperator::Reshape) => OpKind::Reshape,
             Ok(fb::BuiltinOperator::Softmax) => OpKind::Softmax,
+            Ok(fb::BuiltinOperator::Squeeze) => OpKind::Squeeze,
+            Ok(fb::BuiltinOperator::Mean) => OpKind::Mean,
+            Ok(fb::BuiltinOperator::Pad) => OpKind::Pad,
+            Ok(fb::BuiltinOperator::Relu) => OpKind::Relu,
+            Ok(fb::BuiltinOperator::Relu6) => OpKind::Relu6,
             Ok(fb::BuiltinOperator::Custom) => {
                 let name = c.custom_code().ctx(what)?.unwrap_or("");
                 OpKind::Other(format!("CUSTOM({name})"))
@@ -619,7 +645,18 @@ impl Model {
 
     fn read_options(i: usize, kind: &OpKind, op: &fb::OperatorRef<'_>) -> Result<Options, Error> {
         let what = || format!("options of operator {i} {kind}");
-        if matches!(kind, OpKind::Other(_)) {
+        // The schema keeps the options tables of the first 17 kinds only
+        // (schema.fbs); the later kinds read here need none (MEAN's
+        // `keep_dims` shows in its output's shape).
+        if matches!(
+            kind,
+            OpKind::Other(_)
+                | OpKind::Squeeze
+                | OpKind::Mean
+                | OpKind::Pad
+                | OpKind::Relu
+                | OpKind::Relu6
+        ) {
             return Ok(Options::default());
         }
         let Some(raw) = op.builtin_options().ctx(what)? else {

@@ -35,6 +35,7 @@ mod decode;
 mod error;
 #[doc(hidden)]
 pub mod fixture;
+mod graph;
 
 pub use decode::{DType, FusedActivation, Model, OpKind, Operator, Options, Quantization, Tensor};
 pub use error::Error;

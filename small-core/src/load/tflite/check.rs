@@ -76,7 +76,30 @@ impl<'m> Target<'m> {
     fn window(&self, spec: &LayerSpec) -> Result<(), LoadError> {
         let o = &self.op.options;
         self.check("stride", (spec.sh, spec.sw), o.stride, hxw)?;
-        self.check("padding", spec.padding, o.padding, |p| {
+        // A PAD before a VALID convolution that equals its SAME padding
+        // is that padding (`Model::folded_pad`).
+        let padding = match self.model.folded_pad(self.op) {
+            Some(_) => Some(Padding::Same),
+            None => o.padding,
+        };
+        self.check("padding", spec.padding, padding, |p| padding_name(p).into())
+    }
+
+    /// A MEAN over height and width as a `fh x fw` average pool: the
+    /// window must be the whole input, with no stride or padding.
+    fn spatial_mean(&self, spec: &LayerSpec) -> Result<(), LoadError> {
+        if !self.model.is_spatial_mean(self.op) {
+            return Err(self.mismatch(
+                "MEAN axes",
+                "[1, 2] of an [1, H, W, C] input".into(),
+                format!("{:?}", self.op.inputs),
+            ));
+        }
+        let t = self.tensor("input", 0)?;
+        let hw = (t.shape[1], t.shape[2]);
+        self.check("filter", hw, Some((spec.fh, spec.fw)), hxw)?;
+        self.check("stride", (1, 1), Some((spec.sh, spec.sw)), hxw)?;
+        self.check("padding", Padding::Valid, Some(spec.padding), |p| {
             padding_name(p).into()
         })
     }
@@ -267,6 +290,30 @@ impl<'m> Target<'m> {
         Ok(AddParams::new(q1, q2, qo, add.activation()?))
     }
 
+    /// The activation of a layer whose last operator is `out_op`: a
+    /// RELU or RELU6 after the layer's operator (whose int8 output it
+    /// must not requantize), else the operator's fused one.
+    fn fused_activation(&self, out_op: usize) -> Result<crate::Activation, LoadError> {
+        let last = self.model.operators().get(out_op);
+        match last {
+            Some(r)
+                if out_op != self.op.index && matches!(r.kind, OpKind::Relu | OpKind::Relu6) =>
+            {
+                let qx = self.quant("RELU input", self.output_of(self.op)?)?;
+                let qy = self.quant("RELU output", self.output_of(r)?)?;
+                if qx != qy {
+                    return Err(self.mismatch(
+                        "quantization of the fused RELU's output",
+                        format!("its input's, {qx:?}"),
+                        format!("{qy:?}"),
+                    ));
+                }
+                Ok(r.activation()?)
+            }
+            _ => Ok(self.op.activation()?),
+        }
+    }
+
     fn kind(&self, expected: &str) -> LoadError {
         self.mismatch("operator", expected.into(), self.op.kind.to_string())
     }
@@ -302,6 +349,11 @@ fn resolve<'m>(
     let o = &op.options;
     let unit = |what: &'static str, v: Option<(usize, usize)>| target.check(what, (1, 1), v, hxw);
     let (weights, order, bias) = match (spec.reduction, spec.kind()) {
+        (Reduction::Avg, _) if op.kind == OpKind::Mean => {
+            target.spatial_mean(spec)?;
+            target.input_channels(spec.in_channels())?;
+            (None, Order::Ohwi, None)
+        }
         (Reduction::Max | Reduction::Avg, _) => {
             let (kind, name) = match spec.reduction {
                 Reduction::Max => (OpKind::MaxPool2d, "MAX_POOL_2D"),
@@ -441,7 +493,14 @@ impl WeightSource for Model {
         let t = &r.target;
         let qx = t.quant("input", t.tensor("input", 0)?)?;
         let qy = t.quant("output", t.output_of(t.op)?)?;
-        let (min, max) = activation_range(t.op.activation()?, qy);
+        if t.op.kind == OpKind::Mean {
+            return Err(t.mismatch(
+                "operator",
+                "AVERAGE_POOL_2D (an int8 MEAN rounds its own way, not supported yet)".into(),
+                "MEAN".into(),
+            ));
+        }
+        let (min, max) = activation_range(t.fused_activation(out_op)?, qy);
         let out = spec.out_channels();
         let (weights, rescale) = match r.filter {
             Some(f) => {

@@ -57,19 +57,6 @@ pub fn wiring(file: &Model, tensors: usize, layers: &[LayerInfo]) -> Result<Vec<
             ),
         })
     };
-    // Follow RESHAPE outputs back to the tensor they view.
-    let source_of = |mut t: usize| {
-        while let Some(r) = ops
-            .iter()
-            .find(|o| o.kind == OpKind::Reshape && o.outputs.first() == Some(&t))
-        {
-            match r.input(0) {
-                Some(i) => t = i,
-                None => break,
-            }
-        }
-        t
-    };
     let mismatch =
         |l: &LayerInfo, what: &'static str, expected: String, actual: String| LoadError::Mismatch {
             layer: format!("layer `{}` (op {})", l.name, l.op),
@@ -98,7 +85,11 @@ pub fn wiring(file: &Model, tensors: usize, layers: &[LayerInfo]) -> Result<Vec<
     })? = input;
     for l in layers {
         let main = op(l.op, l.name)?;
-        let read = main.input(0).map(source_of);
+        // A folded PAD is the layer's padding: it reads the PAD's input.
+        let read = file
+            .folded_pad(main)
+            .or(main.input(0))
+            .map(|t| file.view_source(t));
         let x = tensor[slot(l.step.x, l)?];
         if read != Some(x) {
             return Err(mismatch(

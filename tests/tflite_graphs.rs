@@ -1,0 +1,140 @@
+//! The small graphs of `tests/data/tflite`, written by TensorFlow's
+//! converter (`scripts/gen-test-models`; `MODELS.txt` lists their
+//! operators): a network with every operator `small-codegen` maps, and
+//! random chains and branches of convolutions, depthwise convolutions,
+//! pools and residual ADDs with random shapes, strides and paddings, in
+//! f32 and int8. Each maps to a program, passes the graph check, and its
+//! reference run on the file's weights equals LiteRT's outputs on the
+//! saved inputs: int8 exactly, f32 within the probabilistic rounding
+//! bound of its layers. (The generated kernels equal the reference layers
+//! in `kernels.rs`; `codegen.rs` runs `every_op` through `tflite_model!`.)
+
+use small_codegen::{Head, Program};
+use small_core::Dtype;
+use small_core::load::tflite::{Model as File, OpKind, wiring};
+use small_core::model::{reference_run, reference_run_i8};
+use small_core::reference::int8;
+use small_examples::check::{self, Propagation, first_mismatch, head_bound};
+use small_examples::models::Head as Checked;
+use std::path::{Path, PathBuf};
+
+/// Inputs per model in each `.in` file.
+const INPUTS: usize = 2;
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/tflite")
+}
+
+fn models() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 26, "tests/data/tflite holds {} models", v.len());
+    v
+}
+
+fn int8_softmax(file: &File, op: usize) -> int8::SoftmaxParams {
+    let op = &file.operators()[op];
+    assert_eq!(op.kind, OpKind::Softmax);
+    let x = file.tensor(op.input(0).unwrap()).unwrap();
+    let scale = x.quantization.as_ref().unwrap().scales[0];
+    int8::SoftmaxParams::new(op.options.beta.unwrap_or(1.0), scale).unwrap()
+}
+
+fn check_model(path: &Path) {
+    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+    let file = File::from_file(path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let p = Program::from_file(&file).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let (infos, dims) = small_tests::program_layers(&p);
+    wiring(&file, dims.len(), &infos).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let raw = |ext: &str| std::fs::read(path.with_extension(ext)).unwrap();
+    let (ins, outs) = (raw("in"), raw("out"));
+    let out_len = dims.last().unwrap().elements();
+    let width = if p.dtype == Dtype::F32 { 4 } else { 1 };
+    assert_eq!(
+        ins.len(),
+        INPUTS * p.input.elements() * width,
+        "{name}: .in"
+    );
+    assert_eq!(outs.len(), INPUTS * out_len * width, "{name}: .out");
+    let at = |i: usize| format!("{name} input {i}\n{}", p.table(&name));
+    for i in 0..INPUTS {
+        let input = &ins[i * ins.len() / INPUTS..(i + 1) * ins.len() / INPUTS];
+        let want = &outs[i * outs.len() / INPUTS..(i + 1) * outs.len() / INPUTS];
+        if p.dtype == Dtype::I8 {
+            let x: Vec<i8> = input.iter().map(|&b| b as i8).collect();
+            let values = reference_run_i8(&file, &infos, &dims, &x)
+                .unwrap_or_else(|e| panic!("{}: {e}", at(i)));
+            let mut got = values.last().unwrap().clone();
+            if let Head::Softmax(op) = p.head {
+                let logits = got.clone();
+                int8::softmax(&logits, out_len, &int8_softmax(&file, op), &mut got).unwrap();
+            }
+            let want: Vec<i8> = want.iter().map(|&b| b as i8).collect();
+            assert_eq!(got, want, "{}", at(i));
+        } else {
+            let f32s = |b: &[u8]| -> Vec<f32> {
+                b.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect()
+            };
+            let (x, want) = (f32s(input), f32s(want));
+            let values = reference_run(&file, &infos, &dims, &x)
+                .unwrap_or_else(|e| panic!("{}: {e}", at(i)));
+            let probable = Propagation::Probable { lambda: 8.0 };
+            let bounds = check::bounds(&infos, &dims, &file, &values, probable).unwrap();
+            let mut got = values.last().unwrap().clone();
+            let head = match p.head {
+                Head::Softmax(_) => {
+                    check::softmax(&mut got);
+                    Checked::Softmax
+                }
+                Head::None => Checked::Reconstruction,
+            };
+            let tol = head_bound(head, bounds.last().unwrap());
+            if let Some((j, g, w, t)) = first_mismatch(&got, &want, &tol) {
+                panic!("{}: output {j}: got {g}, LiteRT {w}, bound {t}", at(i));
+            }
+        }
+    }
+    println!(
+        "{name}: {} layers, {:?}: LiteRT's outputs",
+        p.layers.len(),
+        p.dtype
+    );
+}
+
+#[test]
+fn every_graph_maps_and_matches_litert() {
+    for path in models() {
+        check_model(&path);
+    }
+}
+
+/// Every operator `small-codegen` maps, from TensorFlow's converter: the
+/// list `MODELS.txt` records for `every_op`.
+#[test]
+fn every_op_has_every_operator() {
+    let file = File::from_file(dir().join("every_op.tflite")).unwrap();
+    let p = Program::from_file(&file).unwrap();
+    let ops: Vec<&str> = p.layers.iter().map(|l| l.operators.as_str()).collect();
+    for want in [
+        "CONV_2D",
+        "DEPTHWISE_CONV_2D",
+        "CONV_2D + ADD",
+        "MAX_POOL_2D",
+        "AVERAGE_POOL_2D",
+        "MEAN + RELU",
+        "FULLY_CONNECTED",
+    ] {
+        assert!(ops.contains(&want), "every_op has no {want}: {ops:?}");
+    }
+    assert!(
+        p.layers.iter().any(|l| l.spec.g > 1 && l.spec.fc > 1),
+        "every_op has no grouped CONV_2D"
+    );
+    assert!(matches!(p.head, Head::Softmax(_)));
+}
