@@ -163,3 +163,16 @@ fn the_checker_catches_what_it_should() {
     assert!(check_include(&chapter, "../../examples/mcu/build.rs:1:99999").is_some());
     assert_eq!(links("see [a](x.md) and [b](y.md#z)"), ["x.md", "y.md#z"]);
 }
+
+/// The README shows the user crate `examples/tflite-app` as it is: its
+/// `main.rs`, verbatim.
+#[test]
+fn readme_shows_the_user_crate_verbatim() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let main = std::fs::read_to_string(root.join("examples/tflite-app/src/main.rs")).unwrap();
+    assert!(
+        readme.contains(&main),
+        "README.md does not show examples/tflite-app/src/main.rs as it is"
+    );
+}

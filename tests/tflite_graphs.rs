@@ -138,3 +138,72 @@ fn every_op_has_every_operator() {
     );
     assert!(matches!(p.head, Head::Softmax(_)));
 }
+
+// `every_op` through `tflite_model!`: the generated kernels on every arch
+// the CPU has, against the reference run (which equals LiteRT above): int8
+// exactly, f32 within the bound. x86_64 only, as `codegen.rs`'s macro test:
+// the cross stage would build these kernels for little gain.
+#[cfg(target_arch = "x86_64")]
+mod from_the_macro {
+    use super::*;
+    use small_core::model::Model;
+
+    small_core::tflite_model!(EveryOp = "data/tflite/every_op.tflite");
+    small_core::tflite_model!(EveryOpInt8 = "data/tflite/every_op_int8.tflite");
+
+    fn run<N: Model>(file: &File, arch: small_core::Arch, x: &[N::Elem]) -> Vec<N::Elem>
+    where
+        N::Elem: Default + Copy,
+    {
+        let net = N::load(file, arch).unwrap();
+        let mut arena = vec![N::Elem::default(); N::ARENA];
+        N::input(&mut arena).unwrap().fill_from_nhwc(x).unwrap();
+        net.forward(&mut arena).unwrap();
+        N::output(&arena).unwrap().to_nhwc()
+    }
+
+    #[test]
+    fn every_op_kernels_equal_the_reference_on_every_arch() {
+        let f32_file = File::from_file(dir().join("every_op.tflite")).unwrap();
+        let i8_file = File::from_file(dir().join("every_op_int8.tflite")).unwrap();
+        let x: Vec<f32> = (0..EveryOp::DIMS[0].elements())
+            .map(|i| ((i * 7919) % 200) as f32 / 50.0 - 2.0)
+            .collect();
+        let q: Vec<i8> = (0..EveryOpInt8::DIMS[0].elements())
+            .map(|i| (i * 7919 % 256) as u8 as i8)
+            .collect();
+        let values = reference_run(&f32_file, &EveryOp::LAYERS, &EveryOp::DIMS, &x).unwrap();
+        let probable = Propagation::Probable { lambda: 8.0 };
+        let bounds = check::bounds(
+            &EveryOp::LAYERS,
+            &EveryOp::DIMS,
+            &f32_file,
+            &values,
+            probable,
+        )
+        .unwrap();
+        let want_q =
+            reference_run_i8(&i8_file, &EveryOpInt8::LAYERS, &EveryOpInt8::DIMS, &q).unwrap();
+        for arch in small_core::arch::available() {
+            let got = run::<EveryOp>(&f32_file, arch, &x);
+            let (want, tol) = (values.last().unwrap(), bounds.last().unwrap());
+            if let Some((j, g, w, t)) = first_mismatch(&got, want, tol) {
+                panic!(
+                    "every_op on {}: output {j}: got {g}, reference {w}, bound {t}",
+                    arch.name()
+                );
+            }
+            let got = run::<EveryOpInt8>(&i8_file, arch, &q);
+            assert_eq!(
+                &got,
+                want_q.last().unwrap(),
+                "every_op_int8 on {}",
+                arch.name()
+            );
+            println!(
+                "every_op (f32, int8): the kernels equal the reference on {}",
+                arch.name()
+            );
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! VWW 0.25 int8 from its `.tflite` file: one macro line declares the
+//! program (layers specialized for every arch, arena planned at compile
+//! time); `main` loads the file's weights, fills the input and runs it.
+//! Usage: `tflite-app [IMAGE]`, IMAGE raw int8 NHWC 96x96x3 (default: a
+//! mid-gray image); prints the two logits and the class.
+
+small_core::tflite_model!(Vww = "../../../shared/models/vww_96_int8.tflite");
+
+const FILE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/models/vww_96_int8.tflite"
+);
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let file = small_core::load::tflite::Model::from_file(FILE)?;
+    let net = Vww::load(&file, small_core::arch::selected()?)?; // checks the graph too
+    let image: Vec<i8> = match std::env::args().nth(1) {
+        Some(path) => std::fs::read(path)?.into_iter().map(|b| b as i8).collect(),
+        None => vec![0; 96 * 96 * 3],
+    };
+    let mut arena = vec![0i8; Vww::ARENA];
+    Vww::input(&mut arena)?.fill_from_nhwc(&image)?;
+    net.forward(&mut arena)?;
+    // The logits: the file's SOFTMAX is the caller's (it keeps the order).
+    let logits = Vww::output(&arena)?.to_nhwc();
+    let class = if logits[1] > logits[0] {
+        "person"
+    } else {
+        "no person"
+    };
+    println!("logits {logits:?}: {class}");
+    Ok(())
+}
