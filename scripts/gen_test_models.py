@@ -7,6 +7,9 @@ command never runs this. For every model it writes
   NAME.in       INPUTS inputs, raw little-endian f32 (or int8 bytes), NHWC
   NAME.out      LiteRT's outputs for them, the same encoding
 
+and in rejected/ two graphs small-codegen must refuse (the compile errors
+of tests/ui/fail/tflite_*.rs): a CONCATENATION, and two graph inputs.
+
 One network uses every operator small-codegen maps (every_op, in f32 and
 int8); the others are random chains and branches of convolutions,
 depthwise convolutions, pools, residual ADDs and folded PADs with random
@@ -166,6 +169,22 @@ def write(out_dir, name, model, int8, rng):
     print(f"{name}: {'int8' if int8 else 'f32'} {shape(i)} -> {shape(o)}: {' '.join(ops)}")
 
 
+def rejected(out_dir, rng):
+    os.makedirs(os.path.join(out_dir, "rejected"), exist_ok=True)
+    x = inp = L.Input((8, 8, 4), batch_size=1)
+    a = L.Conv2D(4, 3, padding="same", activation="relu")(x)
+    b = L.DepthwiseConv2D(3, padding="same", activation="relu")(x)
+    concat = keras.Model(inp, L.Conv2D(8, 1)(L.Concatenate()([a, b])))
+    p = L.Input((8, 8, 4), batch_size=1)
+    q = L.Input((8, 8, 4), batch_size=1)
+    two = keras.Model([p, q], L.Conv2D(4, 3, padding="same")(L.Add()([p, q])))
+    for name, model in (("concat", concat), ("two_inputs", two)):
+        randomize(model, rng)
+        with open(os.path.join(out_dir, "rejected", name + ".tflite"), "wb") as f:
+            f.write(convert(model, False, rng))
+        print(f"rejected/{name}: written")
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
@@ -175,6 +194,7 @@ def main():
     write(out_dir, "every_op_int8", every_op(True), True, rng)
     for n in range(RANDOM):
         write(out_dir, f"random_{n:02}", random_graph(rng), n % 2 == 1, rng)
+    rejected(out_dir, rng)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,24 @@
     ignore = "host-only: the macro runs on the build host"
 )]
 fn ui() {
+    stage_rejected_models();
     let t = trybuild::TestCases::new();
     t.pass("ui/pass/*.rs");
     t.compile_fail("ui/fail/*.rs");
+}
+
+/// `tflite_model!` paths are relative to the crate's manifest: for the UI
+/// cases, trybuild's project in `<target>/tests/trybuild/small-tests`. The
+/// files they reject (`tests/data/tflite/rejected`) are copied there, so
+/// the cases name them as `rejected/<file>` wherever the target dir is.
+fn stage_rejected_models() {
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let project = tmp.parent().unwrap().join("tests/trybuild/small-tests");
+    let to = project.join("rejected");
+    std::fs::create_dir_all(&to).unwrap();
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/tflite/rejected");
+    for e in std::fs::read_dir(&from).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+    }
 }

@@ -1,0 +1,3 @@
+small_core::tflite_model!(Net = "rejected/two_inputs.tflite");
+
+fn main() {}

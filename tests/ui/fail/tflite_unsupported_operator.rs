@@ -1,0 +1,3 @@
+small_core::tflite_model!(Net = "rejected/concat.tflite");
+
+fn main() {}
