@@ -47,7 +47,8 @@ def randomize(model, rng):
 
 def every_op(int8):
     """CONV_2D (plain, grouped, after a folded PAD), DEPTHWISE_CONV_2D,
-    both pools, a residual ADD, MEAN + standalone RELU, RESHAPE,
+    both pools, a residual ADD, an ADD of two activated branches, a
+    standalone RELU6 on a tensor two operators read, MEAN + RELU, RESHAPE,
     FULLY_CONNECTED, SOFTMAX. int8 has no MEAN (not supported there): an
     AVERAGE_POOL_2D over the whole plane instead."""
     x = inp = L.Input((16, 16, 3), batch_size=1)
@@ -57,6 +58,9 @@ def every_op(int8):
     a = L.DepthwiseConv2D(3, padding="same", activation="relu")(x)
     b = L.Conv2D(8, 1)(a)
     x = L.Add()([b, x])
+    r = L.ReLU(max_value=6.0)(x)
+    c = L.Conv2D(8, 1, activation="relu")(x)
+    x = L.Add()([r, c])
     x = L.MaxPool2D(2)(x)
     x = L.Conv2D(12, 3, padding="valid")(x)
     x = L.AveragePooling2D(2, strides=1, padding="same")(x)
@@ -79,7 +83,13 @@ def random_graph(rng):
     held = [x]
     for _ in range(int(rng.integers(3, 7))):
         hh, ww, cc = x.shape[1], x.shape[2], x.shape[3]
-        kinds = ["conv", "dw", "res"]
+        kinds = ["conv", "dw"]
+        # TensorFlow's converter writes an ADD of 1-channel tensors as
+        # RESHAPE to 1-D, ADD, RESHAPE back, which small-codegen refuses.
+        if cc > 1:
+            kinds += ["branches", "relu"]
+        if any(t.shape[1:3] == x.shape[1:3] and t.shape[3] > 1 for t in held):
+            kinds += ["res"]
         if min(hh, ww) >= 4:
             kinds += ["pool", "padconv"]
         kind = rng.choice(kinds)
@@ -108,10 +118,19 @@ def random_graph(rng):
             x = L.ZeroPadding2D((ph, pw))(x)
             x = L.Conv2D(int(rng.choice([4, 8])), 3, strides=s, padding="valid",
                          activation=act)(x)
+        elif kind == "branches":
+            # Two activated branches added: an ADD no layer can take.
+            a = L.Conv2D(cc, int(rng.choice([1, 3])), padding="same", activation="relu")(x)
+            b = L.DepthwiseConv2D(3, padding="same", activation=relu6)(x)
+            x = L.Add()([a, b])
+        elif kind == "relu":
+            # A RELU on a tensor two operators read: a layer of its own.
+            r = L.ReLU(max_value=6.0 if rng.random() < 0.5 else None)(x)
+            x = L.Add()([r, L.Conv2D(cc, 1)(x)])
         else:
             # A residual: conv without activation + an earlier tensor of
             # its shape (the last one, or one further back).
-            same = [t for t in held if t.shape[1:3] == x.shape[1:3]]
+            same = [t for t in held if t.shape[1:3] == x.shape[1:3] and t.shape[3] > 1]
             skip = same[int(rng.integers(0, len(same)))]
             y = L.Conv2D(skip.shape[3], 3, padding="same")(x)
             x = L.Add()([y, skip])

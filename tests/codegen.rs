@@ -153,17 +153,20 @@ fn unsupported_operators_are_named_with_their_tensors() {
         e.starts_with("operator 1 (MUL): not supported; inputs t2 [1, 4, 4, 2], t2 [1, 4, 4, 2], outputs t3 [1, 4, 4, 2]. Supported: CONV_2D,"),
         "{e}"
     );
-    // An ADD of a convolution with a fused activation: not a residual.
-    let e = graph(
+    // An ADD of a convolution with a fused activation: not a residual,
+    // a layer of its own (1x1 depthwise of weight 1, residual).
+    let p = graph(
         fb::BuiltinOperator::Add,
         vec![op(1, &[2, 0], &[3], None)],
         vec![0],
     )
-    .unwrap_err();
-    assert!(
-        e.starts_with("operator 1 (ADD): an ADD that is not a residual"),
-        "{e}"
-    );
+    .unwrap();
+    let add = &p.layers[1];
+    assert_eq!(add.operators, "ADD");
+    let s = add.spec;
+    assert_eq!((s.fh, s.fw, s.fc, s.k, s.g), (1, 1, 1, 1, 2));
+    assert!(s.residual);
+    assert_eq!((add.x, add.skip), (1, Some(0)));
     // Two graph inputs.
     let e = graph(fb::BuiltinOperator::Mul, vec![], vec![0, 2]).unwrap_err();
     assert!(
@@ -284,17 +287,22 @@ fn a_pad_that_is_the_same_padding_folds_into_the_convolution() {
 }
 
 #[test]
-fn a_relu_fuses_only_into_a_layer_without_activation() {
+fn a_relu_after_an_activation_is_a_layer_of_its_own() {
     // The fixture's convolution has a fused RELU already.
-    let e = graph(
+    let p = graph(
         fb::BuiltinOperator::Relu,
         vec![op(1, &[2], &[3], None)],
         vec![0],
     )
-    .unwrap_err();
-    assert!(
-        e.starts_with("operator 1 (RELU): a RELU whose input is not the output of a layer"),
-        "{e}"
+    .unwrap();
+    assert_eq!(p.layers.len(), 2);
+    let relu = &p.layers[1];
+    assert_eq!(relu.operators, "RELU");
+    assert_eq!(relu.spec.activation, small_core::Activation::Relu);
+    assert!(!relu.spec.residual);
+    assert_eq!(
+        (relu.spec.fh, relu.spec.fc, relu.spec.k, relu.spec.g),
+        (1, 1, 1, 2)
     );
 }
 

@@ -79,9 +79,8 @@ impl std::error::Error for Unsupported {}
 
 /// The operators a program can hold, for error messages.
 pub const SUPPORTED: &str = "CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1), FULLY_CONNECTED, \
-    AVERAGE_POOL_2D, MAX_POOL_2D, MEAN (over height and width, float), ADD (a residual: one \
-    input the output of a convolution read by nothing else), PAD (the SAME padding of the \
-    convolution reading it), RELU and RELU6 (after a layer read by nothing else), RESHAPE and \
+    AVERAGE_POOL_2D, MAX_POOL_2D, MEAN (over height and width, float), ADD (of two tensors of \
+    one shape), PAD (the SAME padding of the convolution reading it), RELU, RELU6, RESHAPE and \
     SQUEEZE (where the blocked layout does not change), SOFTMAX (last)";
 
 /// A layer under construction: tensors are the file's until the layers
@@ -315,8 +314,40 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// A standalone ADD (`residual`) or RELU / RELU6: a 1x1 depthwise
+    /// layer of weight 1, whose weights the loader makes (`x * 1` is
+    /// exact, so the layer computes `x + skip` and the activation, as
+    /// TFLite's operator).
+    fn identity(&mut self, op: &Operator, add: bool) -> Result<(), Unsupported> {
+        let (x, input) = self.read(op, 0)?;
+        let skip = if add {
+            let (b, shape) = self.read(op, 1)?;
+            if shape != input {
+                return Err(self.unsupported(
+                    op,
+                    &format!("an ADD of unlike shapes ({input:?} and {shape:?}: no broadcasting)"),
+                ));
+            }
+            Some(b)
+        } else {
+            None
+        };
+        let spec = LayerSpec {
+            residual: add,
+            activation: self.activation(op)?,
+            dtype: self.dtype,
+            ..LayerSpec::new(1, 1, 1, 1, input.c)
+        };
+        self.push(op, spec, x, input)?;
+        if let Some(d) = self.layers.last_mut() {
+            d.skip = skip;
+        }
+        Ok(())
+    }
+
     /// RELU, RELU6: fused into the layer writing its input, if that
-    /// layer has no activation and nothing else reads its output.
+    /// layer has no activation and nothing else reads its output; else
+    /// a layer of its own.
     fn relu(&mut self, op: &Operator) -> Result<(), Unsupported> {
         let (x, _) = self.read(op, 0)?;
         let (y, output) = self.output(op)?;
@@ -330,12 +361,10 @@ impl<'a> Builder<'a> {
                 && d.out_op == d.op
                 && self.file.readers(x) == 1
         });
+        // int8: fused, the clamp acts in the layer's output quantization;
+        // a RELU that requantizes is a layer of its own.
         let (Some(i), true) = (i, alike) else {
-            return Err(self.unsupported(
-                op,
-                "a RELU whose input is not the output of a layer without activation (not a \
-                 residual) that only it reads, int8 input and output quantized alike",
-            ));
+            return self.identity(op, false);
         };
         let d = &mut self.layers[i];
         d.operators.push_str(&format!(" + {}", op.kind));
@@ -428,12 +457,7 @@ impl<'a> Builder<'a> {
             })
             .min_by_key(|&(i, _)| self.layers[i].op);
         let Some((i, skip)) = pick else {
-            return Err(self.unsupported(
-                op,
-                "an ADD that is not a residual (neither input is the output of a \
-                 convolution without activation that only this ADD reads, with the \
-                 other input of its shape)",
-            ));
+            return self.identity(op, true);
         };
         let (y, output) = self.output(op)?;
         let activation = self.activation(op)?;

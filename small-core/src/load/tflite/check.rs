@@ -11,7 +11,7 @@ use crate::{LayerSpec, Order, Padding, Reduction};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use small_ir::quant::{Quant, activation_range};
+use small_ir::quant::{Multiplier, Quant, activation_range};
 
 fn hxw((h, w): (usize, usize)) -> String {
     format!("{h}x{w}")
@@ -83,6 +83,26 @@ impl<'m> Target<'m> {
             None => o.padding,
         };
         self.check("padding", spec.padding, padding, |p| padding_name(p).into())
+    }
+
+    /// A standalone ADD (RELU, RELU6) is the layer `fh = fw = fc = k = 1`,
+    /// `g = C`, stride 1, weight 1 and no bias, `residual` (not): its
+    /// input plus the ADD's second input, then the activation.
+    fn identity(&self, spec: &LayerSpec) -> Result<(), LoadError> {
+        let add = self.op.kind == OpKind::Add;
+        let shape = (spec.fh, spec.fw, spec.fc, spec.k, spec.sh, spec.sw);
+        if spec.reduction != Reduction::Fma || shape != (1, 1, 1, 1, 1, 1) || spec.residual != add {
+            return Err(self.mismatch(
+                "declaration",
+                format!(
+                    "a 1x1 depthwise layer of stride 1{} (a standalone {})",
+                    if add { ", residual" } else { "" },
+                    self.op.kind
+                ),
+                format!("{spec:?}"),
+            ));
+        }
+        self.input_channels(spec.g)
     }
 
     /// A MEAN over height and width as a `fh x fw` average pool: the
@@ -314,6 +334,45 @@ impl<'m> Target<'m> {
         }
     }
 
+    /// The int8 identity layer of a standalone ADD, RELU or RELU6: weight
+    /// 1 of scale 1: for ADD, its requantization (a multiplier of exactly
+    /// 1) returns its input `x`, then TFLite's ADD of `x` and the second
+    /// input; for RELU, LiteRT's requantization to the output's scale and
+    /// the clamp.
+    fn identity_i8(&self, qx: Quant, channels: usize) -> Result<Int8LayerWeights, LoadError> {
+        let qy = self.quant("output", self.output_of(self.op)?)?;
+        let (rescale, out, (min, max), add) = if self.op.kind == OpKind::Add {
+            let skip = self.tensor("ADD input 2", 1)?;
+            let q2 = self.quant("ADD input 2", skip)?;
+            let params = AddParams::new(qx, q2, qy, self.op.activation()?);
+            // A multiplier of exactly 1 (`x * 1 / x`): the ADD's input.
+            (
+                Rescale::conv(qx.scale, 1.0, qx.scale),
+                qx,
+                (i8::MIN, i8::MAX),
+                Some(params),
+            )
+        } else {
+            // LiteRT's RELU / RELU6: `input_scale / output_scale` in
+            // float, then doubled, the double-rounding multiply, the clamp.
+            let real = (qx.scale / qy.scale) as f64;
+            let rescale = Rescale::DoubleRounding(Multiplier::from_real(real));
+            let range = activation_range(self.op.activation()?, qy);
+            (rescale, qy, range, None)
+        };
+        Ok(Int8LayerWeights {
+            weights: alloc::vec![1; channels],
+            order: Order::Depthwise,
+            bias: None,
+            rescale: alloc::vec![rescale; channels],
+            input_zero_point: qx.zero_point,
+            output_zero_point: out.zero_point,
+            min,
+            max,
+            add,
+        })
+    }
+
     fn kind(&self, expected: &str) -> LoadError {
         self.mismatch("operator", expected.into(), self.op.kind.to_string())
     }
@@ -326,6 +385,9 @@ struct Resolved<'m> {
     filter: Option<&'m Tensor>,
     order: Order,
     bias: Option<&'m Tensor>,
+    /// A standalone ADD, RELU or RELU6 declared as a 1x1 depthwise layer
+    /// of weight 1 (`residual` for ADD): its weights are made, not read.
+    identity: bool,
 }
 
 /// Checks operator `layer.op` against `spec` (see the [module docs](super)).
@@ -348,6 +410,16 @@ fn resolve<'m>(
     let target = Target { layer, op, model };
     let o = &op.options;
     let unit = |what: &'static str, v: Option<(usize, usize)>| target.check(what, (1, 1), v, hxw);
+    if matches!(op.kind, OpKind::Add | OpKind::Relu | OpKind::Relu6) {
+        target.identity(spec)?;
+        return Ok(Resolved {
+            target,
+            filter: None,
+            order: Order::Depthwise,
+            bias: None,
+            identity: true,
+        });
+    }
     let (weights, order, bias) = match (spec.reduction, spec.kind()) {
         (Reduction::Avg, _) if op.kind == OpKind::Mean => {
             target.spatial_mean(spec)?;
@@ -436,6 +508,7 @@ fn resolve<'m>(
         filter: weights,
         order,
         bias,
+        identity: false,
     })
 }
 
@@ -462,6 +535,7 @@ impl WeightSource for Model {
         let t = &r.target;
         let weights = match r.filter {
             Some(f) => t.f32_of("filter", f)?,
+            None if r.identity => alloc::vec![1.0; spec.g],
             None => Vec::new(),
         };
         check_count(t, spec, weights.len())?;
@@ -492,6 +566,9 @@ impl WeightSource for Model {
         let r = resolve(self, layer, spec)?;
         let t = &r.target;
         let qx = t.quant("input", t.tensor("input", 0)?)?;
+        if r.identity {
+            return t.identity_i8(qx, spec.g);
+        }
         let qy = t.quant("output", t.output_of(t.op)?)?;
         if t.op.kind == OpKind::Mean {
             return Err(t.mismatch(

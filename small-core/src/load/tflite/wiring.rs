@@ -101,7 +101,12 @@ pub fn wiring(file: &Model, tensors: usize, layers: &[LayerInfo]) -> Result<Vec<
         }
         let last = op(l.out_op, l.name)?;
         if l.step.skip != model::NONE {
-            let conv = main.outputs.first().copied();
+            // A standalone ADD is its own layer: it adds its inputs.
+            let conv = if main.kind == OpKind::Add {
+                main.input(0)
+            } else {
+                main.outputs.first().copied()
+            };
             let mut adds: Vec<Option<usize>> = last.inputs.clone();
             adds.sort();
             let mut want = vec![conv, Some(tensor[slot(l.step.skip, l)?])];
