@@ -334,11 +334,11 @@ impl<'m> Target<'m> {
         }
     }
 
-    /// The int8 identity layer of a standalone ADD, RELU or RELU6: weight
-    /// 1 of scale 1: for ADD, its requantization (a multiplier of exactly
-    /// 1) returns its input `x`, then TFLite's ADD of `x` and the second
-    /// input; for RELU, LiteRT's requantization to the output's scale and
-    /// the clamp.
+    /// The int8 identity layer of a standalone ADD, RELU or RELU6, all
+    /// weights one, of scale one. For ADD, its requantization (by exactly
+    /// one) returns its input `x`, then TFLite's ADD of `x` and the
+    /// second input; for RELU, LiteRT's requantization to the output's
+    /// scale and the clamp.
     fn identity_i8(&self, qx: Quant, channels: usize) -> Result<Int8LayerWeights, LoadError> {
         let qy = self.quant("output", self.output_of(self.op)?)?;
         let (rescale, out, (min, max), add) = if self.op.kind == OpKind::Add {
