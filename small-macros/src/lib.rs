@@ -20,7 +20,9 @@ mod tflite;
 /// exactly what `small-codegen FILE --rust Resnet8` prints. The path is
 /// relative to the crate's `Cargo.toml`; the crate rebuilds when the file
 /// changes. The weights load at run time (`Resnet8::load(&file, arch)`,
-/// which checks the graph again). A file that cannot be read or mapped is
+/// which checks the graph again), from the file or from the copy the
+/// program embeds, `Resnet8::FILE` (no file system needed:
+/// `Model::parse(Resnet8::FILE)`). A file that cannot be read or mapped is
 /// a compile error at the path, naming the operator, its tensors and
 /// what is supported.
 #[proc_macro]

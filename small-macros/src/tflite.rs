@@ -68,7 +68,12 @@ pub fn expand(input: Input) -> syn::Result<TokenStream> {
         }
         #(#attrs)*
         #vis use #module::#name;
-        // Rebuild when the file changes.
-        const _: &[u8] = include_bytes!(#full);
+        impl #name {
+            /// The `.tflite` file this program was generated from, embedded
+            /// (in the binary only if used): weights without a file system,
+            /// `small_core::load::tflite::Model::parse(Self::FILE)`. Also
+            /// what makes the crate rebuild when the file changes.
+            pub const FILE: &'static [u8] = include_bytes!(#full);
+        }
     })
 }
