@@ -62,33 +62,3 @@ pub fn fma_peak(arch: Arch, total: f64) -> Option<f64> {
     };
     Some(best_rate(1e-4, total, run))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fma_peak_on_simd_arches_only() {
-        for &arch in Arch::ALL {
-            let m = &arch.params().machine;
-            match fma_chains(arch) {
-                // Portable: compiled everywhere, no FMA ceiling.
-                None => assert!(m.cfg.is_empty(), "{}", arch.name()),
-                Some(n) => {
-                    // At least latency x pipes FMAs in flight, the peak.
-                    assert!(n >= m.fma_latency * m.fma_per_cycle, "{}", arch.name());
-                    assert!(n + 2 <= m.vector_regs, "{}", arch.name());
-                }
-            }
-            let peak = fma_peak(arch, 0.0);
-            assert_eq!(
-                peak.is_some(),
-                arch.available() && fma_chains(arch).is_some(),
-                "{}",
-                arch.name()
-            );
-            assert!(peak.is_none_or(|p| p > 0.0), "{}", arch.name());
-        }
-        assert_eq!(fma_chains(Arch::Reference), None);
-    }
-}
