@@ -76,6 +76,15 @@ def every_op(int8):
     return keras.Model(inp, x)
 
 
+def logistic_head():
+    """A binary classifier: a float LOGISTIC after the last layer."""
+    x = inp = L.Input((12, 12, 2), batch_size=1)
+    x = L.Conv2D(8, 3, strides=2, padding="same", activation="relu")(x)
+    x = L.GlobalAveragePooling2D()(x)
+    x = L.Dense(1, activation="sigmoid")(x)
+    return keras.Model(inp, x)
+
+
 def random_graph(rng):
     h, w = (int(v) for v in rng.choice([6, 7, 8, 9, 12, 13], 2))
     c = int(rng.choice([1, 2, 3, 4, 5, 8, 13]))
@@ -211,6 +220,7 @@ def main():
     tf.random.set_seed(2026)
     write(out_dir, "every_op", every_op(False), False, rng)
     write(out_dir, "every_op_int8", every_op(True), True, rng)
+    write(out_dir, "logistic_head", logistic_head(), False, rng)
     for n in range(RANDOM):
         write(out_dir, f"random_{n:02}", random_graph(rng), n % 2 == 1, rng)
     rejected(out_dir, rng)

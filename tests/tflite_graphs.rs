@@ -32,8 +32,19 @@ fn models() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
         .collect();
     v.sort();
-    assert!(v.len() >= 26, "tests/data/tflite holds {} models", v.len());
+    assert!(v.len() >= 27, "tests/data/tflite holds {} models", v.len());
     v
+}
+
+/// LiteRT's reference float LOGISTIC, cutoffs included.
+fn logistic(x: f32) -> f32 {
+    if x > 16.619_047 {
+        1.0
+    } else if x < -9.0 {
+        x.exp()
+    } else {
+        1.0 / (1.0 + (-x).exp())
+    }
 }
 
 fn int8_softmax(file: &File, op: usize) -> int8::SoftmaxParams {
@@ -87,14 +98,20 @@ fn check_model(path: &Path) {
             let probable = Propagation::Probable { lambda: 8.0 };
             let bounds = check::bounds(&infos, &dims, &file, &values, probable).unwrap();
             let mut got = values.last().unwrap().clone();
-            let head = match p.head {
+            let tol = match p.head {
                 Head::Softmax(_) => {
                     check::softmax(&mut got);
-                    Checked::Softmax
+                    head_bound(Checked::Softmax, bounds.last().unwrap())
                 }
-                Head::None => Checked::Reconstruction,
+                Head::Logistic(_) => {
+                    got.iter_mut().for_each(|v| *v = logistic(*v));
+                    // 1/4-Lipschitz, then the function's own rounding
+                    // (values at most 1).
+                    let e = bounds.last().unwrap();
+                    e.iter().map(|e| e / 4.0 + 4.0 * f32::EPSILON).collect()
+                }
+                Head::None => head_bound(Checked::Reconstruction, bounds.last().unwrap()),
             };
-            let tol = head_bound(head, bounds.last().unwrap());
             if let Some((j, g, w, t)) = first_mismatch(&got, &want, &tol) {
                 panic!("{}: output {j}: got {g}, LiteRT {w}, bound {t}", at(i));
             }

@@ -39,6 +39,9 @@ pub enum Head {
     /// SOFTMAX at this operator (not a layer: the caller applies it to
     /// the logits).
     Softmax(usize),
+    /// LOGISTIC (`1 / (1 + exp(-x))`) at this operator, float programs
+    /// only (not a layer: the caller applies it).
+    Logistic(usize),
 }
 
 /// A `.tflite` file's graph as small-rs layers.
@@ -81,7 +84,8 @@ impl std::error::Error for Unsupported {}
 pub const SUPPORTED: &str = "CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1), FULLY_CONNECTED, \
     AVERAGE_POOL_2D, MAX_POOL_2D, MEAN (over height and width, float), ADD (of two tensors of \
     one shape), PAD (the SAME padding of the convolution reading it), RELU, RELU6, RESHAPE and \
-    SQUEEZE (where the blocked layout does not change), SOFTMAX (last)";
+    SQUEEZE (where the blocked layout does not change), SOFTMAX (last), LOGISTIC (last, \
+    float)";
 
 /// A layer under construction: tensors are the file's until the layers
 /// are ordered.
@@ -160,7 +164,7 @@ impl<'a> Builder<'a> {
     fn build(mut self) -> Result<Program, Unsupported> {
         for op in self.file.operators() {
             if self.head != Head::None {
-                return Err(self.unsupported(op, "an operator after SOFTMAX"));
+                return Err(self.unsupported(op, "an operator after SOFTMAX or LOGISTIC"));
             }
             match &op.kind {
                 OpKind::Conv2d | OpKind::DepthwiseConv2d | OpKind::FullyConnected => {
@@ -173,6 +177,12 @@ impl<'a> Builder<'a> {
                 OpKind::Relu | OpKind::Relu6 => self.relu(op)?,
                 OpKind::Reshape | OpKind::Squeeze => self.reshape(op)?,
                 OpKind::Softmax => self.head = Head::Softmax(op.index),
+                OpKind::Logistic if self.dtype == Dtype::F32 => {
+                    self.head = Head::Logistic(op.index)
+                }
+                OpKind::Logistic => {
+                    return Err(self.unsupported(op, "an int8 LOGISTIC (not supported yet)"));
+                }
                 _ => return Err(self.unsupported(op, "not supported")),
             }
         }

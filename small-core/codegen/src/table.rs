@@ -27,6 +27,7 @@ impl Program {
         let head = match self.head {
             Head::None => "none".to_string(),
             Head::Softmax(op) => format!("SOFTMAX (operator {op}, applied by the caller)"),
+            Head::Logistic(op) => format!("LOGISTIC (operator {op}, applied by the caller)"),
         };
         let _ = writeln!(
             s,

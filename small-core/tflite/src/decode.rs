@@ -151,6 +151,8 @@ pub enum OpKind {
     Relu,
     /// `RELU6`.
     Relu6,
+    /// `LOGISTIC`.
+    Logistic,
     /// Any other builtin, by its schema name (`"Mul"`), `"BUILTIN_<code>"`
     /// for a code newer than the schema, or `"CUSTOM(<name>)"`.
     Other(String),
@@ -173,6 +175,7 @@ impl OpKind {
             OpKind::Pad => "PAD",
             OpKind::Relu => "RELU",
             OpKind::Relu6 => "RELU6",
+            OpKind::Logistic => "LOGISTIC",
             OpKind::Other(name) => name,
         }
     }
@@ -633,6 +636,7 @@ impl Model {
             Ok(fb::BuiltinOperator::Pad) => OpKind::Pad,
             Ok(fb::BuiltinOperator::Relu) => OpKind::Relu,
             Ok(fb::BuiltinOperator::Relu6) => OpKind::Relu6,
+            Ok(fb::BuiltinOperator::Logistic) => OpKind::Logistic,
             Ok(fb::BuiltinOperator::Custom) => {
                 let name = c.custom_code().ctx(what)?.unwrap_or("");
                 OpKind::Other(format!("CUSTOM({name})"))
@@ -656,6 +660,7 @@ impl Model {
                 | OpKind::Pad
                 | OpKind::Relu
                 | OpKind::Relu6
+                | OpKind::Logistic
         ) {
             return Ok(Options::default());
         }
