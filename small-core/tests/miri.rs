@@ -13,6 +13,11 @@
 //! starts with one thread (Miri reports one CPU), except in
 //! [`two_threads_split_rows_without_a_race`], which checks that the
 //! parts of a split layer touch disjoint memory (Miri's race detector).
+//!
+//! Built natively on x86_64 only: its layers are the portable arch's,
+//! which the x86_64 run and Miri cover; the aarch64 cross stage would
+//! spend half a minute building it again for nothing new.
+#![cfg(any(miri, target_arch = "x86_64"))]
 
 use small_core::Filter;
 use small_core::load::{Generated, LayerRef, WeightSource};
