@@ -24,6 +24,17 @@ fn same_program<N: Model>(name: &str, file: &str) {
         "{name}: layers\n{}",
         p.table(name)
     );
+    // The arena the table shows is the one model! planned.
+    let arena = p.arena();
+    let elem = std::mem::size_of::<N::Elem>();
+    assert_eq!(arena.bytes, N::ARENA * elem, "{name}: arena");
+    assert_eq!(
+        arena.lower_bound,
+        N::LOWER_BOUND * elem,
+        "{name}: lower bound"
+    );
+    let offsets: Vec<usize> = N::OFFSETS.iter().map(|o| o * elem).collect();
+    assert_eq!(arena.offsets, offsets, "{name}: tensor offsets");
     for (i, (got, want)) in p.layers.iter().zip(N::LAYERS).enumerate() {
         let at = format!("{name}: layer {i} (`{}`)\n{}", want.name, p.table(name));
         assert_eq!(got.spec, want.spec, "{at}: declaration");

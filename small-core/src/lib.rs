@@ -42,7 +42,7 @@ pub mod model;
 mod nest;
 pub mod ops;
 mod pack;
-pub mod plan;
+pub use small_ir::plan;
 pub mod reference;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]

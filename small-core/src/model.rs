@@ -315,10 +315,6 @@ pub const fn macs(spec: &LayerSpec, y: Dims) -> usize {
 }
 
 #[doc(hidden)]
-/// No tensor (a step without a residual input).
-pub const NONE: usize = usize::MAX;
-
-#[doc(hidden)]
 /// An error unless an arena of `len` elements holds `need`.
 pub fn check_arena(len: usize, need: usize) -> Result<(), Error> {
     if len < need {
@@ -332,21 +328,10 @@ pub fn check_arena(len: usize, need: usize) -> Result<(), Error> {
 }
 
 #[doc(hidden)]
-/// One layer call: tensor ids it reads (`skip` may be [`NONE`]) and writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Step {
-    /// Main input.
-    pub x: usize,
-    /// Residual input or [`NONE`].
-    pub skip: usize,
-    /// Output.
-    pub y: usize,
-}
+pub use small_ir::plan::{NONE, Step};
 
 #[doc(hidden)]
-/// Lifetimes of `T` tensors used by `steps`, in time units where the input
-/// (tensor 0) is written at 0, step `s` runs at `s + 1`, and the output
-/// (the last step's `y`) is read after the last step.
+/// Lifetimes of `T` tensors used by `steps` ([`small_ir::plan::lifetimes_into`]).
 pub const fn lifetimes<const T: usize, const S: usize>(
     dims: &[Dims; T],
     steps: &[Step; S],
@@ -356,79 +341,52 @@ pub const fn lifetimes<const T: usize, const S: usize>(
         first: 0,
         last: 0,
     }; T];
-    let mut i = 0;
-    while i < T {
-        t[i].size = dims[i].len();
-        i += 1;
-    }
-    let mut s = 0;
-    while s < S {
-        let st = steps[s];
-        assert!(st.y != 0 && t[st.y].first == 0, "a tensor is written twice");
-        t[st.y].first = s + 1;
-        t[st.y].last = s + 1;
-        t[st.x].last = s + 1;
-        if st.skip != NONE {
-            t[st.skip].last = s + 1;
-        }
-        s += 1;
-    }
-    if S > 0 {
-        t[steps[S - 1].y].last = S + 1;
-    }
+    small_ir::plan::lifetimes_into(dims, steps, &mut t);
     t
 }
 
 #[doc(hidden)]
-/// Which steps write their output over their residual input: those whose
-/// residual no later step reads (ResNet's adds), so the residual's buffer
-/// serves as the output's and the two never need space at once.
+/// Which steps write their output over their residual input
+/// ([`small_ir::plan::in_place_into`]).
 pub const fn in_place<const T: usize, const S: usize>(
     dims: &[Dims; T],
     steps: &[Step; S],
 ) -> [bool; S] {
     let t = lifetimes(dims, steps);
     let mut r = [false; S];
-    let mut s = 0;
-    while s < S {
-        let skip = steps[s].skip;
-        r[s] = skip != NONE && skip != steps[s].x && t[skip].last == s + 1;
-        s += 1;
-    }
+    small_ir::plan::in_place_into(&t, steps, &mut r);
     r
 }
 
 #[doc(hidden)]
-/// The arena plan of a model (see [`crate::plan::plan`]); an in-place
-/// step's output shares its residual's offset.
+/// The arena plan of a model ([`small_ir::plan::plan_program`]); an
+/// in-place step's output shares its residual's offset.
 pub const fn plan<const T: usize, const S: usize>(dims: &[Dims; T], steps: &[Step; S]) -> Plan<T> {
-    let mut t = lifetimes(dims, steps);
-    let aliased = in_place(dims, steps);
+    let mut offsets = [0usize; T];
+    let mut t = [Tensor {
+        size: 0,
+        first: 0,
+        last: 0,
+    }; T];
     let mut root = [0usize; T];
-    let mut i = 0;
-    while i < T {
-        root[i] = i;
-        i += 1;
+    let mut placed = [false; T];
+    let mut aliased = [false; S];
+    match small_ir::plan::plan_program(
+        dims,
+        steps,
+        &mut offsets,
+        &mut t,
+        &mut root,
+        &mut placed,
+        &mut aliased,
+    ) {
+        Ok((arena, lower_bound)) => Plan {
+            offsets,
+            arena,
+            lower_bound,
+        },
+        Err(_) => panic!("the planned tensors exceed the address space (isize::MAX bytes)"),
     }
-    let mut s = 0;
-    while s < S {
-        if aliased[s] {
-            let (y, r) = (steps[s].y, root[steps[s].skip]);
-            root[y] = r;
-            if t[y].last > t[r].last {
-                t[r].last = t[y].last;
-            }
-            t[y].size = 0;
-        }
-        s += 1;
-    }
-    let mut p = crate::plan::plan(t);
-    let mut i = 0;
-    while i < T {
-        p.offsets[i] = p.offsets[root[i]];
-        i += 1;
-    }
-    p
 }
 
 #[doc(hidden)]

@@ -27,4 +27,4 @@ mod program;
 mod source;
 mod table;
 
-pub use program::{Head, Layer, Program, Unsupported};
+pub use program::{Arena, Head, Layer, Program, Unsupported};

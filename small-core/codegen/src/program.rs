@@ -111,6 +111,66 @@ impl Program {
     pub fn macs(&self) -> usize {
         self.layers.iter().map(|l| l.macs).sum()
     }
+
+    /// The arena `model!` plans for this program at compile time (the
+    /// same planner, `small_ir::plan`): every activation tensor, input
+    /// included, in the blocked layout.
+    pub fn arena(&self) -> Arena {
+        use small_ir::plan::{NONE, Step, Tensor, plan_program};
+        let dims: Vec<Dims> = std::iter::once(self.input)
+            .chain(self.layers.iter().map(|l| l.output))
+            .collect();
+        let steps: Vec<Step> = (self.layers.iter().enumerate())
+            .map(|(i, l)| Step {
+                x: l.x,
+                skip: l.skip.unwrap_or(NONE),
+                y: i + 1,
+            })
+            .collect();
+        let n = dims.len();
+        let mut offsets = vec![0; n];
+        let zero = Tensor {
+            size: 0,
+            first: 0,
+            last: 0,
+        };
+        let (mut t, mut root, mut placed) = (vec![zero; n], vec![0; n], vec![false; n]);
+        let mut aliased = vec![false; steps.len()];
+        let planned = plan_program(
+            &dims,
+            &steps,
+            &mut offsets,
+            &mut t,
+            &mut root,
+            &mut placed,
+            &mut aliased,
+        );
+        // Elements of `f32` or bytes of `i8`.
+        let bytes = match self.dtype {
+            Dtype::F32 => 4,
+            Dtype::I8 => 1,
+        };
+        let (arena, lower_bound) = planned.unwrap_or((usize::MAX, usize::MAX));
+        Arena {
+            bytes: arena.saturating_mul(bytes),
+            lower_bound: lower_bound.saturating_mul(bytes),
+            offsets: offsets.iter().map(|o| o * bytes).collect(),
+        }
+    }
+}
+
+/// A program's activation arena, as `model!` plans it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arena {
+    /// Its size in bytes (`usize::MAX` if the tensors exceed the address
+    /// space).
+    pub bytes: usize,
+    /// The largest sum of tensors live at one step, in bytes: no plan
+    /// can use less.
+    pub lower_bound: usize,
+    /// Byte offset of each program tensor (the input, then each layer's
+    /// output).
+    pub offsets: Vec<usize>,
 }
 
 struct Builder<'a> {

@@ -70,6 +70,14 @@ impl Program {
             s,
             "tiles: O_wb x TC (output columns x channels per register tile)"
         );
+        let a = self.arena();
+        let _ = writeln!(
+            s,
+            "arena: {:.1} KiB for every activation, input included (lower bound {:.1} KiB), \
+             planned at compile time",
+            a.bytes as f64 / 1024.0,
+            a.lower_bound as f64 / 1024.0
+        );
         s
     }
 }

@@ -27,6 +27,7 @@ pub mod filter;
 pub mod geometry;
 pub mod machine;
 pub mod padding;
+pub mod plan;
 pub mod quant;
 pub mod spec;
 pub mod step;

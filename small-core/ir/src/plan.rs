@@ -12,7 +12,7 @@
 //! arena can never be smaller than the largest sum of tensors live at one
 //! step, which [`Plan::lower_bound`] reports so a plan can be judged.
 
-use crate::Error;
+use crate::{Dims, Error};
 
 /// One tensor to place: `size` elements, live from step `first` to `last`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,9 +48,9 @@ const fn overlaps(a: &Tensor, b: &Tensor) -> bool {
 /// If [`try_plan`] fails: in a `const`, a compile error.
 ///
 /// ```
-/// use small_core::plan::{plan, Tensor};
+/// use small_ir::plan::{plan, Tensor};
 /// // A chain a -> b -> c -> d: b and d can reuse a's space.
-/// const P: small_core::plan::Plan<4> = plan([
+/// const P: small_ir::plan::Plan<4> = plan([
 ///     Tensor { size: 100, first: 0, last: 1 },
 ///     Tensor { size: 50, first: 1, last: 2 },
 ///     Tensor { size: 100, first: 2, last: 3 },
@@ -74,36 +74,57 @@ pub const fn plan<const N: usize>(tensors: [Tensor; N]) -> Plan<N> {
 /// placed before it), so checking it makes every other sum safe.
 ///
 /// ```
-/// use small_core::plan::{try_plan, Tensor};
+/// use small_ir::plan::{try_plan, Tensor};
 /// let huge = Tensor { size: usize::MAX / 2, first: 0, last: 1 };
 /// assert!(try_plan([huge, huge]).is_err());
 /// ```
 pub const fn try_plan<const N: usize>(tensors: [Tensor; N]) -> Result<Plan<N>, Error> {
+    let mut offsets = [0usize; N];
+    let mut placed = [false; N];
+    match place(&tensors, &mut offsets, &mut placed) {
+        Ok(arena) => Ok(Plan {
+            offsets,
+            arena,
+            lower_bound: lower_bound(&tensors),
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// The planner on slices (for a plan whose size is known at run time
+/// only, such as `small-codegen`'s table): writes each tensor's offset
+/// to `offsets` and returns the arena size. `offsets` and `placed` (all
+/// `false`) have one entry per tensor. Errors as [`try_plan`].
+pub const fn place(
+    tensors: &[Tensor],
+    offsets: &mut [usize],
+    placed: &mut [bool],
+) -> Result<usize, Error> {
+    let n = tensors.len();
+    assert!(offsets.len() == n && placed.len() == n);
     let mut total: usize = 0;
     let mut i = 0;
-    while i < N {
+    while i < n {
         total = match total.checked_add(tensors[i].size) {
             Some(t) if t <= crate::MAX_ELEMENTS => t,
             _ => {
                 return Err(Error::TooLarge {
                     what: "arena plan (tensors x elements before tensor i x its elements)",
-                    dims: [N, total, tensors[i].size],
+                    dims: [n, total, tensors[i].size],
                     refused: None,
                 });
             }
         };
         i += 1;
     }
-    let mut offsets = [0usize; N];
-    let mut placed = [false; N];
     let mut arena = 0;
     let mut round = 0;
-    while round < N {
+    while round < n {
         // The largest tensor not yet placed (earliest first on ties).
-        let mut pick = N;
+        let mut pick = n;
         let mut i = 0;
-        while i < N {
-            if !placed[i] && (pick == N || tensors[i].size > tensors[pick].size) {
+        while i < n {
+            if !placed[i] && (pick == n || tensors[i].size > tensors[pick].size) {
                 pick = i;
             }
             i += 1;
@@ -113,15 +134,15 @@ pub const fn try_plan<const N: usize>(tensors: [Tensor; N]) -> Result<Plan<N>, E
         let t = &tensors[pick];
         let mut best = usize::MAX;
         let mut c = 0;
-        while c <= N {
-            let candidate = if c == N {
+        while c <= n {
+            let candidate = if c == n {
                 0
             } else if placed[c] && overlaps(t, &tensors[c]) {
                 offsets[c] + tensors[c].size
             } else {
                 usize::MAX
             };
-            if candidate < best && fits(&tensors, &offsets, &placed, pick, candidate) {
+            if candidate < best && fits(tensors, offsets, placed, pick, candidate) {
                 best = candidate;
             }
             c += 1;
@@ -133,22 +154,12 @@ pub const fn try_plan<const N: usize>(tensors: [Tensor; N]) -> Result<Plan<N>, E
         }
         round += 1;
     }
-    Ok(Plan {
-        offsets,
-        arena,
-        lower_bound: lower_bound(&tensors),
-    })
+    Ok(arena)
 }
 
-const fn fits<const N: usize>(
-    ts: &[Tensor; N],
-    offsets: &[usize; N],
-    placed: &[bool; N],
-    t: usize,
-    at: usize,
-) -> bool {
+const fn fits(ts: &[Tensor], offsets: &[usize], placed: &[bool], t: usize, at: usize) -> bool {
     let mut i = 0;
-    while i < N {
+    while i < ts.len() {
         if placed[i]
             && overlaps(&ts[t], &ts[i])
             && at < offsets[i] + ts[i].size
@@ -161,15 +172,18 @@ const fn fits<const N: usize>(
     true
 }
 
-const fn lower_bound<const N: usize>(ts: &[Tensor; N]) -> usize {
+/// Largest sum of sizes of tensors live at the same step: no plan can use
+/// less.
+pub const fn lower_bound(ts: &[Tensor]) -> usize {
+    let n = ts.len();
     let mut best = 0;
     let mut s = 0;
-    while s < N {
+    while s < n {
         // Every peak is at the start of some tensor's lifetime.
         let step = ts[s].first;
         let mut live = 0;
         let mut i = 0;
-        while i < N {
+        while i < n {
             if ts[i].first <= step && step <= ts[i].last {
                 live += ts[i].size;
             }
@@ -181,6 +195,119 @@ const fn lower_bound<const N: usize>(ts: &[Tensor; N]) -> usize {
         s += 1;
     }
     best
+}
+
+// ---- a program's tensors ----------------------------------------------------
+
+/// One layer call: tensor ids it reads (`skip` may be [`NONE`]) and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// Main input.
+    pub x: usize,
+    /// Residual input or [`NONE`].
+    pub skip: usize,
+    /// Output.
+    pub y: usize,
+}
+
+/// A step without a residual input.
+pub const NONE: usize = usize::MAX;
+
+/// Lifetimes of the tensors (`dims`, in elements of `Dims::len`) used by
+/// `steps`, into `t`: time units where the input (tensor 0) is written at
+/// 0, step `s` runs at `s + 1`, and the output (the last step's `y`) is
+/// read after the last step.
+///
+/// # Panics
+/// If a tensor is written twice or `t` is not as long as `dims`.
+pub const fn lifetimes_into(dims: &[Dims], steps: &[Step], t: &mut [Tensor]) {
+    assert!(t.len() == dims.len());
+    let mut i = 0;
+    while i < dims.len() {
+        t[i] = Tensor {
+            size: dims[i].len(),
+            first: 0,
+            last: 0,
+        };
+        i += 1;
+    }
+    let mut s = 0;
+    while s < steps.len() {
+        let st = steps[s];
+        assert!(st.y != 0 && t[st.y].first == 0, "a tensor is written twice");
+        t[st.y].first = s + 1;
+        t[st.y].last = s + 1;
+        t[st.x].last = s + 1;
+        if st.skip != NONE {
+            t[st.skip].last = s + 1;
+        }
+        s += 1;
+    }
+    if !steps.is_empty() {
+        t[steps[steps.len() - 1].y].last = steps.len() + 1;
+    }
+}
+
+/// Which steps write their output over their residual input, into `r`:
+/// those whose residual no later step reads (ResNet's adds), so the
+/// residual's buffer serves as the output's and the two never need space
+/// at once. `t` are the tensors' [`lifetimes_into`].
+pub const fn in_place_into(t: &[Tensor], steps: &[Step], r: &mut [bool]) {
+    let mut s = 0;
+    while s < steps.len() {
+        let skip = steps[s].skip;
+        r[s] = skip != NONE && skip != steps[s].x && t[skip].last == s + 1;
+        s += 1;
+    }
+}
+
+/// The arena plan of a program (`dims` of its tensors, `steps`), into
+/// `offsets` (one per tensor); returns the arena size and its lower
+/// bound. An in-place step's output shares its residual's offset. The
+/// scratch slices hold one entry per tensor (`t`, `root`, `placed`) or
+/// step (`aliased`).
+///
+/// # Errors
+/// As [`try_plan`].
+#[allow(clippy::too_many_arguments)]
+pub const fn plan_program(
+    dims: &[Dims],
+    steps: &[Step],
+    offsets: &mut [usize],
+    t: &mut [Tensor],
+    root: &mut [usize],
+    placed: &mut [bool],
+    aliased: &mut [bool],
+) -> Result<(usize, usize), Error> {
+    lifetimes_into(dims, steps, t);
+    in_place_into(t, steps, aliased);
+    let mut i = 0;
+    while i < dims.len() {
+        root[i] = i;
+        i += 1;
+    }
+    let mut s = 0;
+    while s < steps.len() {
+        if aliased[s] {
+            let (y, r) = (steps[s].y, root[steps[s].skip]);
+            root[y] = r;
+            if t[y].last > t[r].last {
+                t[r].last = t[y].last;
+            }
+            t[y].size = 0;
+        }
+        s += 1;
+    }
+    let arena = match place(t, offsets, placed) {
+        Ok(a) => a,
+        Err(e) => return Err(e),
+    };
+    let mut i = 0;
+    while i < dims.len() {
+        offsets[i] = offsets[root[i]];
+        i += 1;
+    }
+    Ok((arena, lower_bound(t)))
 }
 
 #[cfg(test)]
