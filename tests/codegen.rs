@@ -402,18 +402,6 @@ mod from_the_macro {
         pub Ad = "../../shared/models/ad01_int8.tflite"
     );
 
-    /// `N` loaded from `file` and run on `x`: its output, NHWC.
-    fn output<N: Model>(file: &File, x: &[N::Elem]) -> Vec<N::Elem>
-    where
-        N::Elem: Default + Copy,
-    {
-        let net = N::load(file, small_core::arch::selected().unwrap()).unwrap();
-        let mut arena = vec![N::Elem::default(); N::ARENA];
-        N::input(&mut arena).unwrap().fill_from_nhwc(x).unwrap();
-        net.forward(&mut arena).unwrap();
-        N::output(&arena).unwrap().to_nhwc()
-    }
-
     /// `N` and `H` loaded from the same file, run on the same input: equal
     /// outputs, bit for bit.
     fn same_output<N: Model, H: Model<Elem = N::Elem>>(file: &str, x: impl Fn(usize) -> N::Elem)
@@ -424,8 +412,9 @@ mod from_the_macro {
         let file = File::from_file(dir.join(file)).unwrap();
         let d = N::DIMS[0];
         let x: Vec<N::Elem> = (0..d.h * d.w * d.c).map(x).collect();
-        let y = output::<N>(&file, &x);
-        assert_eq!(y, output::<H>(&file, &x));
+        let arch = small_core::arch::selected().unwrap();
+        let y = small_tests::run_program::<N>(&file, arch, &x);
+        assert_eq!(y, small_tests::run_program::<H>(&file, arch, &x));
         assert!(y.iter().any(|v| *v != N::Elem::default()));
     }
 

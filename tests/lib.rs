@@ -103,3 +103,20 @@ pub fn program_layers(
         .collect();
     (infos, dims)
 }
+
+/// `N` loaded from `file` for `arch` and run on the NHWC input `x`: its
+/// output, NHWC.
+pub fn run_program<N: small_core::model::Model>(
+    file: &small_core::load::tflite::Model,
+    arch: small_core::Arch,
+    x: &[N::Elem],
+) -> Vec<N::Elem>
+where
+    N::Elem: Default + Copy,
+{
+    let net = N::load(file, arch).unwrap();
+    let mut arena = vec![N::Elem::default(); N::ARENA];
+    N::input(&mut arena).unwrap().fill_from_nhwc(x).unwrap();
+    net.forward(&mut arena).unwrap();
+    N::output(&arena).unwrap().to_nhwc()
+}

@@ -163,21 +163,9 @@ fn every_op_has_every_operator() {
 #[cfg(target_arch = "x86_64")]
 mod from_the_macro {
     use super::*;
-    use small_core::model::Model;
 
     small_core::tflite_model!(EveryOp = "data/tflite/every_op.tflite");
     small_core::tflite_model!(EveryOpInt8 = "data/tflite/every_op_int8.tflite");
-
-    fn run<N: Model>(file: &File, arch: small_core::Arch, x: &[N::Elem]) -> Vec<N::Elem>
-    where
-        N::Elem: Default + Copy,
-    {
-        let net = N::load(file, arch).unwrap();
-        let mut arena = vec![N::Elem::default(); N::ARENA];
-        N::input(&mut arena).unwrap().fill_from_nhwc(x).unwrap();
-        net.forward(&mut arena).unwrap();
-        N::output(&arena).unwrap().to_nhwc()
-    }
 
     #[test]
     fn every_op_kernels_equal_the_reference_on_every_arch() {
@@ -207,7 +195,7 @@ mod from_the_macro {
         let want_q =
             reference_run_i8(&i8_file, &EveryOpInt8::LAYERS, &EveryOpInt8::DIMS, &q).unwrap();
         for arch in small_core::arch::available() {
-            let got = run::<EveryOp>(&f32_file, arch, &x);
+            let got = small_tests::run_program::<EveryOp>(&f32_file, arch, &x);
             let (want, tol) = (values.last().unwrap(), bounds.last().unwrap());
             if let Some((j, g, w, t)) = first_mismatch(&got, want, tol) {
                 panic!(
@@ -215,7 +203,7 @@ mod from_the_macro {
                     arch.name()
                 );
             }
-            let got = run::<EveryOpInt8>(&i8_file, arch, &q);
+            let got = small_tests::run_program::<EveryOpInt8>(&i8_file, arch, &q);
             assert_eq!(
                 &got,
                 want_q.last().unwrap(),
