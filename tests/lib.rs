@@ -80,28 +80,17 @@ pub fn models_dir() -> Option<std::path::PathBuf> {
 pub fn program_layers(
     p: &small_codegen::Program,
 ) -> (Vec<small_core::model::LayerInfo>, Vec<small_core::Dims>) {
-    let mut dims = vec![p.input];
-    let infos = p
-        .layers
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            dims.push(l.output);
-            small_core::model::LayerInfo {
-                name: "layer",
-                spec: l.spec,
-                op: l.op,
-                out_op: l.out_op,
-                step: small_core::model::Step {
-                    x: l.x,
-                    skip: l.skip.unwrap_or(small_core::model::NONE),
-                    y: i + 1,
-                },
-                macs: l.macs,
-            }
+    let infos = (p.layers.iter().zip(p.steps()))
+        .map(|(l, step)| small_core::model::LayerInfo {
+            name: "layer",
+            spec: l.spec,
+            op: l.op,
+            out_op: l.out_op,
+            step,
+            macs: l.macs,
         })
         .collect();
-    (infos, dims)
+    (infos, p.dims())
 }
 
 /// `N` loaded from `file` for `arch` and run on the NHWC input `x`: its

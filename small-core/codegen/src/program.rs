@@ -112,21 +112,32 @@ impl Program {
         self.layers.iter().map(|l| l.macs).sum()
     }
 
+    /// Dims of every program tensor: the input, then each layer's output
+    /// (`model!`'s `DIMS`).
+    pub fn dims(&self) -> Vec<Dims> {
+        std::iter::once(self.input)
+            .chain(self.layers.iter().map(|l| l.output))
+            .collect()
+    }
+
+    /// Each layer's step: the tensors it reads and writes (`model!`'s
+    /// `LAYERS[i].step`).
+    pub fn steps(&self) -> Vec<small_ir::plan::Step> {
+        (self.layers.iter().enumerate())
+            .map(|(i, l)| small_ir::plan::Step {
+                x: l.x,
+                skip: l.skip.unwrap_or(small_ir::plan::NONE),
+                y: i + 1,
+            })
+            .collect()
+    }
+
     /// The arena `model!` plans for this program at compile time (the
     /// same planner, `small_ir::plan`): every activation tensor, input
     /// included, in the blocked layout.
     pub fn arena(&self) -> Arena {
-        use small_ir::plan::{NONE, Step, Tensor, plan_program};
-        let dims: Vec<Dims> = std::iter::once(self.input)
-            .chain(self.layers.iter().map(|l| l.output))
-            .collect();
-        let steps: Vec<Step> = (self.layers.iter().enumerate())
-            .map(|(i, l)| Step {
-                x: l.x,
-                skip: l.skip.unwrap_or(NONE),
-                y: i + 1,
-            })
-            .collect();
+        use small_ir::plan::{Tensor, plan_program};
+        let (dims, steps) = (self.dims(), self.steps());
         let n = dims.len();
         let mut offsets = vec![0; n];
         let zero = Tensor {
