@@ -2,54 +2,18 @@
 //! `ad01_fp32.tflite`: 640 -> 128 x4 -> 8 -> 128 x4 -> 640, fully connected
 //! with ReLU on all but the last. A fully connected layer is a 1x1
 //! convolution on a 1x1 image.
+//!
+//! The declarations are generated: `generated/ad*.rs` is what
+//! `small-codegen FILE --rust Autoencoder` prints for `ad01_fp32.tflite`
+//! and `ad01_int8.tflite` (`scripts/gen-networks` writes them;
+//! `tests/codegen.rs` fails when they differ from the tool's output).
 
-/// The AD autoencoder with the element type `$dt` (none: `f32`).
-macro_rules! autoencoder {
-    ($(#[$meta:meta])* $net:ident $(, $dt:ident)?) => {
-        use small_core::{layer, model};
-        #[layer(fh = 1, fw = 1, fc = 640, k = 128, activation = relu $(, dtype = $dt)?)]
-        pub struct In;
-        #[layer(fh = 1, fw = 1, fc = 128, k = 128, activation = relu $(, dtype = $dt)?)]
-        pub struct Hidden;
-        #[layer(fh = 1, fw = 1, fc = 128, k = 8, activation = relu $(, dtype = $dt)?)]
-        pub struct Bottleneck;
-        #[layer(fh = 1, fw = 1, fc = 8, k = 128, activation = relu $(, dtype = $dt)?)]
-        pub struct Expand;
-        #[layer(fh = 1, fw = 1, fc = 128, k = 640 $(, dtype = $dt)?)]
-        pub struct Out;
+include!("generated/ad.rs");
 
-        model! {
-            $(#[$meta])*
-            pub struct $net {
-                input frames: [1, 1, 640] $($dt)?;
-                fc1: In @ 0 (frames) -> t21;
-                fc2: Hidden @ 1 (t21) -> t22;
-                fc3: Hidden @ 2 (t22) -> t23;
-                fc4: Hidden @ 3 (t23) -> t24;
-                fc5: Bottleneck @ 4 (t24) -> t25;
-                fc6: Expand @ 5 (t25) -> t26;
-                fc7: Hidden @ 6 (t26) -> t27;
-                fc8: Hidden @ 7 (t27) -> t28;
-                fc9: Hidden @ 8 (t28) -> t29;
-                fc10: Out @ 9 (t29) -> t30;
-            }
-        }
-    };
-}
-
-autoencoder!(
-    /// The AD autoencoder. Output: the 640-value reconstruction.
-    Autoencoder
-);
-
-/// The int8 AD autoencoder (`ad01_int8.tflite`): the same declaration
-/// with `dtype = i8`.
+/// The int8 AD autoencoder (`ad01_int8.tflite`). Output: the 640-value
+/// reconstruction, int8.
 pub mod int8 {
-    autoencoder!(
-        /// The AD autoencoder, int8. Output: the 640-value reconstruction, int8.
-        Autoencoder,
-        i8
-    );
+    include!("generated/ad_int8.rs");
 }
 
 #[cfg(feature = "std")]

@@ -23,8 +23,10 @@
 //! It depends on the reader (`small-tflite`), the IR and the arch
 //! numbers only, not on `small-core`, so that a proc macro can use it.
 
+mod names;
 mod program;
 mod source;
 mod table;
 
+pub use names::Names;
 pub use program::{Arena, Head, Layer, Program, Unsupported};

@@ -2,15 +2,11 @@
 //! declaration, MACs and the register tile each arch derives for it.
 
 use crate::program::{Head, Program};
-use crate::source::declaration;
+use crate::source::{declaration, dims};
 use arch_defs::ARCHS;
+use small_ir::Dtype;
 use small_ir::blocking;
-use small_ir::{Dims, Dtype};
 use std::fmt::Write;
-
-fn dims(d: Dims) -> String {
-    format!("{}x{}x{}", d.h, d.w, d.c)
-}
 
 impl Program {
     /// The operator table of the program named `name` (what the
@@ -39,10 +35,10 @@ impl Program {
         let archs: String = ARCHS.iter().map(|a| format!(" {:>10}", a.name)).collect();
         let _ = writeln!(
             s,
-            "{:>3} {:<9} {:<20} {:<11} {:<11} {:>9} {archs}  #[layer(...)]",
-            "#", "op", "operator", "input", "output", "MACs"
+            "{:<8} {:<9} {:<20} {:<11} {:<11} {:>9} {archs}  #[layer(...)]",
+            "layer", "op", "operator", "input", "output", "MACs"
         );
-        for (i, l) in self.layers.iter().enumerate() {
+        for (l, n) in self.layers.iter().zip(self.names()) {
             let op = if l.out_op == l.op {
                 format!("@ {}", l.op)
             } else {
@@ -58,7 +54,8 @@ impl Program {
                 .collect();
             let _ = writeln!(
                 s,
-                "{i:>3} {op:<9} {:<20} {:<11} {:<11} {:>9} {tiles}  {}",
+                "{:<8} {op:<9} {:<20} {:<11} {:<11} {:>9} {tiles}  {}",
+                n.field,
                 l.operators,
                 dims(l.input),
                 dims(l.output),
