@@ -388,12 +388,12 @@ fn wiring_mismatch_is_an_error() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("`stem`") && e.contains("declared 2x2, file has 1x1"),
+        e.contains("`conv`") && e.contains("declared 2x2, file has 1x1"),
         "{e}"
     );
     // Same strides, other shape: AD's first layer on DS-CNN's pointwise op.
     let kws = tflite::Model::from_file(dir.join("kws_ref_model_float32.tflite")).unwrap();
-    let spec = <ad::In>::SPEC;
+    let spec = <ad::Fc640To128>::SPEC;
     let r = small_core::load::LayerRef { name: "fc1", op: 2 };
     let e = small_core::load::WeightSource::layer(&kws, r, &spec)
         .unwrap_err()
@@ -406,15 +406,15 @@ fn wiring_mismatch_is_an_error() {
 }
 
 // AD's first layers with operator 1 left out: every layer's weights load
-// (op 2's are 128x128 as `Hidden` declares), but `skips` reads `fc1`'s
+// (op 2's are 128x128 as `Fc128To128` declares), but `skips` reads `fc1`'s
 // output, which the file's op 2 does not: loading and packing fail on the
 // wiring, naming the layer and both tensors.
-use ad::{Hidden, In};
+use ad::{Fc128To128, Fc640To128};
 small_core::model! {
     struct SkipsAnOperator {
         input frames: [1, 1, 640];
-        fc1: In @ 0 (frames) -> a;
-        skips: Hidden @ 2 (a) -> b;
+        fc1: Fc640To128 @ 0 (frames) -> a;
+        skips: Fc128To128 @ 2 (a) -> b;
     }
 }
 
@@ -438,8 +438,8 @@ fn a_program_wired_unlike_its_file_does_not_load() {
     small_core::model! {
         struct Wired {
             input frames: [1, 1, 640];
-            fc1: In @ 0 (frames) -> a;
-            fc2: Hidden @ 1 (a) -> b;
+            fc1: Fc640To128 @ 0 (frames) -> a;
+            fc2: Fc128To128 @ 1 (a) -> b;
         }
     }
     Wired::load(&file, Arch::Reference).unwrap();
