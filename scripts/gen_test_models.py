@@ -49,8 +49,8 @@ def every_op(int8):
     """CONV_2D (plain, grouped, after a folded PAD), DEPTHWISE_CONV_2D,
     both pools, a residual ADD, an ADD of two activated branches, a
     standalone RELU6 on a tensor two operators read, MEAN + RELU, RESHAPE,
-    FULLY_CONNECTED, SOFTMAX. int8 has no MEAN (not supported there): an
-    AVERAGE_POOL_2D over the whole plane instead."""
+    FULLY_CONNECTED, SOFTMAX. The int8 MEAN keeps its dims (the float
+    one does not), so both forms of the operator are covered."""
     x = inp = L.Input((16, 16, 3), batch_size=1)
     x = L.ZeroPadding2D(((0, 1), (0, 1)))(x)  # SAME for 3x3 stride 2 on 16
     x = L.Conv2D(8, 3, strides=2, padding="valid", activation="relu")(x)
@@ -65,7 +65,7 @@ def every_op(int8):
     x = L.Conv2D(12, 3, padding="valid")(x)
     x = L.AveragePooling2D(2, strides=1, padding="same")(x)
     if int8:
-        x = L.AveragePooling2D(x.shape[1:3])(x)
+        x = L.GlobalAveragePooling2D(keepdims=True)(x)
         x = L.ReLU()(x)
         x = L.Flatten()(x)
     else:
@@ -82,6 +82,16 @@ def logistic_head():
     x = L.Conv2D(8, 3, strides=2, padding="same", activation="relu")(x)
     x = L.GlobalAveragePooling2D()(x)
     x = L.Dense(1, activation="sigmoid")(x)
+    return keras.Model(inp, x)
+
+
+def mean_head(keepdims):
+    """An int8 MEAN as the output (a 5x7 plane, 32 channels), so that its
+    rounding shows in the golden data: LiteRT folds 1 / count into the
+    multiplier of its own requantization, unlike AVERAGE_POOL_2D."""
+    x = inp = L.Input((5, 7, 3), batch_size=1)
+    x = L.Conv2D(32, 3, padding="same")(x)
+    x = L.GlobalAveragePooling2D(keepdims=keepdims)(x)
     return keras.Model(inp, x)
 
 
@@ -224,6 +234,10 @@ def main():
     for n in range(RANDOM):
         write(out_dir, f"random_{n:02}", random_graph(rng), n % 2 == 1, rng)
     rejected(out_dir, rng)
+    # Their own stream, so that adding them changed none of the above.
+    rng = np.random.default_rng(2027)
+    write(out_dir, "mean_int8", mean_head(False), True, rng)
+    write(out_dir, "mean_keepdims_int8", mean_head(True), True, rng)
 
 
 if __name__ == "__main__":

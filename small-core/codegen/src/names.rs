@@ -23,6 +23,8 @@ fn kind(l: &Layer) -> &'static str {
         "add"
     } else if l.operators.starts_with("RELU") {
         "relu"
+    } else if l.operators.starts_with("MEAN") {
+        "mean"
     } else if s.reduction == Reduction::Max {
         "maxpool"
     } else if s.reduction == Reduction::Avg {
@@ -58,6 +60,7 @@ fn type_name(l: &Layer) -> String {
     let base = match kind(l) {
         "add" => format!("AddC{}", s.g),
         "relu" => format!("{}C{}", capitalized(&l.operators), s.g),
+        "mean" => format!("Mean{window}C{}", s.g),
         "maxpool" => format!("MaxPool{window}{}C{}", stride(s, true), s.g),
         "avgpool" => format!("AvgPool{window}{}C{}", stride(s, true), s.g),
         "dw" => format!("Dw{window}{}C{}", stride(s, false), s.g),

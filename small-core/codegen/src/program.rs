@@ -82,7 +82,7 @@ impl std::error::Error for Unsupported {}
 
 /// The operators a program can hold, for error messages.
 pub const SUPPORTED: &str = "CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1), FULLY_CONNECTED, \
-    AVERAGE_POOL_2D, MAX_POOL_2D, MEAN (over height and width, float), ADD (of two tensors of \
+    AVERAGE_POOL_2D, MAX_POOL_2D, MEAN (over height and width), ADD (of two tensors of \
     one shape), PAD (the SAME padding of the convolution reading it), RELU, RELU6, RESHAPE and \
     SQUEEZE (where the blocked layout does not change), SOFTMAX (last), LOGISTIC (last, \
     float)";
@@ -355,21 +355,22 @@ impl<'a> Builder<'a> {
         })
     }
 
-    /// MEAN over height and width: a global average pool (float only:
-    /// LiteRT's int8 MEAN rounds unlike its AVERAGE_POOL_2D).
+    /// MEAN over height and width: a global average pool. int8: a
+    /// depthwise convolution over the whole plane with weight 1, whose
+    /// requantization carries LiteRT's MEAN rounding (the loader makes
+    /// the weights and [`small_ir::quant::Rescale::mean`]); LiteRT's
+    /// int8 AVERAGE_POOL_2D rounds otherwise.
     fn mean(&mut self, op: &Operator) -> Result<(), Unsupported> {
         if !self.file.is_spatial_mean(op) {
             return Err(self.unsupported(op, "a MEAN over other axes than height and width"));
         }
-        if self.dtype == Dtype::I8 {
-            return Err(self.unsupported(
-                op,
-                "an int8 MEAN (LiteRT rounds it unlike AVERAGE_POOL_2D; not supported yet)",
-            ));
-        }
         let (x, input) = self.read(op, 0)?;
+        let reduction = match self.dtype {
+            Dtype::F32 => Reduction::Avg,
+            Dtype::I8 => Reduction::Fma,
+        };
         let spec = LayerSpec {
-            reduction: Reduction::Avg,
+            reduction,
             dtype: self.dtype,
             ..LayerSpec::new(input.h, input.w, 1, 1, input.c)
         };

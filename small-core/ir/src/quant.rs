@@ -21,6 +21,7 @@
 //! | [`quantize_multiplier`] | `QuantizeMultiplier` (`frexp`, in double) | every multiplier above |
 //! | [`Rescale::Real`] | `round((double)acc * scale)` of `reference_integer_ops::FullyConnected` | int8 FULLY_CONNECTED |
 //! | [`rounding_average`] | the rounding division of `reference_integer_ops::AveragePool` | AVERAGE_POOL_2D |
+//! | [`Rescale::mean`] | `QuantizedMeanOrSum`'s multiplier with `1 / count` folded in (`reference/reduce.h`) | int8 MEAN |
 //! | [`AddRescale`] | `add.cc`'s `Prepare` and `reference_integer_ops::AddFunc` | ADD |
 //! | [`activation_range`] | `CalculateActivationRangeQuantized` | every fused activation |
 //!
@@ -296,7 +297,8 @@ pub const fn quantize_multiplier_single_rounding(real: f64) -> (i32, i32) {
 /// ([`quantize_multiplier`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Multiplier {
-    /// Q31 mantissa, `2^30 ..= 2^31 - 1` (or 0).
+    /// Q31 mantissa, `2^30 ..= 2^31 - 1` (or 0); smaller for
+    /// [`Rescale::mean`].
     pub multiplier: i32,
     /// Power-of-two exponent: the multiplier is `multiplier * 2^(shift - 31)`.
     pub shift: i32,
@@ -350,6 +352,37 @@ impl Rescale {
         output_scale: f32,
     ) -> Rescale {
         Rescale::Real(input_scale as f64 * weight_scale as f64 / output_scale as f64)
+    }
+
+    /// The rescaling of LiteRT's int8 `MEAN` (`QuantizedMeanOrSum` in
+    /// `reference/reduce.h`, with and without `keep_dims`) of `count`
+    /// inputs: `QuantizeMultiplier(input_scale / output_scale)` in double,
+    /// with `1 / count` folded in: the mantissa shifted left by
+    /// `k = min(floor(log2(count)), 32, 31 + shift)`, divided by `count`
+    /// (truncating), and the exponent lowered by `k`; applied with double
+    /// rounding to `Σ q - count * input_zero_point`. The mantissa is then
+    /// below `2^30` (not normalized), as LiteRT's is. `count` is at least 1.
+    ///
+    /// ```
+    /// use small_ir::quant::{Multiplier, Rescale};
+    /// // 25 inputs, scale 0.5 in and out: the mean, rounded twice (62 / 25
+    /// // = 2.48 gives 3, as in LiteRT).
+    /// let m = Rescale::mean(0.5, 0.5, 25);
+    /// assert_eq!((m.apply(50), m.apply(62), m.apply(-63)), (2, 3, -3));
+    /// ```
+    pub const fn mean(input_scale: f32, output_scale: f32, count: usize) -> Rescale {
+        let (m0, s0) = quantize_multiplier(input_scale as f64 / output_scale as f64);
+        let count = if count == 0 { 1 } else { count as i64 };
+        let log2 = 63 - (count as u64).leading_zeros() as i32;
+        let mut k = if log2 < 32 { log2 } else { 32 };
+        if k > 31 + s0 {
+            k = 31 + s0;
+        }
+        let k = if k < 0 { 0 } else { k };
+        Rescale::DoubleRounding(Multiplier {
+            multiplier: (((m0 as i64) << k) / count) as i32,
+            shift: s0 - k,
+        })
     }
 
     /// Rescales `acc`.
@@ -922,6 +955,43 @@ mod tests {
             Rescale::fully_connected(0.5, 0.25, 0.5),
             Rescale::Real(0.25)
         );
+    }
+
+    #[test]
+    fn mean_folds_the_count_into_the_multiplier_as_litert_does() {
+        // Expected values from the Python model of LiteRT's
+        // QuantizedMeanOrSum that matched LiteRT 2.3's reference MEAN on
+        // 14 400 outputs (5 window sizes, keep_dims on and off).
+        let m = Rescale::mean(0.5, 0.5, 25);
+        assert_eq!(
+            m,
+            Rescale::DoubleRounding(Multiplier {
+                multiplier: 687_194_767,
+                shift: -3
+            })
+        );
+        let got = [50, 62, 63, -63, 37, 38, -37, -38].map(|a| m.apply(a));
+        assert_eq!(got, [2, 3, 3, -3, 2, 2, -2, -2]);
+        let m = Rescale::mean(0.031_351_69, 0.003_946_934, 64);
+        assert_eq!(
+            m,
+            Rescale::DoubleRounding(Multiplier {
+                multiplier: 2_132_263_986,
+                shift: -3
+            })
+        );
+        let got = [0, 1, 100, -100, 1000, -777, 12345].map(|a| m.apply(a));
+        assert_eq!(got, [0, 0, 12, -12, 124, -96, 1532]);
+        // One input, a multiplier of 900: k = 0, a left shift.
+        let m = Rescale::mean(0.9, 0.001, 1);
+        assert_eq!(
+            m,
+            Rescale::DoubleRounding(Multiplier {
+                multiplier: 1_887_436_660,
+                shift: 10
+            })
+        );
+        assert_eq!([0, 1, -1, 2].map(|a| m.apply(a)), [0, 900, -900, 1800]);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::{DType, Model, OpKind, Operator, Tensor};
 use crate::load::{Int8LayerWeights, LayerRef, LayerWeights, LoadError, WeightSource};
 use crate::model::LayerInfo;
 use crate::reference::int8::{AddParams, Rescale};
-use crate::{LayerSpec, Order, Padding, Reduction};
+use crate::{Dtype, LayerSpec, Order, Padding, Reduction};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -122,6 +122,20 @@ impl<'m> Target<'m> {
         self.check("padding", Padding::Valid, Some(spec.padding), |p| {
             padding_name(p).into()
         })
+    }
+
+    /// An int8 MEAN over height and width as a depthwise layer
+    /// (`fc = k = 1`, `g = C`) whose window is the whole input.
+    fn mean_as_depthwise(&self, spec: &LayerSpec) -> Result<(), LoadError> {
+        if (spec.fc, spec.k, spec.dtype) != (1, 1, Dtype::I8) {
+            return Err(self.mismatch(
+                "declaration",
+                "an int8 depthwise layer (fc = 1, k = 1) over the plane, or an average pool".into(),
+                format!("{spec:?}"),
+            ));
+        }
+        self.spatial_mean(spec)?;
+        self.input_channels(spec.g)
     }
 
     fn tensor(&self, role: &str, i: usize) -> Result<&'m Tensor, LoadError> {
@@ -373,6 +387,32 @@ impl<'m> Target<'m> {
         })
     }
 
+    /// The int8 depthwise layer of a MEAN over the plane: weight 1 at
+    /// every tap, no bias, so the sum is `Σ q - count * zp_in`, then
+    /// LiteRT's MEAN requantization ([`Rescale::mean`]), then the clamp of
+    /// a RELU fused into it (`out_op`).
+    fn mean_i8(
+        &self,
+        qx: Quant,
+        spec: &LayerSpec,
+        out_op: usize,
+    ) -> Result<Int8LayerWeights, LoadError> {
+        let qy = self.quant("output", self.output_of(self.op)?)?;
+        let (min, max) = activation_range(self.fused_activation(out_op)?, qy);
+        let rescale = Rescale::mean(qx.scale, qy.scale, spec.fh * spec.fw);
+        Ok(Int8LayerWeights {
+            weights: alloc::vec![1; spec.weights_len()],
+            order: Order::Depthwise,
+            bias: None,
+            rescale: alloc::vec![rescale; spec.g],
+            input_zero_point: qx.zero_point,
+            output_zero_point: qy.zero_point,
+            min,
+            max,
+            add: None,
+        })
+    }
+
     fn kind(&self, expected: &str) -> LoadError {
         self.mismatch("operator", expected.into(), self.op.kind.to_string())
     }
@@ -385,9 +425,22 @@ struct Resolved<'m> {
     filter: Option<&'m Tensor>,
     order: Order,
     bias: Option<&'m Tensor>,
+    /// Weights the file does not hold: made here.
+    made: Made,
+}
+
+/// An operator without weights declared as a layer with weights, which
+/// the loader makes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Made {
+    /// The file's weights.
+    No,
     /// A standalone ADD, RELU or RELU6 declared as a 1x1 depthwise layer
-    /// of weight 1 (`residual` for ADD): its weights are made, not read.
-    identity: bool,
+    /// of weight 1 (`residual` for ADD).
+    Identity,
+    /// An int8 MEAN over height and width declared as a depthwise layer
+    /// over the whole plane, weight 1: the requantization is MEAN's.
+    Mean,
 }
 
 /// Checks operator `layer.op` against `spec` (see the [module docs](super)).
@@ -417,7 +470,17 @@ fn resolve<'m>(
             filter: None,
             order: Order::Depthwise,
             bias: None,
-            identity: true,
+            made: Made::Identity,
+        });
+    }
+    if op.kind == OpKind::Mean && spec.reduction == Reduction::Fma {
+        target.mean_as_depthwise(spec)?;
+        return Ok(Resolved {
+            target,
+            filter: None,
+            order: Order::Depthwise,
+            bias: None,
+            made: Made::Mean,
         });
     }
     let (weights, order, bias) = match (spec.reduction, spec.kind()) {
@@ -508,7 +571,7 @@ fn resolve<'m>(
         filter: weights,
         order,
         bias,
-        identity: false,
+        made: Made::No,
     })
 }
 
@@ -535,7 +598,14 @@ impl WeightSource for Model {
         let t = &r.target;
         let weights = match r.filter {
             Some(f) => t.f32_of("filter", f)?,
-            None if r.identity => alloc::vec![1.0; spec.g],
+            None if r.made == Made::Identity => alloc::vec![1.0; spec.g],
+            None if r.made == Made::Mean => {
+                return Err(t.mismatch(
+                    "declaration",
+                    "an average pool (a float MEAN)".into(),
+                    "a depthwise convolution (an int8 MEAN's)".into(),
+                ));
+            }
             None => Vec::new(),
         };
         check_count(t, spec, weights.len())?;
@@ -566,15 +636,18 @@ impl WeightSource for Model {
         let r = resolve(self, layer, spec)?;
         let t = &r.target;
         let qx = t.quant("input", t.tensor("input", 0)?)?;
-        if r.identity {
-            return t.identity_i8(qx, spec.g);
+        match r.made {
+            Made::Identity => return t.identity_i8(qx, spec.g),
+            Made::Mean => return t.mean_i8(qx, spec, out_op),
+            Made::No => {}
         }
         let qy = t.quant("output", t.output_of(t.op)?)?;
         if t.op.kind == OpKind::Mean {
             return Err(t.mismatch(
-                "operator",
-                "AVERAGE_POOL_2D (an int8 MEAN rounds its own way, not supported yet)".into(),
-                "MEAN".into(),
+                "declaration",
+                "a depthwise convolution over the plane (an int8 MEAN rounds unlike AVERAGE_POOL_2D)"
+                    .into(),
+                "an average pool".into(),
             ));
         }
         let (min, max) = activation_range(t.fused_activation(out_op)?, qy);
