@@ -85,6 +85,16 @@ def logistic_head():
     return keras.Model(inp, x)
 
 
+def logistic_head_int8():
+    """An int8 LOGISTIC as the output, after a convolution of 64 channels:
+    2 inputs x 6x6x64 outputs reach most of the 256 entries of LiteRT's
+    table."""
+    x = inp = L.Input((6, 6, 3), batch_size=1)
+    x = L.Conv2D(64, 3, padding="same")(x)
+    x = L.Activation("sigmoid")(x)
+    return keras.Model(inp, x)
+
+
 def mean_head(keepdims):
     """An int8 MEAN as the output (a 5x7 plane, 32 channels), so that its
     rounding shows in the golden data: LiteRT folds 1 / count into the
@@ -238,6 +248,7 @@ def main():
     rng = np.random.default_rng(2027)
     write(out_dir, "mean_int8", mean_head(False), True, rng)
     write(out_dir, "mean_keepdims_int8", mean_head(True), True, rng)
+    write(out_dir, "logistic_head_int8", logistic_head_int8(), True, rng)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,19 @@ fn int8_softmax(file: &File, op: usize) -> int8::SoftmaxParams {
     int8::SoftmaxParams::new(op.options.beta.unwrap_or(1.0), scale).unwrap()
 }
 
+fn int8_logistic(file: &File, op: usize) -> int8::LogisticTable {
+    let op = &file.operators()[op];
+    assert_eq!(op.kind, OpKind::Logistic);
+    let quant = |t: usize| {
+        let q = file.tensor(t).unwrap().quantization.as_ref().unwrap();
+        int8::Quant {
+            scale: q.scales[0],
+            zero_point: q.zero_points[0] as i32,
+        }
+    };
+    int8::LogisticTable::new(quant(op.input(0).unwrap()), quant(op.outputs[0])).unwrap()
+}
+
 fn check_model(path: &Path) {
     let name = path.file_stem().unwrap().to_string_lossy().into_owned();
     let file = File::from_file(path).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -80,9 +93,15 @@ fn check_model(path: &Path) {
             let values = reference_run_i8(&file, &infos, &dims, &x)
                 .unwrap_or_else(|e| panic!("{}: {e}", at(i)));
             let mut got = values.last().unwrap().clone();
-            if let Head::Softmax(op) = p.head {
-                let logits = got.clone();
-                int8::softmax(&logits, out_len, &int8_softmax(&file, op), &mut got).unwrap();
+            let logits = got.clone();
+            match p.head {
+                Head::Softmax(op) => {
+                    int8::softmax(&logits, out_len, &int8_softmax(&file, op), &mut got).unwrap()
+                }
+                Head::Logistic(op) => {
+                    int8::logistic(&logits, &int8_logistic(&file, op), &mut got).unwrap()
+                }
+                Head::None => {}
             }
             let want: Vec<i8> = want.iter().map(|&b| b as i8).collect();
             assert_eq!(got, want, "{}", at(i));

@@ -39,8 +39,8 @@ pub enum Head {
     /// SOFTMAX at this operator (not a layer: the caller applies it to
     /// the logits).
     Softmax(usize),
-    /// LOGISTIC (`1 / (1 + exp(-x))`) at this operator, float programs
-    /// only (not a layer: the caller applies it).
+    /// LOGISTIC (`1 / (1 + exp(-x))`) at this operator (not a layer: the
+    /// caller applies it; int8: `small_core::reference::int8::logistic`).
     Logistic(usize),
 }
 
@@ -84,8 +84,7 @@ impl std::error::Error for Unsupported {}
 pub const SUPPORTED: &str = "CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1), FULLY_CONNECTED, \
     AVERAGE_POOL_2D, MAX_POOL_2D, MEAN (over height and width), ADD (of two tensors of \
     one shape), PAD (the SAME padding of the convolution reading it), RELU, RELU6, RESHAPE and \
-    SQUEEZE (where the blocked layout does not change), SOFTMAX (last), LOGISTIC (last, \
-    float)";
+    SQUEEZE (where the blocked layout does not change), SOFTMAX (last), LOGISTIC (last)";
 
 /// A layer under construction: tensors are the file's until the layers
 /// are ordered.
@@ -248,12 +247,7 @@ impl<'a> Builder<'a> {
                 OpKind::Relu | OpKind::Relu6 => self.relu(op)?,
                 OpKind::Reshape | OpKind::Squeeze => self.reshape(op)?,
                 OpKind::Softmax => self.head = Head::Softmax(op.index),
-                OpKind::Logistic if self.dtype == Dtype::F32 => {
-                    self.head = Head::Logistic(op.index)
-                }
-                OpKind::Logistic => {
-                    return Err(self.unsupported(op, "an int8 LOGISTIC (not supported yet)"));
-                }
+                OpKind::Logistic => self.head = Head::Logistic(op.index),
                 _ => return Err(self.unsupported(op, "not supported")),
             }
         }

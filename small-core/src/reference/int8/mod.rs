@@ -23,6 +23,7 @@
 //! | [`max_pool`] | `max q` | — |
 //! | [`add`] | both inputs rescaled to `2 max(s1, s2)` after `<< 20` | [`AddRescale`] |
 //! | [`softmax`] | gemmlowp fixed point: `exp` on Q5.26, sum in Q12.19, reciprocal | output scale 1/256, zero point -128 |
+//! | [`logistic`] | a table of `1 / (1 + exp(-x))` filled in `f32` ([`LogisticTable`]) | output scale 1/256, zero point -128 |
 //! | [`quantize`], [`dequantize`] | — | `round(x / scale) + zp`, `scale * (q - zp)` |
 //!
 //! then the output zero point and the clamp to the fused activation's
@@ -52,6 +53,7 @@ pub use small_ir::quant::{AddRescale, Multiplier, Quant, Rescale, activation_ran
 
 mod conv;
 mod elementwise;
+mod logistic;
 mod pool;
 mod softmax;
 
@@ -60,6 +62,7 @@ mod tests;
 
 pub use conv::{conv2d, depthwise_conv2d, fully_connected};
 pub use elementwise::{AddParams, add, dequantize, quantize};
+pub use logistic::{LogisticTable, logistic};
 pub use pool::{avg_pool, max_pool};
 pub use softmax::{SoftmaxParams, softmax};
 

@@ -457,3 +457,48 @@ fn errors_name_expected_and_actual() {
         })
     );
 }
+
+#[test]
+fn logistic_table_is_monotone_and_refuses_other_output_quantization() {
+    let out = Quant {
+        scale: 1.0 / 256.0,
+        zero_point: -128,
+    };
+    let t = LogisticTable::new(
+        Quant {
+            scale: 0.05,
+            zero_point: 3,
+        },
+        out,
+    )
+    .unwrap();
+    // 0.5 at the input's zero point: 128 steps of 1/256, minus 128.
+    assert_eq!(t.get(3), 0);
+    let all: Vec<i8> = (i8::MIN..=i8::MAX).map(|q| t.get(q)).collect();
+    assert!(all.windows(2).all(|w| w[0] <= w[1]), "{all:?}");
+    for bad in [
+        Quant {
+            scale: 1.0 / 255.0,
+            zero_point: -128,
+        },
+        Quant {
+            scale: 1.0 / 256.0,
+            zero_point: 0,
+        },
+    ] {
+        let e = LogisticTable::new(
+            Quant {
+                scale: 0.05,
+                zero_point: 3,
+            },
+            bad,
+        )
+        .unwrap_err();
+        assert!(alloc::format!("{e}").contains("1/256"), "{e}");
+    }
+    let mut y = [0i8; 2];
+    assert!(matches!(
+        logistic(&[1, 2, 3], &t, &mut y),
+        Err(Error::BufferLength { .. })
+    ));
+}
