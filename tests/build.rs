@@ -1,12 +1,24 @@
-//! Sets `cfg(small_shared_models)` when the MLPerf Tiny files are where
-//! `tests/codegen.rs`'s `tflite_model!` lines read them at compile time
-//! (`../shared/models` beside the repository); without them those tests
-//! are left out of the build rather than failing it.
+//! Two things the tests need at build time:
+//!
+//! * `cfg(small_shared_models)` when the MLPerf Tiny files are where
+//!   `tests/codegen.rs`'s `tflite_model!` line reads them at compile time
+//!   (`../shared/models` beside the repository); without them that test
+//!   is left out of the build rather than failing it.
+//! * The weights of `data/tflite/every_op.tflite`, packed as a user's
+//!   build script packs them for a target without a heap or a file system
+//!   (`small_core::build::pack_tflite`); `tflite_graphs.rs` embeds them
+//!   with `small_core::packed_weights!` and runs the program on them.
+
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(small_shared_models)");
-    let file = "../../shared/models/pretrainedResnet.tflite";
+    let file = "../../shared/models/pretrainedResnet_quant.tflite";
     println!("cargo::rerun-if-changed={file}");
     if std::path::Path::new(file).exists() {
         println!("cargo::rustc-cfg=small_shared_models");
+    }
+    for arch in [small_core::Arch::Reference, small_core::Arch::CortexM4] {
+        if let Err(e) = small_core::build::pack_tflite("data/tflite/every_op.tflite", arch) {
+            panic!("small-tests build script: {e}");
+        }
     }
 }

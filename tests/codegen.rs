@@ -368,6 +368,37 @@ fn generated_networks_are_current() {
     }
 }
 
+// ---- weights packed at build time ------------------------------------------
+
+/// `small_core::build::pack_program` (what a build script calls, knowing
+/// only the file) packs exactly what each f32 network's own `pack` does,
+/// for every arch: the tiles it derives are the `#[layer]`s'.
+#[test]
+fn a_build_script_packs_what_the_program_packs() {
+    fn same<N: Network>() {
+        let Some(dir) = small_tests::models_dir() else {
+            return;
+        };
+        let file = File::from_file(dir.join(N::FILE.unwrap())).unwrap();
+        for &arch in small_core::Arch::ALL {
+            let mut want = vec![0.0; N::packed_len(arch)];
+            N::pack(&file, arch, &mut want).unwrap();
+            let got = small_core::build::pack_program(&file, arch).unwrap();
+            assert!(got == want, "{} on {}", N::NAME, arch.name());
+        }
+    }
+    same::<resnet8::Resnet8>();
+    same::<dscnn::DsCnn>();
+    same::<ad::Autoencoder>();
+    same::<vww::Vww>();
+    // An int8 program has no ahead-of-time buffer yet: a clear error.
+    if let Some(dir) = small_tests::models_dir() {
+        let file = File::from_file(dir.join("ad01_int8.tflite")).unwrap();
+        let e = small_core::build::pack_program(&file, small_core::Arch::Reference).unwrap_err();
+        assert!(e.to_string().contains("int8"), "{e}");
+    }
+}
+
 // ---- tflite_model!: the same program, generated at compile time ------------
 
 // One network: the macro only plumbs `Program::source` (tested above on

@@ -186,6 +186,38 @@ mod from_the_macro {
     small_core::tflite_model!(EveryOp = "data/tflite/every_op.tflite");
     small_core::tflite_model!(EveryOpInt8 = "data/tflite/every_op_int8.tflite");
 
+    use small_core::Arch::{CortexM4, Reference};
+    // Packed by build.rs (`small_core::build::pack_tflite`), embedded here.
+    static PACKED: [f32; EveryOp::packed_len(Reference)] =
+        small_core::packed_weights!(EveryOp, Reference, "every_op.tflite");
+    static PACKED_M4: [f32; EveryOp::packed_len(CortexM4)] =
+        small_core::packed_weights!(EveryOp, CortexM4, "every_op.tflite");
+
+    /// The weights packed at build time are those `pack` writes, for
+    /// this arch and another, and the program runs on them as on weights
+    /// loaded from the file: the same bits.
+    #[test]
+    fn weights_packed_at_build_time_run_as_loaded_ones() {
+        let file = File::parse(EveryOp::FILE).unwrap();
+        for (arch, packed) in [(Reference, &PACKED[..]), (CortexM4, &PACKED_M4[..])] {
+            let mut want = vec![0.0; EveryOp::packed_len(arch)];
+            EveryOp::pack(&file, arch, &mut want).unwrap();
+            assert!(want == packed, "{}: packed at build time", arch.name());
+        }
+        let x: Vec<f32> = (0..EveryOp::DIMS[0].elements())
+            .map(|i| ((i * 7919) % 200) as f32 / 50.0 - 2.0)
+            .collect();
+        let loaded = small_tests::run_program::<EveryOp>(&file, Reference, &x);
+        let net = EveryOp::from_packed(Reference, &PACKED).unwrap();
+        let mut arena = vec![0.0; EveryOp::ARENA];
+        EveryOp::input(&mut arena)
+            .unwrap()
+            .fill_from_nhwc(&x)
+            .unwrap();
+        net.forward(&mut arena).unwrap();
+        assert_eq!(EveryOp::output(&arena).unwrap().to_nhwc(), loaded);
+    }
+
     #[test]
     fn every_op_kernels_equal_the_reference_on_every_arch() {
         let f32_file = File::from_file(dir().join("every_op.tflite")).unwrap();

@@ -31,7 +31,11 @@ extern crate std;
 extern crate self as small_core;
 
 pub mod arch;
+#[cfg(feature = "build")]
+#[cfg_attr(docsrs, doc(cfg(feature = "build")))]
+pub mod build;
 pub mod catalogue;
+pub mod embed;
 pub mod fold;
 mod layer;
 mod layout;

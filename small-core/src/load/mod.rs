@@ -162,6 +162,12 @@ pub enum LoadError {
     },
     /// A small-rs error while packing.
     Core(crate::Error),
+    /// The file holds what no small-rs program can run (an operator
+    /// `small-codegen` cannot map), or what this call does not support.
+    Unsupported {
+        /// What, and why.
+        what: String,
+    },
 }
 
 impl fmt::Display for LoadError {
@@ -190,6 +196,7 @@ impl fmt::Display for LoadError {
             LoadError::Missing { what } => write!(f, "missing {what}"),
             LoadError::Io { path, detail } => write!(f, "cannot read {path}: {detail}"),
             LoadError::Core(e) => write!(f, "{e}"),
+            LoadError::Unsupported { what } => write!(f, "not supported: {what}"),
         }
     }
 }
