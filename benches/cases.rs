@@ -5,13 +5,12 @@
 //! Shared by the bench binary (`main.rs`) and the criterion benches
 //! (`criterion.rs`).
 
+use crate::vww1::Vww1;
 use small_core::Filter;
 use small_core::load::Generated;
 use small_core::{Arch, Blocked, Blocking, Dims, Error, layer};
 use small_examples::models::Network;
-use small_examples::models::{
-    ad::Autoencoder, dscnn::DsCnn, resnet8::Resnet8, vww::Vww, vww1::Vww1,
-};
+use small_examples::models::{ad::Autoencoder, dscnn::DsCnn, resnet8::Resnet8, vww::Vww};
 use std::error::Error as StdError;
 
 /// Declares the layer set for `$c` channels in module `$m`: conv 3x3

@@ -9,10 +9,12 @@
 //! - [`timing`]: the timing rule (warm-up, >= 1 s and >= 10 runs, median);
 //! - [`cases`]: the layer set and the MLPerf Tiny networks, built per arch;
 //! - [`report`]: table rows and JSON lines;
-//! - [`roofline`]: the roofline SVG.
+//! - [`roofline`]: the roofline SVG;
+//! - [`vww1`]: VWW at width 1.0, the largest network case.
 
 pub mod cases;
 pub mod machine;
 pub mod report;
 pub mod roofline;
 pub mod timing;
+pub mod vww1;

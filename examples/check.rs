@@ -363,3 +363,53 @@ pub fn nan_cause(
     }
     Ok("the weights, bias and inputs hold no NaN: the layer made it".into())
 }
+
+/// `N` on built-in (generated) weights for `arch` against the reference
+/// layers, every layer's output within the worst-case bound propagated
+/// through the layers, from an arena full of NaN (a read of an unwritten
+/// element cannot pass); then the head (`infer`). Panics naming the
+/// network, arch, layer and element.
+pub fn check_builtin<N: crate::models::Network>(arch: small_core::Arch) {
+    use small_core::load::Generated;
+    let source = Generated { seed: 3 };
+    let net = N::load(&source, arch).expect("generated weights fit");
+    let input = Generated::values(11, N::DIMS[0].elements(), 1.0);
+    let values = small_core::model::reference_run(&source, N::LAYERS, N::DIMS, &input).unwrap();
+    let bounds = bounds(N::LAYERS, N::DIMS, &source, &values, Propagation::WorstCase).unwrap();
+    let mut arena = vec![f32::NAN; N::ARENA];
+    small_core::model::check_arena(arena.len(), N::ARENA).unwrap();
+    N::tensor_mut(&mut arena, 0)
+        .unwrap()
+        .fill_from_nhwc(&input)
+        .unwrap();
+    for (i, l) in N::LAYERS.iter().enumerate() {
+        net.forward_layer(i, &mut arena).unwrap();
+        let got = N::tensor(&arena, l.step.y).unwrap().to_nhwc();
+        if let Some((j, g, w, t)) = first_mismatch(&got, &values[l.step.y], &bounds[l.step.y]) {
+            panic!(
+                "{} on {}: layer {i} `{}` element {j}: got {g}, reference {w}, bound {t}",
+                N::NAME,
+                arch.name(),
+                l.name
+            );
+        }
+    }
+    let d = N::DIMS[N::OUTPUT];
+    if d.h * d.w != 1 {
+        return; // `infer` returns a vector; the layers were all checked above.
+    }
+    let mut want = values[N::OUTPUT].clone();
+    if N::HEAD == Head::Softmax {
+        softmax(&mut want);
+    }
+    let mut got = vec![0.0; want.len()];
+    net.infer(&mut arena, &input, &mut got).unwrap();
+    let tol = head_bound(N::HEAD, &bounds[N::OUTPUT]);
+    assert_eq!(
+        first_mismatch(&got, &want, &tol),
+        None,
+        "{} head on {}",
+        N::NAME,
+        arch.name()
+    );
+}

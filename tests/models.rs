@@ -13,57 +13,11 @@ use small_examples::check::{self, Propagation, first_mismatch, head_bound};
 
 /// Trained weights: the probabilistic bound (see `check::Propagation`).
 const PROBABLE: Propagation = Propagation::Probable { lambda: 8.0 };
-use small_examples::models::{Head, Network, ad, dscnn, resnet8, vww, vww1};
-
-fn builtin<N: Network>(arch: Arch) {
-    let source = Generated { seed: 3 };
-    let net = N::load(&source, arch).expect("generated weights fit");
-    let input = Generated::values(11, N::DIMS[0].elements(), 1.0);
-    let values = small_core::model::reference_run(&source, N::LAYERS, N::DIMS, &input).unwrap();
-    let bounds =
-        check::bounds(N::LAYERS, N::DIMS, &source, &values, Propagation::WorstCase).unwrap();
-    let mut arena = vec![f32::NAN; N::ARENA];
-    // Every layer's output, not only the last.
-    small_core::model::check_arena(arena.len(), N::ARENA).unwrap();
-    N::tensor_mut(&mut arena, 0)
-        .unwrap()
-        .fill_from_nhwc(&input)
-        .unwrap();
-    for (i, l) in N::LAYERS.iter().enumerate() {
-        net.forward_layer(i, &mut arena).unwrap();
-        let got = N::tensor(&arena, l.step.y).unwrap().to_nhwc();
-        if let Some((j, g, w, t)) = first_mismatch(&got, &values[l.step.y], &bounds[l.step.y]) {
-            panic!(
-                "{} on {}: layer {i} `{}` element {j}: got {g}, reference {w}, bound {t}",
-                N::NAME,
-                arch.name(),
-                l.name
-            );
-        }
-    }
-    let d = N::DIMS[N::OUTPUT];
-    if d.h * d.w != 1 {
-        return; // `infer` returns a vector; the layers were all checked above.
-    }
-    let mut want = values[N::OUTPUT].clone();
-    if N::HEAD == Head::Softmax {
-        check::softmax(&mut want);
-    }
-    let mut got = vec![0.0; want.len()];
-    net.infer(&mut arena, &input, &mut got).unwrap();
-    let tol = head_bound(N::HEAD, &bounds[N::OUTPUT]);
-    assert_eq!(
-        first_mismatch(&got, &want, &tol),
-        None,
-        "{} head on {}",
-        N::NAME,
-        arch.name()
-    );
-}
+use small_examples::models::{Head, Network, ad, dscnn, resnet8, vww};
 
 fn all_archs<N: Network>() {
     for arch in small_core::arch::available() {
-        builtin::<N>(arch);
+        check::check_builtin::<N>(arch);
         println!(
             "{}: built-in weights match the reference on {}",
             N::NAME,
@@ -99,11 +53,6 @@ fn sweep_builtin() {
     all_archs::<sweep::SweepChannelwise>();
     all_archs::<sweep::SweepResidual>();
     all_archs::<sweep::SweepGroupFc>();
-}
-
-#[test]
-fn vww1_builtin() {
-    builtin::<vww1::Vww1>(small_core::arch::selected().unwrap());
 }
 
 #[test]

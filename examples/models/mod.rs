@@ -10,7 +10,6 @@ pub mod dscnn;
 pub mod resnet8;
 pub mod sweep;
 pub mod vww;
-pub mod vww1;
 
 #[cfg(feature = "std")]
 mod network;

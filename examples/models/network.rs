@@ -1,7 +1,7 @@
 //! [`Network`]: a generated network ([`Model`]) with its name, trained
 //! file and head; [`Int8Network`] the same for int8 networks.
 
-use super::{ad, dscnn, resnet8, sweep, vww, vww1};
+use super::{ad, dscnn, resnet8, sweep, vww};
 use small_core::Error;
 use small_core::model::Model;
 
@@ -69,7 +69,6 @@ network!(
     Some("ad01_fp32.tflite"),
     Reconstruction
 );
-network!(vww1::Vww1, "vww_1.0", None, Softmax);
 network!(sweep::SweepConv, "sweep-conv", None, Reconstruction);
 network!(
     sweep::SweepChannelwise,

@@ -7,8 +7,8 @@
 //! The declarations are generated: `generated/vww*.rs` is what
 //! `small-codegen FILE --rust Vww` prints for each file
 //! (`scripts/gen-networks` writes them; `tests/codegen.rs` fails when they
-//! differ from the tool's output). [`super::vww1`] is the same network at
-//! width 1.0.
+//! differ from the tool's output). The bench crate's `vww1` is the same
+//! network at width 1.0.
 
 include!("generated/vww.rs");
 

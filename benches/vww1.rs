@@ -1,8 +1,10 @@
 //! MobileNetV1 at width 1.0 on the VWW input (96x96x3, 2 classes): the
-//! network of [`super::vww`] with 4x the channels, a large workload for
-//! the bench. No trained file exists for it, so it is written by hand (it
-//! runs with generated weights): `generated/vww.rs` with every channel
-//! count times four, the layers keeping the VWW file's operator numbers.
+//! VWW network of `small_examples::models::vww` with 4x the channels, a
+//! large workload for the bench (here, not in the examples, so that the
+//! builds that never run it do not compile its kernels). No trained file
+//! exists for it, so it is written by hand (it runs with generated
+//! weights): `examples/models/generated/vww.rs` with every channel count
+//! times four, the layers keeping the VWW file's operator numbers.
 
 use small_core::{layer, model};
 
@@ -123,5 +125,21 @@ model! {
         pw13: Pw1024To1024 @ 26 (t83) -> t84;
         avgpool: AvgPool3x3C1024 @ 27 (t84) -> t85;
         fc: Fc1024To2 @ 29 (t85) -> t87;
+    }
+}
+
+impl small_examples::models::Network for Vww1 {
+    const NAME: &'static str = "vww_1.0";
+    const FILE: Option<&'static str> = None;
+    const HEAD: small_examples::models::Head = small_examples::models::Head::Softmax;
+}
+
+#[cfg(test)]
+mod tests {
+    /// On built-in weights, every layer within the bound of the reference
+    /// (`small_examples::check::check_builtin`), on the arch this CPU runs.
+    #[test]
+    fn vww1_matches_the_reference() {
+        small_examples::check::check_builtin::<super::Vww1>(small_core::arch::selected().unwrap());
     }
 }
