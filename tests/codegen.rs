@@ -174,7 +174,7 @@ fn unsupported_operators_are_named_with_their_tensors() {
     .unwrap();
     let add = &p.layers[1];
     assert_eq!(add.operators, "ADD");
-    let s = add.spec;
+    let s = add.spec.unwrap();
     assert_eq!((s.fh, s.fw, s.fc, s.k, s.g), (1, 1, 1, 1, 2));
     assert!(s.residual);
     assert_eq!((add.x, add.skip), (1, Some(0)));
@@ -189,7 +189,10 @@ fn unsupported_operators_are_named_with_their_tensors() {
     // The convolution alone maps (its output need not be the file's).
     let p = graph(fb::BuiltinOperator::Mul, vec![], vec![0]).unwrap();
     assert_eq!(p.layers.len(), 1);
-    assert_eq!(p.layers[0].spec.activation, small_core::Activation::Relu);
+    assert_eq!(
+        p.layers[0].spec.unwrap().activation,
+        small_core::Activation::Relu
+    );
 }
 
 /// A file: input `[1, 5, 6, 2]` -> PAD by `pads` (top, bottom, left,
@@ -282,7 +285,7 @@ fn a_pad_that_is_the_same_padding_folds_into_the_convolution() {
     for (pads, s) in [([1, 1, 1, 1], 1), ([1, 1, 0, 1], 2)] {
         let (p, got, want) = padded(pads, s).unwrap();
         assert_eq!(p.layers.len(), 1);
-        assert_eq!(p.layers[0].spec.padding, small_core::Padding::Same);
+        assert_eq!(p.layers[0].spec.unwrap().padding, small_core::Padding::Same);
         assert_eq!(p.layers[0].x, 0, "the layer reads the PAD's input");
         // Small integers: exact in any order.
         assert_eq!(got, want, "pads {pads:?} stride {s}");
@@ -309,12 +312,10 @@ fn a_relu_after_an_activation_is_a_layer_of_its_own() {
     assert_eq!(p.layers.len(), 2);
     let relu = &p.layers[1];
     assert_eq!(relu.operators, "RELU");
-    assert_eq!(relu.spec.activation, small_core::Activation::Relu);
-    assert!(!relu.spec.residual);
-    assert_eq!(
-        (relu.spec.fh, relu.spec.fc, relu.spec.k, relu.spec.g),
-        (1, 1, 1, 2)
-    );
+    let spec = relu.spec.unwrap();
+    assert_eq!(spec.activation, small_core::Activation::Relu);
+    assert!(!spec.residual);
+    assert_eq!((spec.fh, spec.fc, spec.k, spec.g), (1, 1, 1, 2));
 }
 
 // ---- the printed source compiles and computes the same --------------------

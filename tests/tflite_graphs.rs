@@ -150,7 +150,7 @@ fn every_op_has_every_operator() {
         assert!(ops.contains(&want), "every_op has no {want}: {ops:?}");
     }
     assert!(
-        p.layers.iter().any(|l| l.spec.g > 1 && l.spec.fc > 1),
+        (p.layers.iter()).any(|l| l.spec.is_some_and(|s| s.g > 1 && s.fc > 1)),
         "every_op has no grouped CONV_2D"
     );
     assert!(matches!(p.head, Head::Softmax(_)));

@@ -50,14 +50,19 @@ pub fn declaration(spec: &LayerSpec) -> String {
 impl Program {
     /// The Rust source of the program as the struct `name`: the
     /// `#[layer]` structs (`L<i>`, one per distinct declaration, named
-    /// after its first layer) and the `model!` block, each tensor named
-    /// `t<index>` after the file's tensor. It compiles in a crate that
-    /// depends on `small-core`; its `load` takes the same file.
+    /// after its first layer) and the `model!` block (a concatenation is
+    /// a `concat` line), each tensor named `t<index>` after the file's
+    /// tensor. It compiles in a crate that depends on `small-core`; its
+    /// `load` takes the same file.
     pub fn source(&self, name: &str) -> String {
         let mut s = String::from("use small_core::{layer, model};\n\n");
         // The struct of each layer: the first layer's of its declaration.
         let mut types: Vec<String> = Vec::new();
         for (i, l) in self.layers.iter().enumerate() {
+            let Some(spec) = &l.spec else {
+                types.push("concat".into());
+                continue;
+            };
             match self.layers[..i].iter().position(|e| e.spec == l.spec) {
                 Some(first) => types.push(types[first].clone()),
                 None => {
@@ -67,7 +72,7 @@ impl Program {
                         "/// {} (operator {}).\n#[layer({})]\npub struct {ty};\n",
                         l.operators,
                         l.op,
-                        declaration(&l.spec)
+                        declaration(spec)
                     );
                     types.push(ty);
                 }
@@ -98,11 +103,16 @@ impl Program {
                 .skip
                 .map(|k| format!(", + {}", tensor(k)))
                 .unwrap_or_default();
+            let reads = if l.spec.is_none() {
+                let ts: Vec<String> = l.concat.iter().map(|&t| tensor(t)).collect();
+                ts.join(", ")
+            } else {
+                format!("{}{skip}", tensor(l.x))
+            };
             let _ = writeln!(
                 s,
-                "        l{i}: {ty} @ {}{out} ({}{skip}) -> {};",
+                "        l{i}: {ty} @ {}{out} ({reads}) -> {};",
                 l.op,
-                tensor(l.x),
                 tensor(i + 1)
             );
         }
