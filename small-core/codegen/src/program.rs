@@ -698,10 +698,11 @@ impl<'a> Builder<'a> {
             id.insert(d.y, layers.len());
             tensors.push(d.y);
         }
-        if layers.is_empty() {
+        // A model! takes its element type from its first layer.
+        if layers.iter().all(|l| l.spec.is_none()) {
             return Err(Unsupported {
                 op: None,
-                message: "the graph has no layer".into(),
+                message: "the graph has no layer (a program has one besides concatenations)".into(),
             });
         }
         Ok(Program {

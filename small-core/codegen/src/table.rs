@@ -44,6 +44,7 @@ impl Program {
             "{:>3} {:<9} {:<20} {:<11} {:<11} {:>9} {archs}  #[layer(...)]",
             "#", "op", "operator", "input", "output", "MACs"
         );
+        let all = self.dims();
         for (i, l) in self.layers.iter().enumerate() {
             let op = if l.out_op == l.op {
                 format!("@ {}", l.op)
@@ -66,9 +67,7 @@ impl Program {
             let (input, declaration) = match &l.spec {
                 Some(spec) => (dims(l.input), declaration(spec)),
                 None => {
-                    let c: Vec<String> = (l.concat.iter())
-                        .map(|&t| self.dims()[t].c.to_string())
-                        .collect();
+                    let c: Vec<String> = (l.concat.iter()).map(|&t| all[t].c.to_string()).collect();
                     let input = format!("{}x{}x({})", l.input.h, l.input.w, c.join("+"));
                     (input, "concat".to_string())
                 }
