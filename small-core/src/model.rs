@@ -5,7 +5,8 @@
 //! A model's input size is fixed, so the shapes follow from the layers'
 //! specs in a `const` evaluation; a miswired model (a layer fed the wrong
 //! number of channels, a residual of another shape, an input smaller than
-//! a VALID filter) fails to compile. The arena size is a constant, so a
+//! a VALID filter, a concatenation of tensors of other heights or widths)
+//! fails to compile. The arena size is a constant, so a
 //! microcontroller can hold it in one `static`.
 
 use crate::plan::{Plan, Tensor};

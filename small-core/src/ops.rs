@@ -166,7 +166,7 @@ pub fn concat<E: Element, X: AsRef<[E]>, Y: AsRef<[E]> + AsMut<[E]>>(
 /// one block of each, a whole block plane at once when the run is a full
 /// block (`offset` and the run a multiple of [`CB`]), else the run's lanes
 /// pixel by pixel, shifted from their block of `x` to theirs in `out`.
-/// [`concat`] is one call per input, then the padding.
+/// [`concat()`] is one call per input, then the padding.
 ///
 /// ```
 /// use small_core::{Blocked, Dims, ops};
