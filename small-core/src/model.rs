@@ -751,11 +751,11 @@ pub const fn parameters(layers: &[LayerInfo]) -> usize {
 ///
 /// A concatenation line, `field: concat @ op (a, b, ...) -> y;`, joins two
 /// or more tensors of one height and width along channels (TFLite's
-/// CONCATENATION on the last axis, operator `op`): `y` holds `a`'s
-/// channels, then `b`'s, and so on. It has no weights (its field is a
-/// [`Concat`], which loads nothing), runs as a copy into the arena
-/// ([`ops::copy_channels`](crate::ops::copy_channels)), and keeps each
-/// input live until it runs. Inputs of other heights or widths fail to
+/// CONCATENATION on the last axis, operator `op`, no `=> out_op`): `y`
+/// holds `a`'s channels, then `b`'s, and so on. It has no weights (its
+/// field is a [`Concat`], which loads nothing), runs as a copy into the
+/// arena ([`ops::copy_channels`](crate::ops::copy_channels)), and keeps
+/// each input live until it runs. Inputs of other heights or widths fail to
 /// compile, naming the line and the tensors; its output's channels are
 /// the sum of its inputs'.
 ///
@@ -853,7 +853,7 @@ macro_rules! model {
                 const __SPECS: [::core::option::Option<$crate::LayerSpec>; S] =
                     [$( $crate::model!(@spec $ty) ),+];
                 const __STEPS: [$crate::__rt::Step<'static>; S] =
-                    [$( $crate::model!(@step $field: $ty ($($args)+) -> $y) ),+];
+                    [$( $crate::model!(@step $field: $ty [$($out_op)?] ($($args)+) -> $y) ),+];
             }
 
             // One check per line, named after it: a miswired model fails
@@ -1177,22 +1177,28 @@ macro_rules! model {
     (@ty $t:ident) => { $t };
     (@spec concat) => { ::core::option::Option::None };
     (@spec $t:ident) => { ::core::option::Option::Some($t::SPEC) };
-    (@step $f:ident: concat ($a:ident $(, $b:ident)+) -> $y:ident) => {
+    (@step $f:ident: concat [$o:literal] ($($args:tt)*) -> $y:ident) => {
+        ::core::compile_error!(::core::concat!(
+            "line `", stringify!($f), ": concat` fuses no operator: `=> op` names a \
+             residual layer's ADD"
+        ))
+    };
+    (@step $f:ident: concat [] ($a:ident $(, $b:ident)+) -> $y:ident) => {
         $crate::__rt::Step::concat(&[Id::$a as usize $(, Id::$b as usize)+], Id::$y as usize)
     };
-    (@step $f:ident: concat ($($args:tt)*) -> $y:ident) => {
+    (@step $f:ident: concat [] ($($args:tt)*) -> $y:ident) => {
         ::core::compile_error!(::core::concat!(
             "line `", stringify!($f), ": concat` joins two or more tensors, \
              `(a, b, ...)`, along channels (no residual `+`)"
         ))
     };
-    (@step $f:ident: $t:ident ($x:ident) -> $y:ident) => {
+    (@step $f:ident: $t:ident [$($o:literal)?] ($x:ident) -> $y:ident) => {
         $crate::__rt::Step::layer(Id::$x as usize, $crate::__rt::NONE, Id::$y as usize)
     };
-    (@step $f:ident: $t:ident ($x:ident, + $skip:ident) -> $y:ident) => {
+    (@step $f:ident: $t:ident [$($o:literal)?] ($x:ident, + $skip:ident) -> $y:ident) => {
         $crate::__rt::Step::layer(Id::$x as usize, Id::$skip as usize, Id::$y as usize)
     };
-    (@step $f:ident: $t:ident ($($args:tt)*) -> $y:ident) => {
+    (@step $f:ident: $t:ident [$($o:literal)?] ($($args:tt)*) -> $y:ident) => {
         ::core::compile_error!(::core::concat!(
             "layer `", stringify!($f), ": ", stringify!($t), "` reads one tensor, `(x)`, \
              or adds a residual, `(x, + skip)`; to join tensors along channels, write \
