@@ -348,7 +348,7 @@ fn build_model<N: Network + 'static>(arch: Arch) -> Result<Case, Box<dyn StdErro
         macs: N::MACS as u64,
         fma: true,
         bytes: 4 * traffic as u64,
-        blocking: summarize(&net.blockings().collect::<Vec<_>>()),
+        blocking: summarize(&net.blockings().flatten().collect::<Vec<_>>()),
         tile: None,
         run: Box::new(move || net.infer(&mut arena, &input, &mut out)),
     })

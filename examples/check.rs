@@ -12,7 +12,9 @@
 //! chosen constant; for trained weights the worst case is far too loose
 //! and [`Propagation::Probable`] carries it the way rounding errors really
 //! add up. [`layer_bounds`] is the local version: each layer fed
-//! the same input, so a failure names the layer.
+//! the same input, so a failure names the layer. A concatenation copies:
+//! its output's bound is its inputs', channel by channel, and alone it is
+//! exact.
 
 use crate::models::Head;
 use small_core::load::{LayerRef, LoadError, WeightSource};
@@ -56,7 +58,12 @@ pub fn bounds(
     let mut e: Vec<Vec<f32>> = dims.iter().map(|d| vec![0.0; d.elements()]).collect();
     let root = |v: f32| if quadrature { v.sqrt() } else { v };
     for l in layers {
-        let mut lin = l.spec;
+        let Some(layer_spec) = l.spec else {
+            // A copy: each output carries its input's difference.
+            e[l.step.y] = concat_nhwc(l, dims, &e)?;
+            continue;
+        };
+        let mut lin = layer_spec;
         lin.activation = Activation::None;
         lin.residual = false;
         // Loaded once: the signed weights for the pre-activation, their
@@ -83,11 +90,11 @@ pub fn bounds(
             let w2: Vec<f32> = wts.values.iter().map(|w| w * w).collect();
             let w2 = Filter { values: &w2, ..wts };
             let (mut o, sh) = reference::layer(&lin, ex, s, w2, None, None)?;
-            if l.spec.reduction == small_core::Reduction::Avg
-                && l.spec.padding == small_core::Padding::Valid
+            if layer_spec.reduction == small_core::Reduction::Avg
+                && layer_spec.padding == small_core::Padding::Valid
             {
                 // An average of n independent differences: 1/n² Σ e².
-                let n = (l.spec.fh * l.spec.fw) as f32;
+                let n = (layer_spec.fh * layer_spec.fw) as f32;
                 o.iter_mut().for_each(|v| *v /= n);
             }
             (o, sh)
@@ -107,7 +114,7 @@ pub fn bounds(
         spec.residual = skip.is_some();
         let rnd = reference::tolerances(&spec, &mag, s, wts, bias, skip.as_deref());
         // tolerances() uses γ(n) ≈ n u; the probabilistic constant is λ √n u.
-        let n = (l.spec.fh * l.spec.fw * l.spec.fc + 2) as f32;
+        let n = (layer_spec.fh * layer_spec.fw * layer_spec.fc + 2) as f32;
         let scale = match how {
             Propagation::WorstCase => 1.0,
             Propagation::Probable { lambda } => (lambda / n.sqrt()).min(1.0),
@@ -120,7 +127,7 @@ pub fn bounds(
             }
         }
         // Where the activation clamps on both sides, the difference ends.
-        if l.spec.activation != Activation::None {
+        if layer_spec.activation != Activation::None {
             let (pre, _) = reference::layer(
                 &spec,
                 x,
@@ -132,7 +139,7 @@ pub fn bounds(
             for (o, p) in out.iter_mut().zip(pre) {
                 let d = root(*o);
                 let clamped_low = p < -d;
-                let clamped_high = l.spec.activation == Activation::Relu6 && p > 6.0 + d;
+                let clamped_high = layer_spec.activation == Activation::Relu6 && p > 6.0 + d;
                 if clamped_low || clamped_high {
                     *o = 0.0;
                 }
@@ -146,29 +153,43 @@ pub fn bounds(
     Ok(e)
 }
 
+/// The concatenation `l` of `t` (NHWC tensors of `dims`).
+fn concat_nhwc(l: &LayerInfo, dims: &[Dims], t: &[Vec<f32>]) -> Result<Vec<f32>, LoadError> {
+    let inputs: Vec<(&[f32], Shape)> = (l.step.concat.iter())
+        .map(|&i| (t[i].as_slice(), Shape::from(dims[i])))
+        .collect();
+    let mut out = vec![0.0; dims[l.step.y].elements()];
+    reference::concat(&inputs, &mut out)?;
+    Ok(out)
+}
+
 fn signed(
     source: &dyn WeightSource,
     l: &LayerInfo,
 ) -> Result<Option<small_core::load::LayerWeights>, LoadError> {
-    if !l.spec.has_weights() {
+    let Some(spec) = l.spec.filter(|s| s.has_weights()) else {
         return Ok(None);
-    }
+    };
     let r = LayerRef {
         name: l.name,
         op: l.op,
     };
-    source.layer(r, &l.spec).map(Some)
+    source.layer(r, &spec).map(Some)
 }
 
 /// Per-element bound of each layer alone, every layer fed `values` (its
 /// input from one evaluation, e.g. the reference or LiteRT's tensors):
-/// `2 γ(n) Σ|terms|`, `n` its reduction length.
+/// `2 γ(n) Σ|terms|`, `n` its reduction length; 0 for a concatenation,
+/// a copy.
 pub fn layer_bounds(
     l: &LayerInfo,
     dims: &[Dims],
     source: &dyn WeightSource,
     values: &[Vec<f32>],
 ) -> Result<Vec<f32>, LoadError> {
+    let Some(spec) = &l.spec else {
+        return Ok(vec![0.0; dims[l.step.y].elements()]);
+    };
     let w = signed(source, l)?;
     let (wts, bias) = match &w {
         Some(w) => (w.filter(), w.bias.as_deref()),
@@ -176,7 +197,7 @@ pub fn layer_bounds(
     };
     let skip = (l.step.skip != NONE).then(|| values[l.step.skip].as_slice());
     Ok(reference::tolerances(
-        &l.spec,
+        spec,
         &values[l.step.x],
         Shape::from(dims[l.step.x]),
         wts,
@@ -256,14 +277,10 @@ pub fn check_layers<N: crate::models::Network>(
 ) -> Result<Option<String>, String> {
     let err = |e: small_core::Error| e.to_string();
     for (i, l) in N::LAYERS.iter().enumerate() {
-        N::tensor_mut(arena, l.step.x)
-            .map_err(err)?
-            .fill_from_nhwc(&values[l.step.x])
-            .map_err(err)?;
-        if l.step.skip != NONE {
-            N::tensor_mut(arena, l.step.skip)
+        for t in l.step.reads() {
+            N::tensor_mut(arena, t)
                 .map_err(err)?
-                .fill_from_nhwc(&values[l.step.skip])
+                .fill_from_nhwc(&values[t])
                 .map_err(err)?;
         }
         net.forward_layer(i, arena).map_err(err)?;
@@ -293,14 +310,10 @@ pub fn check_layers_i8<N: small_core::model::Model<Elem = i8>>(
 ) -> Result<Option<String>, String> {
     let err = |e: small_core::Error| e.to_string();
     for (i, l) in N::LAYERS.iter().enumerate() {
-        N::tensor_mut(arena, l.step.x)
-            .map_err(err)?
-            .fill_from_nhwc(&values[l.step.x])
-            .map_err(err)?;
-        if l.step.skip != NONE {
-            N::tensor_mut(arena, l.step.skip)
+        for t in l.step.reads() {
+            N::tensor_mut(arena, t)
                 .map_err(err)?
-                .fill_from_nhwc(&values[l.step.skip])
+                .fill_from_nhwc(&values[t])
                 .map_err(err)?;
         }
         net.forward_layer(i, arena).map_err(err)?;
@@ -352,11 +365,12 @@ pub fn nan_cause(
             return Ok(format!("bias {k} is NaN"));
         }
     }
-    let mut inputs = vec![("input", l.step.x)];
-    if l.step.skip != NONE {
-        inputs.push(("residual input", l.step.skip));
-    }
-    for (role, t) in inputs {
+    for (i, t) in l.step.reads().enumerate() {
+        let role = match (l.spec, i) {
+            (Some(_), 0) => "input",
+            (Some(_), _) => "residual input",
+            (None, _) => "concatenation input",
+        };
         if let Some(k) = first(&values[t]) {
             return Ok(format!("{role} (tensor {t}) element {k} is NaN"));
         }

@@ -317,8 +317,8 @@ impl Sizes {
     fn of_i8<N: Int8Network>(net: &N) -> Self {
         let file = N::LAYERS
             .iter()
-            .filter(|l| l.spec.has_weights())
-            .map(|l| l.spec.weights_len() + 4 * l.spec.out_channels())
+            .filter_map(|l| l.spec.filter(|s| s.has_weights()))
+            .map(|s| s.weights_len() + 4 * s.out_channels())
             .sum();
         Sizes {
             weights: file,
@@ -545,22 +545,27 @@ fn print_layers<N: Model>(
             Duration::from_millis(50),
             10,
         );
-        let s = &l.spec;
-        let decl = format!(
-            "{}x{} {}->{} g{} s{} {:?}{}",
-            s.fh,
-            s.fw,
-            s.in_channels(),
-            s.out_channels(),
-            s.g,
-            s.sh,
-            s.reduction,
-            if s.residual { " +res" } else { "" }
-        );
+        let decl = match &l.spec {
+            Some(s) => format!(
+                "{}x{} {}->{} g{} s{} {:?}{}",
+                s.fh,
+                s.fw,
+                s.in_channels(),
+                s.out_channels(),
+                s.g,
+                s.sh,
+                s.reduction,
+                if s.residual { " +res" } else { "" }
+            ),
+            None => format!("concat of {} tensors", l.step.concat.len()),
+        };
         let d = N::DIMS[l.step.y];
-        let b = blockings[i];
+        let blocking = match blockings[i] {
+            Some(b) => format!("O_wb={} TC={}", b.o_wb, b.tc),
+            None => "copy".into(),
+        };
         println!(
-            "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10.2} {:>8.1}  O_wb={} TC={}",
+            "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10.2} {:>8.1}  {blocking}",
             i,
             l.name,
             decl,
@@ -568,8 +573,6 @@ fn print_layers<N: Model>(
             l.macs,
             t.as_secs_f64() * 1e6,
             2.0 * l.macs as f64 / t.as_secs_f64() / 1e9,
-            b.o_wb,
-            b.tc
         );
     }
     Ok(())

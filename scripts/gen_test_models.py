@@ -8,14 +8,14 @@ command never runs this. For every model it writes
   NAME.out      LiteRT's outputs for them, the same encoding
 
 and in rejected/ two graphs small-codegen must refuse (the compile errors
-of tests/ui/fail/tflite_*.rs): a CONCATENATION, and two graph inputs.
+of tests/ui/fail/tflite_*.rs): a MUL, and two graph inputs.
 
 One network uses every operator small-codegen maps (every_op, in f32 and
 int8); the others are random chains and branches of convolutions,
-depthwise convolutions, pools, residual ADDs and folded PADs with random
-shapes, strides and paddings (random_NN, every other one int8). The seed
-is fixed: rerunning writes the same graphs (the weights too, up to
-TensorFlow's own determinism).
+depthwise convolutions, pools, residual ADDs, folded PADs and branches
+joined by CONCATENATION with random shapes, strides and paddings
+(random_NN, every other one int8). The seed is fixed: rerunning writes
+the same graphs (the weights too, up to TensorFlow's own determinism).
 """
 
 import os
@@ -48,7 +48,9 @@ def randomize(model, rng):
 def every_op(int8):
     """CONV_2D (plain, grouped, after a folded PAD), DEPTHWISE_CONV_2D,
     both pools, a residual ADD, an ADD of two activated branches, a
-    standalone RELU6 on a tensor two operators read, MEAN + RELU, RESHAPE,
+    standalone RELU6 on a tensor two operators read, a CONCATENATION of
+    three tensors (16 + 5 + 8 channels: a whole block, a partial one at
+    an aligned offset, lanes shifted), MEAN + RELU, RESHAPE,
     FULLY_CONNECTED, SOFTMAX. The int8 MEAN keeps its dims (the float
     one does not), so both forms of the operator are covered."""
     x = inp = L.Input((16, 16, 3), batch_size=1)
@@ -61,6 +63,9 @@ def every_op(int8):
     r = L.ReLU(max_value=6.0)(x)
     c = L.Conv2D(8, 1, activation="relu")(x)
     x = L.Add()([r, c])
+    p = L.Conv2D(16, 1, activation="relu")(x)
+    q = L.Conv2D(5, 3, padding="same")(x)
+    x = L.Concatenate()([p, q, x])
     x = L.MaxPool2D(2)(x)
     x = L.Conv2D(12, 3, padding="valid")(x)
     x = L.AveragePooling2D(2, strides=1, padding="same")(x)
@@ -121,6 +126,7 @@ def random_graph(rng):
             kinds += ["res"]
         if min(hh, ww) >= 4:
             kinds += ["pool", "padconv"]
+        kinds += ["concat"]
         kind = rng.choice(kinds)
         act = rng.choice([None, "relu", relu6])
         if kind == "conv":
@@ -152,6 +158,22 @@ def random_graph(rng):
             a = L.Conv2D(cc, int(rng.choice([1, 3])), padding="same", activation="relu")(x)
             b = L.DepthwiseConv2D(3, padding="same", activation=relu6)(x)
             x = L.Add()([a, b])
+        elif kind == "concat":
+            # Two or three branches joined along channels, the input
+            # itself among them at times: channel counts that are and are
+            # not multiples of 16, at offsets that are and are not.
+            parts = []
+            for _ in range(int(rng.integers(2, 4))):
+                branch = rng.choice(["conv", "dw", "input"])
+                if branch == "conv":
+                    parts.append(L.Conv2D(int(rng.choice([1, 3, 5, 16, 17])),
+                                          int(rng.choice([1, 3])), padding="same",
+                                          activation=act)(x))
+                elif branch == "dw":
+                    parts.append(L.DepthwiseConv2D(3, padding="same", activation="relu")(x))
+                else:
+                    parts.append(x)
+            x = L.Concatenate()(parts)
         elif kind == "relu":
             # A RELU on a tensor two operators read: a layer of its own.
             r = L.ReLU(max_value=6.0 if rng.random() < 0.5 else None)(x)
@@ -222,11 +244,11 @@ def rejected(out_dir, rng):
     x = inp = L.Input((8, 8, 4), batch_size=1)
     a = L.Conv2D(4, 3, padding="same", activation="relu")(x)
     b = L.DepthwiseConv2D(3, padding="same", activation="relu")(x)
-    concat = keras.Model(inp, L.Conv2D(8, 1)(L.Concatenate()([a, b])))
+    mul = keras.Model(inp, L.Conv2D(8, 1)(L.Multiply()([a, b])))
     p = L.Input((8, 8, 4), batch_size=1)
     q = L.Input((8, 8, 4), batch_size=1)
     two = keras.Model([p, q], L.Conv2D(4, 3, padding="same")(L.Add()([p, q])))
-    for name, model in (("concat", concat), ("two_inputs", two)):
+    for name, model in (("mul", mul), ("two_inputs", two)):
         randomize(model, rng)
         with open(os.path.join(out_dir, "rejected", name + ".tflite"), "wb") as f:
             f.write(convert(model, False, rng))

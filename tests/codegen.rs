@@ -186,7 +186,7 @@ fn unsupported_operators_are_named_with_their_tensors() {
     .unwrap();
     let add = &p.layers[1];
     assert_eq!(add.operators, "ADD");
-    let s = add.spec;
+    let s = add.spec.unwrap();
     assert_eq!((s.fh, s.fw, s.fc, s.k, s.g), (1, 1, 1, 1, 2));
     assert!(s.residual);
     assert_eq!((add.x, add.skip), (1, Some(0)));
@@ -201,7 +201,10 @@ fn unsupported_operators_are_named_with_their_tensors() {
     // The convolution alone maps (its output need not be the file's).
     let p = graph(fb::BuiltinOperator::Mul, vec![], vec![0]).unwrap();
     assert_eq!(p.layers.len(), 1);
-    assert_eq!(p.layers[0].spec.activation, small_core::Activation::Relu);
+    assert_eq!(
+        p.layers[0].spec.unwrap().activation,
+        small_core::Activation::Relu
+    );
 }
 
 /// A file: input `[1, 5, 6, 2]` -> PAD by `pads` (top, bottom, left,
@@ -294,7 +297,7 @@ fn a_pad_that_is_the_same_padding_folds_into_the_convolution() {
     for (pads, s) in [([1, 1, 1, 1], 1), ([1, 1, 0, 1], 2)] {
         let (p, got, want) = padded(pads, s).unwrap();
         assert_eq!(p.layers.len(), 1);
-        assert_eq!(p.layers[0].spec.padding, small_core::Padding::Same);
+        assert_eq!(p.layers[0].spec.unwrap().padding, small_core::Padding::Same);
         assert_eq!(p.layers[0].x, 0, "the layer reads the PAD's input");
         // Small integers: exact in any order.
         assert_eq!(got, want, "pads {pads:?} stride {s}");
@@ -321,11 +324,165 @@ fn a_relu_after_an_activation_is_a_layer_of_its_own() {
     assert_eq!(p.layers.len(), 2);
     let relu = &p.layers[1];
     assert_eq!(relu.operators, "RELU");
-    assert_eq!(relu.spec.activation, small_core::Activation::Relu);
-    assert!(!relu.spec.residual);
-    assert_eq!(
-        (relu.spec.fh, relu.spec.fc, relu.spec.k, relu.spec.g),
-        (1, 1, 1, 2)
+    let spec = relu.spec.unwrap();
+    assert_eq!(spec.activation, small_core::Activation::Relu);
+    assert!(!spec.residual);
+    assert_eq!((spec.fh, spec.fc, spec.k, spec.g), (1, 1, 1, 2));
+}
+
+// ---- concatenation ----------------------------------------------------------
+
+/// A file: input t0 `[1, 4, 4, 2]` -> MAX_POOL_2D 1x1 -> t1 (quantized as
+/// t0), then CONCATENATION of `inputs` -> t2 `[1, 4, 4, out_c]` along
+/// `axis` with fused `act`. Float, or int8 with t2 of scale `out_scale`
+/// (t0, t1: 0.5).
+fn concat_file(
+    inputs: &[i32],
+    out_c: i32,
+    axis: i32,
+    act: fb::ActivationFunctionType,
+    out_scale: Option<f32>,
+) -> File {
+    let type_ = match out_scale {
+        Some(_) => fb::TensorType::Int8,
+        None => fb::TensorType::Float32,
+    };
+    let quant = |scale: f32| {
+        out_scale.map(|_| {
+            Box::new(fb::QuantizationParameters {
+                scale: Some(vec![scale]),
+                zero_point: Some(vec![-3]),
+                ..Default::default()
+            })
+        })
+    };
+    let t = |name: &str, shape: &[i32], scale: f32| fb::Tensor {
+        quantization: quant(scale),
+        ..tensor(name, shape, type_, 0)
+    };
+    let pool = fb::BuiltinOptions::Pool2DOptions(Box::new(fb::Pool2DOptions {
+        padding: fb::Padding::Valid,
+        stride_w: 1,
+        stride_h: 1,
+        filter_width: 1,
+        filter_height: 1,
+        fused_activation_function: fb::ActivationFunctionType::None,
+    }));
+    let cat = fb::BuiltinOptions::ConcatenationOptions(Box::new(fb::ConcatenationOptions {
+        axis,
+        fused_activation_function: act,
+    }));
+    let model = fb::Model {
+        version: 3,
+        operator_codes: Some(vec![
+            code(fb::BuiltinOperator::MaxPool2d),
+            code(fb::BuiltinOperator::Concatenation),
+        ]),
+        subgraphs: Some(vec![fb::SubGraph {
+            tensors: Some(vec![
+                t("input", &[1, 4, 4, 2], 0.5),
+                t("pool", &[1, 4, 4, 2], 0.5),
+                t("cat", &[1, 4, 4, out_c], out_scale.unwrap_or(0.5)),
+            ]),
+            inputs: Some(vec![0]),
+            outputs: Some(vec![2]),
+            operators: Some(vec![
+                op(0, &[0], &[1], Some(pool)),
+                op(1, inputs, &[2], Some(cat)),
+            ]),
+            name: Some("main".into()),
+        }]),
+        buffers: Some(vec![fb::Buffer::default()]),
+        ..Default::default()
+    };
+    File::parse(&serialize(&model)).unwrap()
+}
+
+#[test]
+fn a_concatenation_along_channels_is_a_concat_line() {
+    use fb::ActivationFunctionType::{None as NoAct, Relu};
+    for (axis, int8) in [(3, None), (-1, None), (3, Some(0.5))] {
+        let file = concat_file(&[1, 0, 1], 6, axis, NoAct, int8);
+        let p = Program::from_file(&file).unwrap();
+        let cat = &p.layers[1];
+        assert_eq!((cat.operators.as_str(), cat.spec), ("CONCATENATION", None));
+        assert_eq!((cat.x, cat.skip, &cat.concat), (1, None, &vec![1, 0, 1]));
+        assert_eq!(cat.output, small_core::Dims { c: 6, h: 4, w: 4 });
+        assert_eq!(p.macs(), 32);
+        let source = p.source("Net");
+        assert!(
+            source.contains("concat: concat @ 1 (t1, t0, t1) -> t2;"),
+            "{source}"
+        );
+        assert_eq!(source.matches("#[layer(").count(), 1, "{source}");
+        let table = p.table("net");
+        let row = table.lines().find(|l| l.contains("CONCATENATION")).unwrap();
+        assert!(
+            row.contains("4x4x(2+2+2)") && row.ends_with("concat"),
+            "{row}"
+        );
+        // The arena holds every input of the concatenation at once.
+        let a = p.arena();
+        let elem = if int8.is_some() { 1 } else { 4 };
+        assert_eq!(a.lower_bound, (2 * 16 + 16) * 16 * elem);
+        // Its wiring passes the graph check; reordered or misplaced, not.
+        let (mut infos, dims) = small_tests::program_layers(&p);
+        small_core::load::tflite::wiring(&file, dims.len(), &infos).unwrap();
+        infos[1].step.concat = &[0, 1, 1];
+        let e = small_core::load::tflite::wiring(&file, dims.len(), &infos).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "layer `layer` (op 1): input tensors declared [t0, t1, t1], file has [t1, t0, t1]"
+        );
+        infos[1].op = 0;
+        let e = small_core::load::tflite::wiring(&file, dims.len(), &infos).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "layer `layer` (op 0): operator declared CONCATENATION, file has MAX_POOL_2D"
+        );
+    }
+    // What LiteRT refuses (a fused activation, an int8 input quantized
+    // unlike the output) and what is not a channel concatenation.
+    let e = |file: File| Program::from_file(&file).unwrap_err().to_string();
+    let m = e(concat_file(&[1, 0], 4, 3, Relu, None));
+    assert!(
+        m.starts_with(
+            "operator 1 (CONCATENATION): a CONCATENATION with fused activation RELU (LiteRT \
+             takes NONE); inputs t1 [1, 4, 4, 2], t0 [1, 4, 4, 2], outputs t2 [1, 4, 4, 4]. \
+             Supported: "
+        ),
+        "{m}"
+    );
+    let m = e(concat_file(&[1, 0], 4, 3, NoAct, Some(0.25)));
+    assert!(
+        m.starts_with(
+            "operator 1 (CONCATENATION): an int8 CONCATENATION whose input t1 is quantized \
+             unlike its output (LiteRT refuses it: its int8 kernel copies)"
+        ),
+        "{m}"
+    );
+    let m = e(concat_file(&[1, 0], 4, 1, NoAct, None));
+    assert!(
+        m.starts_with("operator 1 (CONCATENATION): a CONCATENATION along axis 1 of a rank-4 tensor (channels are)"),
+        "{m}"
+    );
+    let m = e(concat_file(&[1], 2, 3, NoAct, None));
+    assert!(
+        m.contains("a CONCATENATION of fewer than two tensors"),
+        "{m}"
+    );
+    // The graph check refuses the same int8 file, wired as a program would.
+    let file = concat_file(&[1, 0], 4, 3, NoAct, Some(0.25));
+    let good = concat_file(&[1, 0], 4, 3, NoAct, Some(0.5));
+    let (infos, dims) = small_tests::program_layers(&Program::from_file(&good).unwrap());
+    small_core::load::tflite::wiring(&good, dims.len(), &infos).unwrap();
+    let e = small_core::load::tflite::wiring(&file, dims.len(), &infos).unwrap_err();
+    assert!(
+        e.to_string().starts_with(
+            "layer `layer` (op 1): int8 input quantization (LiteRT's int8 CONCATENATION \
+             copies) declared the output's"
+        ),
+        "{e}"
     );
 }
 

@@ -40,7 +40,7 @@ mod check {
         let m = check_layers(&net, &source, &values, &mut arena)
             .unwrap()
             .expect("a NaN weight must fail the check");
-        let n = SweepConv::LAYERS[1].spec.weights_len();
+        let n = SweepConv::LAYERS[1].spec.unwrap().weights_len();
         assert!(
             m.starts_with("layer 1 `b` (op 1) element 0: ")
                 && m.contains("NaN (")

@@ -2,12 +2,13 @@
 //! converter (`scripts/gen-test-models`; `MODELS.txt` lists their
 //! operators): a network with every operator `small-codegen` maps, and
 //! random chains and branches of convolutions, depthwise convolutions,
-//! pools and residual ADDs with random shapes, strides and paddings, in
-//! f32 and int8. Each maps to a program, passes the graph check, and its
-//! reference run on the file's weights equals LiteRT's outputs on the
-//! saved inputs: int8 exactly, f32 within the probabilistic rounding
-//! bound of its layers. (The generated kernels equal the reference layers
-//! in `kernels.rs`; `codegen.rs` runs `every_op` through `tflite_model!`.)
+//! pools, residual ADDs and concatenations with random shapes, strides
+//! and paddings, in f32 and int8. Each maps to a program, passes the graph
+//! check, and its reference run on the file's weights equals LiteRT's
+//! outputs on the saved inputs: int8 exactly, f32 within the
+//! probabilistic rounding bound of its layers. (The generated kernels
+//! equal the reference layers in `kernels.rs`; `every_op` and two random
+//! graphs with concatenations also run through `tflite_model!` below.)
 
 use small_codegen::{Head, Program};
 use small_core::Dtype;
@@ -165,11 +166,12 @@ fn every_op_has_every_operator() {
         "AVERAGE_POOL_2D",
         "MEAN + RELU",
         "FULLY_CONNECTED",
+        "CONCATENATION",
     ] {
         assert!(ops.contains(&want), "every_op has no {want}: {ops:?}");
     }
     assert!(
-        p.layers.iter().any(|l| l.spec.g > 1 && l.spec.fc > 1),
+        (p.layers.iter()).any(|l| l.spec.is_some_and(|s| s.g > 1 && s.fc > 1)),
         "every_op has no grouped CONV_2D"
     );
     assert!(matches!(p.head, Head::Softmax(_)));
@@ -185,6 +187,85 @@ mod from_the_macro {
 
     small_core::tflite_model!(EveryOp = "data/tflite/every_op.tflite");
     small_core::tflite_model!(EveryOpInt8 = "data/tflite/every_op_int8.tflite");
+    // Random graphs with concatenations (checked below: a regenerated
+    // set without one here fails), f32 and int8.
+    small_core::tflite_model!(Random14 = "data/tflite/random_14.tflite");
+    small_core::tflite_model!(Random19 = "data/tflite/random_19.tflite");
+
+    /// `N`, generated from `name`, on every arch the CPU has, against
+    /// LiteRT's outputs on the saved inputs: int8 exactly, f32 within
+    /// the bound of its layers (as `check_model`). `N` must hold a
+    /// concatenation.
+    fn golden<N: small_core::model::Model>(name: &str)
+    where
+        N::Elem: Element,
+    {
+        assert!(
+            N::LAYERS.iter().any(|l| l.spec.is_none()),
+            "{name} has no concatenation: pick another file (MODELS.txt)"
+        );
+        let path = dir().join(format!("{name}.tflite"));
+        let file = File::from_file(&path).unwrap();
+        let raw = |ext: &str| std::fs::read(path.with_extension(ext)).unwrap();
+        let (ins, outs) = (raw("in"), raw("out"));
+        for i in 0..INPUTS {
+            let input = &ins[i * ins.len() / INPUTS..(i + 1) * ins.len() / INPUTS];
+            let want = &outs[i * outs.len() / INPUTS..(i + 1) * outs.len() / INPUTS];
+            let (x, want) = (N::Elem::decode(input), N::Elem::decode(want));
+            let tol = N::Elem::bound::<N>(&file, &x);
+            for arch in small_core::arch::available() {
+                let got = small_tests::run_program::<N>(&file, arch, &x);
+                let at = format!("{name} input {i} on {}", arch.name());
+                N::Elem::compare(&got, &want, &tol, &at);
+            }
+        }
+        println!("{name}: the generated kernels equal LiteRT's outputs on every arch");
+    }
+
+    /// What `golden` needs of an element type.
+    trait Element: Sized + Copy + Default + 'static {
+        fn decode(bytes: &[u8]) -> Vec<Self>;
+        /// Per-output bound on the difference from LiteRT.
+        fn bound<N: small_core::model::Model<Elem = Self>>(file: &File, x: &[Self]) -> Vec<f32>;
+        fn compare(got: &[Self], want: &[Self], tol: &[f32], at: &str);
+    }
+
+    impl Element for i8 {
+        fn decode(bytes: &[u8]) -> Vec<i8> {
+            bytes.iter().map(|&b| b as i8).collect()
+        }
+        fn bound<N: small_core::model::Model<Elem = i8>>(_: &File, _: &[i8]) -> Vec<f32> {
+            Vec::new()
+        }
+        fn compare(got: &[i8], want: &[i8], _: &[f32], at: &str) {
+            assert_eq!(got, want, "{at}");
+        }
+    }
+
+    impl Element for f32 {
+        fn decode(bytes: &[u8]) -> Vec<f32> {
+            (bytes.chunks_exact(4))
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        }
+        fn bound<N: small_core::model::Model<Elem = f32>>(file: &File, x: &[f32]) -> Vec<f32> {
+            let values = reference_run(file, N::LAYERS, N::DIMS, x).unwrap();
+            let probable = Propagation::Probable { lambda: 8.0 };
+            let bounds = check::bounds(N::LAYERS, N::DIMS, file, &values, probable).unwrap();
+            head_bound(Checked::Reconstruction, bounds.last().unwrap())
+        }
+        fn compare(got: &[f32], want: &[f32], tol: &[f32], at: &str) {
+            if let Some((j, g, w, t)) = first_mismatch(got, want, tol) {
+                panic!("{at}: output {j}: got {g}, LiteRT {w}, bound {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn concatenations_through_the_macro_equal_litert() {
+        golden::<Random14>("random_14");
+        golden::<Random19>("random_19");
+    }
 
     use small_core::Arch::{CortexM4, Reference};
     // Packed by build.rs (`small_core::build::pack_tflite`), embedded here.

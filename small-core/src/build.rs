@@ -63,14 +63,16 @@ pub fn pack_program(file: &Model, arch: Arch) -> Result<Vec<f32>, LoadError> {
     }
     let mut out = Vec::new();
     for (l, names) in program.layers.iter().zip(program.names()) {
-        let tc = tile(arch, &l.spec);
-        let mut packed = vec![0.0; checked_packed_len(&l.spec, tc)?];
+        // A concatenation has no weights.
+        let Some(spec) = &l.spec else { continue };
+        let tc = tile(arch, spec);
+        let mut packed = vec![0.0; checked_packed_len(spec, tc)?];
         let layer = LayerRef {
             name: leak(names.field),
             op: l.op,
         };
-        let w = file.layer(layer, &l.spec)?;
-        crate::pack::pack(&l.spec, tc, w.filter(), w.bias.as_deref(), &mut packed)?;
+        let w = file.layer(layer, spec)?;
+        crate::pack::pack(spec, tc, w.filter(), w.bias.as_deref(), &mut packed)?;
         out.extend_from_slice(&packed);
     }
     Ok(out)

@@ -15,6 +15,7 @@
 //! | bias | fused: the constructor's `bias` |
 //! | residual add | fused: `residual` and `forward_add`, or [`crate::ops::add`] |
 //! | upsample | [`crate::ops::upsample_nearest`] (output larger than input: not an abstract layer) |
+//! | concatenation along channels | [`crate::ops::concat`], or a `concat` line of [`crate::model!`] (a copy: not an abstract layer) |
 //! | softmax | [`crate::ops::softmax`] on the final vector |
 //!
 //! Convolution, with bias and a fused activation:
@@ -115,6 +116,9 @@
 //! let mut up = Blocked::zeros(Dims { c: 1, h: 2, w: 4 })?;
 //! ops::upsample_nearest(&x, 2, 2, &mut up)?;
 //! assert_eq!(up.to_nhwc(), [1.0, 1.0, 3.0, 3.0, 1.0, 1.0, 3.0, 3.0]);
+//! let mut xy = Blocked::zeros(Dims { c: 2, h: 1, w: 2 })?;
+//! ops::concat(&[&x, &y], &mut xy)?;
+//! assert_eq!(xy.to_nhwc(), [1.0, 0.5, 3.0, 2.5]);
 //! let mut p = [0.0; 2];
 //! ops::softmax(&[0.0, 2f32.ln()], &mut p)?;
 //! assert!((p[1] - 2.0 / 3.0).abs() < 1e-6);

@@ -5,7 +5,8 @@
 //! A model's input size is fixed, so the shapes follow from the layers'
 //! specs in a `const` evaluation; a miswired model (a layer fed the wrong
 //! number of channels, a residual of another shape, an input smaller than
-//! a VALID filter) fails to compile. The arena size is a constant, so a
+//! a VALID filter, a concatenation of tensors of other heights or widths)
+//! fails to compile. The arena size is a constant, so a
 //! microcontroller can hold it in one `static`.
 
 use crate::plan::{Plan, Tensor};
@@ -40,10 +41,12 @@ pub const fn output_dims(spec: &LayerSpec, x: Dims) -> Dims {
 
 #[doc(hidden)]
 /// Dims of every tensor of a model: `input`, then each step's output in
-/// order. Lenient where [`output_dims`] panics (a miswired layer still gets
-/// an output), so that [`check_layer`] can name what is wrong.
+/// order (`specs[s]` is `None` for a concatenation, whose output has its
+/// first input's height and width and the sum of its inputs' channels).
+/// Lenient where [`output_dims`] panics (a miswired layer still gets an
+/// output), so that [`check_layer`] can name what is wrong.
 pub const fn dims<const T: usize, const S: usize>(
-    specs: &[LayerSpec; S],
+    specs: &[Option<LayerSpec>; S],
     steps: &[Step; S],
     input: Dims,
 ) -> [Dims; T] {
@@ -51,22 +54,34 @@ pub const fn dims<const T: usize, const S: usize>(
     d[0] = input;
     let mut s = 0;
     while s < S {
-        let (spec, st) = (&specs[s], steps[s]);
+        let st = steps[s];
         let x = if st.x < T { d[st.x] } else { d[0] };
-        let h = match spec.padding.dim("height", x.h, spec.fh, spec.sh) {
-            Ok(d) => d.out,
-            Err(_) => 0,
-        };
-        let w = match spec.padding.dim("width", x.w, spec.fw, spec.sw) {
-            Ok(d) => d.out,
-            Err(_) => 0,
+        let out = match &specs[s] {
+            Some(spec) => Dims {
+                c: spec.out_channels(),
+                h: match spec.padding.dim("height", x.h, spec.fh, spec.sh) {
+                    Ok(d) => d.out,
+                    Err(_) => 0,
+                },
+                w: match spec.padding.dim("width", x.w, spec.fw, spec.sw) {
+                    Ok(d) => d.out,
+                    Err(_) => 0,
+                },
+            },
+            None => {
+                let mut c = 0usize;
+                let mut i = 0;
+                while i < st.concat.len() {
+                    if st.concat[i] < T {
+                        c = c.saturating_add(d[st.concat[i]].c);
+                    }
+                    i += 1;
+                }
+                Dims { c, h: x.h, w: x.w }
+            }
         };
         if st.y < T {
-            d[st.y] = Dims {
-                c: spec.out_channels(),
-                h,
-                w,
-            };
+            d[st.y] = out;
         }
         s += 1;
     }
@@ -94,20 +109,51 @@ pub enum Miswiring {
     ResidualDeclaration,
     /// Its residual tensor's shape differs from its output's.
     ResidualShape,
+    /// A concatenation's input `input` (its position in the list) is no
+    /// earlier line's output.
+    ConcatReadsUnwritten {
+        /// Position of the input in the concatenation's list.
+        input: usize,
+    },
+    /// A concatenation's input `input` has another height or width than
+    /// its first.
+    ConcatShape {
+        /// Position of the input in the concatenation's list.
+        input: usize,
+    },
 }
 
-/// The first miswired layer of a model and what is wrong with it: every
-/// compile-time check of `model!`.
-/// `d` are the model's dims (from [`dims`]).
+/// The first miswired line of a model and what is wrong with it: every
+/// compile-time check of `model!`. `specs[s]` is `None` for a
+/// concatenation; `d` are the model's dims (from [`dims`]).
 pub const fn miswiring<const T: usize, const S: usize>(
-    specs: &[LayerSpec; S],
+    specs: &[Option<LayerSpec>; S],
     steps: &[Step; S],
     d: &[Dims; T],
 ) -> Option<(usize, Miswiring)> {
     let mut s = 0;
     while s < S {
-        let (spec, st) = (&specs[s], steps[s]);
+        let st = steps[s];
         // Tensor ids follow the lines that write them: the input is 0.
+        let Some(spec) = &specs[s] else {
+            let mut i = 0;
+            while i < st.concat.len() {
+                if st.concat[i] >= st.y {
+                    return Some((s, Miswiring::ConcatReadsUnwritten { input: i }));
+                }
+                i += 1;
+            }
+            let mut i = 1;
+            while i < st.concat.len() {
+                let (a, b) = (d[st.concat[0]], d[st.concat[i]]);
+                if a.h != b.h || a.w != b.w {
+                    return Some((s, Miswiring::ConcatShape { input: i }));
+                }
+                i += 1;
+            }
+            s += 1;
+            continue;
+        };
         if st.x >= st.y {
             return Some((s, Miswiring::ReadsUnwritten { skip: false }));
         }
@@ -193,9 +239,14 @@ impl Message {
         self.s("[").n(d.h).s(", ").n(d.w).s(", ").n(d.c).s("]")
     }
 
-    /// "layer `field: Type`".
-    const fn layer(self, name: &str, ty: &str) -> Message {
-        self.s("layer `").s(name).s(": ").s(ty).s("`")
+    /// "layer `field: Type`", or "concatenation `field`" (`Type` is
+    /// `concat`).
+    const fn layer(self, name: &str, ty: &str, concat: bool) -> Message {
+        if concat {
+            self.s("concatenation `").s(name).s("`")
+        } else {
+            self.s("layer `").s(name).s(": ").s(ty).s("`")
+        }
     }
 
     /// "tensor `x` [h, w, c]".
@@ -214,16 +265,16 @@ impl Message {
 }
 
 #[doc(hidden)]
-/// Fails compilation with a message naming layer `k`, the tensors it reads
-/// and their shapes, if `k` is the first miswired layer ([`miswiring`]).
-/// `model!` calls it once per layer, from a `const` named after the layer.
+/// Fails compilation with a message naming line `k`, the tensors it reads
+/// and their shapes, if `k` is the first miswired line ([`miswiring`]).
+/// `model!` calls it once per line, from a `const` named after the line.
 #[track_caller]
 pub const fn check_layer<const T: usize, const S: usize>(
     k: usize,
     names: &[&str; S],
     types: &[&str; S],
     tensors: &[&str; T],
-    specs: &[LayerSpec; S],
+    specs: &[Option<LayerSpec>; S],
     steps: &[Step; S],
     d: &[Dims; T],
 ) {
@@ -233,10 +284,35 @@ pub const fn check_layer<const T: usize, const S: usize>(
     if bad != k {
         return;
     }
-    let (spec, st) = (&specs[k], steps[k]);
-    let m = Message::new().layer(names[k], types[k]);
-    let m = match what {
-        Miswiring::ReadsUnwritten { skip } => {
+    let st = steps[k];
+    let m = Message::new().layer(names[k], types[k], specs[k].is_none());
+    let later = "which a later line writes; a line reads the input or tensors written above it";
+    let m = match (what, &specs[k]) {
+        (Miswiring::ConcatReadsUnwritten { input }, _) => {
+            let t = st.concat[input];
+            let m = m.s(" reads tensor `").s(tensors[t]).s("`, ");
+            if t == st.y {
+                m.s("its own output")
+            } else {
+                m.s(later)
+            }
+        }
+        (Miswiring::ConcatShape { input }, _) => {
+            let (a, b) = (st.concat[0], st.concat[input]);
+            let height = d[a].h != d[b].h;
+            m.s(" joins ")
+                .tensor(tensors[a], d[a])
+                .s(" and ")
+                .tensor(tensors[b], d[b])
+                .s(if height {
+                    ", of another height"
+                } else {
+                    ", of another width"
+                })
+                .s("; a concatenation joins tensors of one height and width along channels")
+        }
+        (_, None) => m.s(" is miswired"),
+        (Miswiring::ReadsUnwritten { skip }, Some(_)) => {
             let t = if skip { st.skip } else { st.x };
             let m = m.s(if skip {
                 " adds tensor `"
@@ -247,10 +323,10 @@ pub const fn check_layer<const T: usize, const S: usize>(
             if t == st.y {
                 m.s("its own output")
             } else {
-                m.s("which a later line writes; a line reads the input or tensors written above it")
+                m.s(later)
             }
         }
-        Miswiring::Channels => m
+        (Miswiring::Channels, Some(spec)) => m
             .s(" reads ")
             .tensor(tensors[st.x], d[st.x])
             .s(" of ")
@@ -260,7 +336,7 @@ pub const fn check_layer<const T: usize, const S: usize>(
             .s("` takes ")
             .n(spec.in_channels())
             .s(" (g * fc)"),
-        Miswiring::TooSmall { height, minimum } => {
+        (Miswiring::TooSmall { height, minimum }, Some(spec)) => {
             let (what, x, f) = if height {
                 ("height", d[st.x].h, spec.fh)
             } else {
@@ -283,7 +359,7 @@ pub const fn check_layer<const T: usize, const S: usize>(
                 _ => m,
             }
         }
-        Miswiring::ResidualDeclaration => {
+        (Miswiring::ResidualDeclaration, Some(spec)) => {
             if spec.residual {
                 m.s(" is declared `residual` but its line adds no tensor: write `(")
                     .s(tensors[st.x])
@@ -296,7 +372,7 @@ pub const fn check_layer<const T: usize, const S: usize>(
                     .s("` is not declared `residual`")
             }
         }
-        Miswiring::ResidualShape => m
+        (Miswiring::ResidualShape, Some(_)) => m
             .s(" adds ")
             .tensor(tensors[st.skip], d[st.skip])
             .s(" to its output `")
@@ -312,6 +388,15 @@ pub const fn check_layer<const T: usize, const S: usize>(
 /// Multiply-accumulates of `spec` producing `y` (comparisons for max pool).
 pub const fn macs(spec: &LayerSpec, y: Dims) -> usize {
     y.h * y.w * spec.out_channels() * spec.fh * spec.fw * spec.fc
+}
+
+#[doc(hidden)]
+/// [`macs`] of a model's line: none for a concatenation (`None`).
+pub const fn step_macs(spec: Option<LayerSpec>, y: Dims) -> usize {
+    match spec {
+        Some(spec) => macs(&spec, y),
+        None => 0,
+    }
 }
 
 #[doc(hidden)]
@@ -432,21 +517,71 @@ pub fn step_views<'a, E: Element>(
     Ok((xs, Blocked::assume_padded(out.1, y)?))
 }
 
-/// One layer of a model, as listed in its `LAYERS` constant.
+#[doc(hidden)]
+/// Runs the concatenation `step` on `arena` (tensor `i` at `offsets[i]`,
+/// of `dims[i]`): each input copied into its channels of the output
+/// ([`ops::copy_channels`](crate::ops::copy_channels)), then the output's
+/// padding lanes zeroed. No allocation.
+pub fn run_concat<E: Element>(
+    arena: &mut [E],
+    offsets: &[usize],
+    dims: &[Dims],
+    step: Step<'_>,
+) -> Result<(), Error> {
+    let at = |id: usize| match (offsets.get(id), dims.get(id)) {
+        (Some(&o), Some(&d)) => Ok((o, d)),
+        _ => Err(Error::ShapeMismatch {
+            what: "tensor id below",
+            expected: dims.len(),
+            actual: id,
+        }),
+    };
+    let out = at(step.y)?;
+    let mut channels = 0usize;
+    for &i in step.concat {
+        channels = channels.saturating_add(at(i)?.1.c);
+    }
+    crate::check_dim(
+        "concatenation output channels (its inputs' sum)",
+        channels,
+        out.1.c,
+    )?;
+    let mut offset = 0;
+    for &i in step.concat {
+        let x = at(i)?;
+        let ([x, _], mut y) = step_views(arena, [x, x], out)?;
+        crate::ops::copy_channels(&x, offset, &mut y)?;
+        offset += x.c();
+    }
+    let len = out.1.checked_len()?;
+    check_arena(arena.len(), out.0.saturating_add(len))?;
+    let mut y = Blocked::assume_padded(out.1, &mut arena[out.0..out.0 + len])?;
+    crate::ops::zero_padding(&mut y);
+    Ok(())
+}
+
+/// The field of a concatenation line of a [`model!`](crate::model!)
+/// (`cat: concat @ op (a, b) -> y;`): no weights, no state. The copy is
+/// [`ops::concat`](crate::ops::concat)'s, run in the model's arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Concat;
+
+/// One line of a model, as listed in its `LAYERS` constant: a layer, or
+/// a concatenation (`spec` is `None`, `step.concat` lists its inputs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LayerInfo {
     /// Field name.
     pub name: &'static str,
-    /// The layer's declaration.
-    pub spec: LayerSpec,
-    /// TFLite operator holding its weights.
+    /// The layer's declaration; `None` for a concatenation.
+    pub spec: Option<LayerSpec>,
+    /// TFLite operator holding its weights (a concatenation's operator).
     pub op: usize,
     /// TFLite operator whose output equals this layer's (the fused ADD of
     /// a residual layer, else `op`).
     pub out_op: usize,
     /// Tensors read and written.
-    pub step: Step,
-    /// Multiply-accumulates per inference.
+    pub step: Step<'static>,
+    /// Multiply-accumulates per inference (0 for a concatenation).
     pub macs: usize,
 }
 
@@ -486,9 +621,9 @@ pub trait Model: Sized {
     /// [`Layer::Elem`](crate::Layer::Elem) (`f32`, or `i8` for int8
     /// networks), one for the whole network.
     type Elem: Element;
-    /// Dims of every tensor: the input, then each layer's output.
+    /// Dims of every tensor: the input, then each line's output.
     const DIMS: &'static [Dims];
-    /// Every layer, in execution order.
+    /// Every line (layers and concatenations), in execution order.
     const LAYERS: &'static [LayerInfo];
     /// Which layers write their output over their residual input.
     const IN_PLACE: &'static [bool];
@@ -572,10 +707,11 @@ pub trait Model: Sized {
     /// The arch every layer runs on.
     fn arch(&self) -> Arch;
 
-    /// The blocking each layer runs with, in execution order.
-    fn blockings(&self) -> impl Iterator<Item = &'static Blocking>;
+    /// The blocking each line runs with, in execution order (`None` for a
+    /// concatenation, which copies).
+    fn blockings(&self) -> impl Iterator<Item = Option<&'static Blocking>>;
 
-    /// Runs layer `i` of [`Self::LAYERS`] on the arena.
+    /// Runs line `i` of [`Self::LAYERS`] on the arena.
     fn forward_layer(&self, i: usize, arena: &mut [Self::Elem]) -> Result<(), Error>;
 
     /// Runs every layer: the input must have been written with
@@ -588,8 +724,9 @@ pub const fn parameters(layers: &[LayerInfo]) -> usize {
     let mut n = 0;
     let mut i = 0;
     while i < layers.len() {
-        let s = &layers[i].spec;
-        if s.has_weights() {
+        if let Some(s) = &layers[i].spec
+            && s.has_weights()
+        {
             n += s.weights_len() + s.out_channels();
         }
         i += 1;
@@ -611,6 +748,16 @@ pub const fn parameters(layers: &[LayerInfo]) -> usize {
 /// second tensor, `(x, + skip)`, and names the operator of the fused ADD:
 /// `@ op => add_op`. Tensors are named by the lines that write them; the
 /// first is the model input with its NHWC dims.
+///
+/// A concatenation line, `field: concat @ op (a, b, ...) -> y;`, joins two
+/// or more tensors of one height and width along channels (TFLite's
+/// CONCATENATION on the last axis, operator `op`, no `=> out_op`): `y`
+/// holds `a`'s channels, then `b`'s, and so on. It has no weights (its
+/// field is a [`Concat`], which loads nothing), runs as a copy into the
+/// arena ([`ops::copy_channels`](crate::ops::copy_channels)), and keeps
+/// each input live until it runs. Inputs of other heights or widths fail to
+/// compile, naming the line and the tensors; its output's channels are
+/// the sum of its inputs'.
 ///
 /// ```
 /// use small_core::{layer, model, load::Generated, Arch};
@@ -637,6 +784,39 @@ pub const fn parameters(layers: &[LayerInfo]) -> usize {
 /// assert!(got.iter().zip(&want[2]).all(|(g, w)| (g - w).abs() < 1e-4));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// Two branches joined along channels (an inception block; 8 + 8 channels,
+/// then a 1x1 layer over all 16):
+///
+/// ```
+/// use small_core::{layer, model, load::Generated};
+/// #[layer(fh = 1, fw = 1, fc = 3, k = 8, activation = relu)]
+/// struct Narrow;
+/// #[layer(fh = 3, fw = 3, fc = 3, k = 8, padding = same, activation = relu)]
+/// struct Wide;
+/// #[layer(fh = 1, fw = 1, fc = 16, k = 4)]
+/// struct Mix;
+/// model! {
+///     struct Inception {
+///         input x: [6, 6, 3];
+///         narrow: Narrow @ 0 (x) -> a;
+///         wide: Wide @ 1 (x) -> b;
+///         cat: concat @ 2 (a, b) -> ab;
+///         mix: Mix @ 3 (ab) -> y;
+///     }
+/// }
+/// assert_eq!(Inception::DIMS[3].c, 16);
+/// assert!(Inception::LAYERS[2].spec.is_none()); // the concatenation: no layer
+/// let net = Inception::load(&Generated { seed: 3 }, small_core::arch::selected()?)?;
+/// let mut arena = vec![0.0; Inception::ARENA];
+/// let input: Vec<f32> = (0..6 * 6 * 3).map(|i| (i % 7) as f32 / 7.0).collect();
+/// Inception::input(&mut arena)?.fill_from_nhwc(&input)?;
+/// net.forward(&mut arena)?;
+/// let want = Inception::reference(&Generated { seed: 3 }, &input)?;
+/// let got = Inception::output(&arena)?.to_nhwc();
+/// assert!(got.iter().zip(&want[4]).all(|(g, w)| (g - w).abs() < 1e-4));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[macro_export]
 macro_rules! model {
     (
@@ -644,13 +824,13 @@ macro_rules! model {
         $vis:vis struct $name:ident {
             input $input:ident : [$ih:expr, $iw:expr, $ic:expr] $($dt:ident)?;
             $( $field:ident : $ty:ident @ $op:literal $(=> $out_op:literal)?
-                ( $x:ident $(, + $skip:ident)? ) -> $y:ident ; )+
+                ( $($args:tt)+ ) -> $y:ident ; )+
         }
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone)]
         $vis struct $name {
-            $( $field: $ty, )+
+            $( $field: $crate::model!(@ty $ty), )+
         }
 
         const _: () = {
@@ -658,7 +838,8 @@ macro_rules! model {
             #[derive(Clone, Copy)]
             enum Id { $input, $( $y, )+ __Count }
             // The arena's element type: the first layer's (every layer's,
-            // or the views below do not type-check).
+            // or the views below do not type-check; concatenations copy
+            // any).
             type E = $crate::model!(@elem $($ty),+);
             const T: usize = Id::__Count as usize;
             const S: usize = [$( stringify!($field) ),+].len();
@@ -669,18 +850,14 @@ macro_rules! model {
                 const __LAYERS: [&'static str; S] = [$( stringify!($field) ),+];
                 const __TYPES: [&'static str; S] = [$( stringify!($ty) ),+];
                 const __TENSORS: [&'static str; T] = [stringify!($input), $( stringify!($y) ),+];
-                const __SPECS: [$crate::LayerSpec; S] = [$( $ty::SPEC ),+];
-                const __STEPS: [$crate::__rt::Step; S] = [$(
-                    $crate::__rt::Step {
-                        x: Id::$x as usize,
-                        skip: $crate::model!(@or $(Id::$skip as usize)? ; $crate::__rt::NONE),
-                        y: Id::$y as usize,
-                    }
-                ),+];
+                const __SPECS: [::core::option::Option<$crate::LayerSpec>; S] =
+                    [$( $crate::model!(@spec $ty) ),+];
+                const __STEPS: [$crate::__rt::Step<'static>; S] =
+                    [$( $crate::model!(@step $field: $ty [$($out_op)?] ($($args)+) -> $y) ),+];
             }
 
-            // One check per layer, named after it: a miswired model fails
-            // to compile with the layer, its tensors and their shapes.
+            // One check per line, named after it: a miswired model fails
+            // to compile with the line, its tensors and their shapes.
             const _: () = { $(
                 #[allow(non_upper_case_globals, dead_code)]
                 const $field: () = $crate::__rt::check_layer(
@@ -696,24 +873,27 @@ macro_rules! model {
 
             #[allow(clippy::modulo_one)]
             impl $name {
-                /// Dims of every tensor: the input, then each layer's output.
+                /// Dims of every tensor: the input, then each line's output.
                 pub const DIMS: [$crate::Dims; T] = $crate::__rt::dims(
                     &Id::__SPECS,
                     &Id::__STEPS,
                     $crate::Dims { c: $ic, h: $ih, w: $iw },
                 );
-                /// Every layer, in execution order.
+                /// Every line (layers and concatenations), in execution order.
                 pub const LAYERS: [$crate::model::LayerInfo; S] = [$(
                     $crate::model::LayerInfo {
                         name: stringify!($field),
-                        spec: $ty::SPEC,
+                        spec: Id::__SPECS[Id::$y as usize - 1],
                         op: $op,
                         out_op: $crate::model!(@or $($out_op)? ; $op),
                         step: Id::__STEPS[Id::$y as usize - 1],
-                        macs: $crate::__rt::macs(&$ty::SPEC, Self::DIMS[Id::$y as usize]),
+                        macs: $crate::__rt::step_macs(
+                            Id::__SPECS[Id::$y as usize - 1],
+                            Self::DIMS[Id::$y as usize],
+                        ),
                     }
                 ),+];
-                const STEPS: [$crate::__rt::Step; S] = Id::__STEPS;
+                const STEPS: [$crate::__rt::Step<'static>; S] = Id::__STEPS;
                 /// Steps whose output overwrites their residual input.
                 pub const IN_PLACE: [bool; S] = $crate::__rt::in_place(&Self::DIMS, &Self::STEPS);
                 /// Where each tensor lives in the arena.
@@ -743,10 +923,10 @@ macro_rules! model {
                         arch: $crate::Arch,
                     ) -> Result<Self, $crate::load::LoadError> {
                         let net = Self { $(
-                            $field: {
-                                let r = $crate::load::LayerRef { name: stringify!($field), op: $op };
-                                $ty::__load(source, r, $crate::model!(@or $($out_op)? ; $op), arch)?
-                            },
+                            $field: $crate::model!(
+                                @load $ty, source, arch, stringify!($field), $op,
+                                $crate::model!(@or $($out_op)? ; $op)
+                            ),
                         )+ };
                         source.check_wiring(Self::DIMS.len(), &Self::LAYERS)?;
                         Ok(net)
@@ -755,7 +935,7 @@ macro_rules! model {
 
                 /// Bytes of all layers' packed weights and per-channel data.
                 pub fn weight_bytes(&self) -> usize {
-                    0 $( + self.$field.weight_bytes() )+
+                    0 $( + $crate::model!(@weight_bytes $ty, self.$field) )+
                 }
 
                 /// The input tensor in `arena`, to fill before [`Self::forward`].
@@ -789,12 +969,13 @@ macro_rules! model {
 
                 /// The arch every layer runs on.
                 pub fn arch(&self) -> $crate::Arch {
-                    [$( self.$field.arch() ),+][0]
+                    $crate::model!(@arch self $(, $field $ty)+)
                 }
 
-                /// The blocking each layer runs with, in execution order.
-                pub fn blockings(&self) -> [&'static $crate::Blocking; S] {
-                    [$( self.$field.blocking() ),+]
+                /// The blocking each line runs with, in execution order
+                /// (`None` for a concatenation, which copies).
+                pub fn blockings(&self) -> [::core::option::Option<&'static $crate::Blocking>; S] {
+                    [$( $crate::model!(@blocking $ty, self.$field) ),+]
                 }
 
                 /// The output tensor in `arena` after [`Self::forward`].
@@ -802,23 +983,13 @@ macro_rules! model {
                     Self::tensor(arena, Self::OUTPUT)
                 }
 
-                /// Runs layer `i` of [`Self::LAYERS`] on the arena.
+                /// Runs line `i` of [`Self::LAYERS`] on the arena.
                 pub fn forward_layer(&self, i: usize, arena: &mut [E]) -> Result<(), $crate::Error> {
                     $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
                     let mut k = 0;
                     $(
                         if k == i {
-                            let st = Self::LAYERS[k].step;
-                            let at = |id: usize| if id == $crate::__rt::NONE {
-                                (Self::PLAN.offsets[st.x], Self::DIMS[st.x])
-                            } else {
-                                (Self::PLAN.offsets[id], Self::DIMS[id])
-                            };
-                            // In place, the residual already is in `y`.
-                            let skip = if Self::IN_PLACE[k] { st.x } else { st.skip };
-                            let ([x, _skip], mut y) =
-                                $crate::__rt::step_views(arena, [at(st.x), at(skip)], at(st.y))?;
-                            return $crate::model!(@call self.$field, Self::IN_PLACE[k], x, _skip, y $(, $skip)?);
+                            return $crate::model!(@run $ty ($($args)+) self, $field, k, arena);
                         }
                         k += 1;
                     )+
@@ -889,7 +1060,7 @@ macro_rules! model {
                 fn arch(&self) -> $crate::Arch {
                     Self::arch(self)
                 }
-                fn blockings(&self) -> impl Iterator<Item = &'static $crate::Blocking> {
+                fn blockings(&self) -> impl Iterator<Item = ::core::option::Option<&'static $crate::Blocking>> {
                     Self::blockings(self).into_iter()
                 }
                 fn forward_layer(&self, i: usize, arena: &mut [E]) -> Result<(), $crate::Error> {
@@ -916,13 +1087,9 @@ macro_rules! model {
                     ) -> Result<(), $crate::load::LoadError> {
                         $crate::__rt::check_len("packed model weights", Self::packed_len(arch), out.len())?;
                         let mut at = 0;
-                        $( {
-                            let n = $ty::packed_len(arch);
-                            let r = $crate::load::LayerRef { name: stringify!($field), op: $op };
-                            let w = source.layer(r, &$ty::SPEC)?;
-                            $ty::pack_for(arch, w.filter(), w.bias.as_deref(), &mut out[at..at + n])?;
-                            at += n;
-                        } )+
+                        $(
+                            $crate::model!(@pack $ty, source, arch, out, at, stringify!($field), $op);
+                        )+
                         let _ = at;
                         source.check_wiring(Self::DIMS.len(), &Self::LAYERS)
                     }
@@ -940,7 +1107,7 @@ macro_rules! model {
                 /// `f32`s of all layers' packed weights for `arch` (0 if the
                 /// layers were not generated for it), for sizing static storage.
                 pub const fn packed_len(arch: $crate::Arch) -> usize {
-                    0 $( + $ty::packed_len(arch) )+
+                    0 $( + $crate::model!(@packed_len $ty, arch) )+
                 }
 
                 /// The network on weights [`Self::pack`] packed for `arch`,
@@ -950,11 +1117,7 @@ macro_rules! model {
                     $crate::__rt::check_len("packed model weights", Self::packed_len(arch), packed.len())?;
                     let mut at = 0;
                     let net = Self { $(
-                        $field: {
-                            let n = $ty::packed_len(arch);
-                            at += n;
-                            $ty::from_packed(arch, &packed[at - n..at])?
-                        },
+                        $field: $crate::model!(@from_packed $ty, arch, packed, at),
                     )+ };
                     let _ = at;
                     Ok(net)
@@ -963,7 +1126,7 @@ macro_rules! model {
 
                 /// `f32`s of packed weights and biases, all layers.
                 pub fn packed_weights(&self) -> usize {
-                    0 $( + $ty::packed_len(self.$field.arch()) )+
+                    Self::packed_len(self.arch())
                 }
         }
     };
@@ -1008,7 +1171,103 @@ macro_rules! model {
             }
         }
     };
-    (@elem $first:ty $(, $rest:ty)*) => { <$first as $crate::Layer>::Elem };
+    // One line form, two kinds: a layer (`Type`) or a concatenation
+    // (`concat`). Each arm below expands one line's part by its kind.
+    (@ty concat) => { $crate::model::Concat };
+    (@ty $t:ident) => { $t };
+    (@spec concat) => { ::core::option::Option::None };
+    (@spec $t:ident) => { ::core::option::Option::Some($t::SPEC) };
+    (@step $f:ident: concat [$o:literal] ($($args:tt)*) -> $y:ident) => {
+        ::core::compile_error!(::core::concat!(
+            "line `", stringify!($f), ": concat` fuses no operator: `=> op` names a \
+             residual layer's ADD"
+        ))
+    };
+    (@step $f:ident: concat [] ($a:ident $(, $b:ident)+) -> $y:ident) => {
+        $crate::__rt::Step::concat(&[Id::$a as usize $(, Id::$b as usize)+], Id::$y as usize)
+    };
+    (@step $f:ident: concat [] ($($args:tt)*) -> $y:ident) => {
+        ::core::compile_error!(::core::concat!(
+            "line `", stringify!($f), ": concat` joins two or more tensors, \
+             `(a, b, ...)`, along channels (no residual `+`)"
+        ))
+    };
+    (@step $f:ident: $t:ident [$($o:literal)?] ($x:ident) -> $y:ident) => {
+        $crate::__rt::Step::layer(Id::$x as usize, $crate::__rt::NONE, Id::$y as usize)
+    };
+    (@step $f:ident: $t:ident [$($o:literal)?] ($x:ident, + $skip:ident) -> $y:ident) => {
+        $crate::__rt::Step::layer(Id::$x as usize, Id::$skip as usize, Id::$y as usize)
+    };
+    (@step $f:ident: $t:ident [$($o:literal)?] ($($args:tt)*) -> $y:ident) => {
+        ::core::compile_error!(::core::concat!(
+            "layer `", stringify!($f), ": ", stringify!($t), "` reads one tensor, `(x)`, \
+             or adds a residual, `(x, + skip)`; to join tensors along channels, write \
+             `", stringify!($f), ": concat @ op (a, b, ...) -> y;`"
+        ))
+    };
+    (@load concat, $source:ident, $arch:ident, $name:expr, $op:expr, $out_op:expr) => {
+        $crate::model::Concat
+    };
+    (@load $t:ident, $source:ident, $arch:ident, $name:expr, $op:expr, $out_op:expr) => {
+        $t::__load($source, $crate::load::LayerRef { name: $name, op: $op }, $out_op, $arch)?
+    };
+    (@pack concat, $source:ident, $arch:ident, $out:ident, $at:ident, $name:expr, $op:expr) => {
+        ()
+    };
+    (@pack $t:ident, $source:ident, $arch:ident, $out:ident, $at:ident, $name:expr, $op:expr) => {{
+        let n = $t::packed_len($arch);
+        let r = $crate::load::LayerRef { name: $name, op: $op };
+        let w = $source.layer(r, &$t::SPEC)?;
+        $t::pack_for($arch, w.filter(), w.bias.as_deref(), &mut $out[$at..$at + n])?;
+        $at += n;
+    }};
+    (@packed_len concat, $arch:ident) => { 0 };
+    (@packed_len $t:ident, $arch:ident) => { $t::packed_len($arch) };
+    (@from_packed concat, $arch:ident, $packed:ident, $at:ident) => { $crate::model::Concat };
+    (@from_packed $t:ident, $arch:ident, $packed:ident, $at:ident) => {{
+        let n = $t::packed_len($arch);
+        $at += n;
+        $t::from_packed($arch, &$packed[$at - n..$at])?
+    }};
+    (@weight_bytes concat, $l:expr) => { 0 };
+    (@weight_bytes $t:ident, $l:expr) => { $l.weight_bytes() };
+    (@blocking concat, $l:expr) => { ::core::option::Option::None };
+    (@blocking $t:ident, $l:expr) => { ::core::option::Option::Some($l.blocking()) };
+    // The first layer's arch (a model has one: see `@elem`).
+    (@arch $s:ident, $f:ident concat $(, $rf:ident $rt:ident)*) => {
+        $crate::model!(@arch $s $(, $rf $rt)*)
+    };
+    (@arch $s:ident, $f:ident $t:ident $(, $rf:ident $rt:ident)*) => { $s.$f.arch() };
+    (@arch $s:ident) => { $crate::Arch::Reference };
+    (@run concat ($($args:tt)*) $s:ident, $f:ident, $k:ident, $arena:ident) => {{
+        let $crate::model::Concat = $s.$f;
+        $crate::__rt::run_concat($arena, &Self::PLAN.offsets, &Self::DIMS, Self::LAYERS[$k].step)
+    }};
+    (@run $t:ident ($x:ident $(, + $skip:ident)?) $s:ident, $f:ident, $k:ident, $arena:ident) => {{
+        let st = Self::LAYERS[$k].step;
+        let at = |id: usize| if id == $crate::__rt::NONE {
+            (Self::PLAN.offsets[st.x], Self::DIMS[st.x])
+        } else {
+            (Self::PLAN.offsets[id], Self::DIMS[id])
+        };
+        // In place, the residual already is in `y`.
+        let skip = if Self::IN_PLACE[$k] { st.x } else { st.skip };
+        let ([x, _skip], mut y) =
+            $crate::__rt::step_views($arena, [at(st.x), at(skip)], at(st.y))?;
+        $crate::model!(@call $s.$f, Self::IN_PLACE[$k], x, _skip, y $(, $skip)?)
+    }};
+    // A malformed line: `@step` already failed to compile, with why.
+    (@run $t:ident ($($args:tt)*) $s:ident, $f:ident, $k:ident, $arena:ident) => {
+        ::core::result::Result::Ok(())
+    };
+    // The element type: the first layer's.
+    (@elem concat $(, $rest:ident)*) => { $crate::model!(@elem $($rest),*) };
+    (@elem $first:ident $(, $rest:ident)*) => { <$first as $crate::Layer>::Elem };
+    (@elem) => {
+        ::core::compile_error!(
+            "a model! has at least one layer line, `field: Type @ op (x) -> y;`"
+        )
+    };
     (@or $a:expr ; $b:expr) => { $a };
     (@or ; $b:expr) => { $b };
     (@call $l:expr, $ip:expr, $x:ident, $s:ident, $y:ident) => { $l.forward(&$x, &mut $y) };
@@ -1033,20 +1292,24 @@ pub fn reference_run<W: crate::load::WeightSource + ?Sized>(
     let mut t = alloc::vec![alloc::vec::Vec::new(); dims.len()];
     t[0] = input_nhwc.to_vec();
     for l in layers {
-        let w = if l.spec.has_weights() {
+        let Some(spec) = &l.spec else {
+            t[l.step.y] = concat_nhwc(&t, dims, l)?;
+            continue;
+        };
+        let w = if spec.has_weights() {
             Some(source.layer(
                 crate::load::LayerRef {
                     name: l.name,
                     op: l.op,
                 },
-                &l.spec,
+                spec,
             )?)
         } else {
             None
         };
         let skip = (l.step.skip != NONE).then(|| t[l.step.skip].as_slice());
         let (out, _) = crate::reference::layer(
-            &l.spec,
+            spec,
             &t[l.step.x],
             Shape::from(dims[l.step.x]),
             w.as_ref().map_or(crate::Filter::none(), |w| w.filter()),
@@ -1056,6 +1319,38 @@ pub fn reference_run<W: crate::load::WeightSource + ?Sized>(
         t[l.step.y] = out;
     }
     Ok(t)
+}
+
+/// The concatenation `l` of tensors `t` (NHWC, of `dims`), on the
+/// reference [`concat`](crate::reference::concat).
+#[cfg(feature = "alloc")]
+fn concat_nhwc<T: Copy + Default>(
+    t: &[alloc::vec::Vec<T>],
+    dims: &[Dims],
+    l: &LayerInfo,
+) -> Result<alloc::vec::Vec<T>, crate::load::LoadError> {
+    let tensor = |i: usize| -> Result<(&[T], crate::reference::Shape), Error> {
+        match (t.get(i), dims.get(i)) {
+            (Some(v), Some(&d)) => Ok((v.as_slice(), d.into())),
+            _ => Err(Error::ShapeMismatch {
+                what: "tensor id below",
+                expected: dims.len(),
+                actual: i,
+            }),
+        }
+    };
+    let inputs = (l.step.concat.iter())
+        .map(|&i| tensor(i))
+        .collect::<Result<alloc::vec::Vec<_>, Error>>()?;
+    let out = dims.get(l.step.y).copied().ok_or(Error::ShapeMismatch {
+        what: "tensor id below",
+        expected: dims.len(),
+        actual: l.step.y,
+    })?;
+    out.checked_len()?; // c * h * w is at most the blocked length
+    let mut y = alloc::vec![T::default(); out.elements()];
+    crate::reference::concat(&inputs, &mut y)?;
+    Ok(y)
 }
 
 /// Runs `layers` on the int8 reference operators (NHWC,
@@ -1080,7 +1375,10 @@ pub fn reference_run_i8<W: crate::load::WeightSource + ?Sized>(
     let mut t = alloc::vec![alloc::vec::Vec::new(); dims.len()];
     t[0] = input_nhwc.to_vec();
     for l in layers {
-        let s = &l.spec;
+        let Some(s) = &l.spec else {
+            t[l.step.y] = concat_nhwc(&t, dims, l)?;
+            continue;
+        };
         let r = LayerRef {
             name: l.name,
             op: l.op,

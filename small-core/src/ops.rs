@@ -1,8 +1,9 @@
-//! Layers that do not fit SMaLL's abstract layer naturally (two inputs, or
-//! an output larger than the input), in the simplest fast form on the
-//! blocked layout. Each keeps the zero padding of the last channel block.
+//! Layers that do not fit SMaLL's abstract layer naturally (two or more
+//! inputs, or an output larger than the input), in the simplest fast form
+//! on the blocked layout. Each keeps the zero padding of the last channel
+//! block.
 
-use crate::{Activation, Blocked, CB, Error, check_dim, check_len};
+use crate::{Activation, Blocked, CB, Element, Error, check_dim, check_len};
 
 fn check_same<A: AsRef<[f32]>, B: AsRef<[f32]>>(
     a: &Blocked<A>,
@@ -121,6 +122,109 @@ pub fn global_avg_pool<X: AsRef<[f32]>>(x: &Blocked<X>, out: &mut [f32]) -> Resu
     Ok(())
 }
 
+/// Concatenation along channels (TFLite's CONCATENATION on the last axis
+/// of NHWC tensors): `out` holds `inputs[0]`'s channels, then
+/// `inputs[1]`'s, and so on; every input has `out`'s height and width,
+/// and their channels add up to `out`'s. A copy in any element type (an
+/// int8 CONCATENATION copies too: LiteRT requires its inputs to be
+/// quantized as its output). An input at a channel offset that is a
+/// multiple of [`CB`] is copied block plane by block plane; any other
+/// shifts its lanes ([`copy_channels`]). The padding lanes of `out` end
+/// zero, whatever they held.
+///
+/// ```
+/// use small_core::{Blocked, Dims, ops};
+/// let a = Blocked::from_nhwc(Dims { c: 1, h: 1, w: 2 }, &[1.0, 2.0])?;
+/// let b = Blocked::from_nhwc(Dims { c: 2, h: 1, w: 2 }, &[3.0, 4.0, 5.0, 6.0])?;
+/// let mut y = Blocked::zeros(Dims { c: 3, h: 1, w: 2 })?;
+/// ops::concat(&[&a, &b], &mut y)?;
+/// assert_eq!(y.to_nhwc(), [1.0, 3.0, 4.0, 2.0, 5.0, 6.0]);
+/// # Ok::<(), small_core::Error>(())
+/// ```
+pub fn concat<E: Element, X: AsRef<[E]>, Y: AsRef<[E]> + AsMut<[E]>>(
+    inputs: &[&Blocked<X, E>],
+    out: &mut Blocked<Y, E>,
+) -> Result<(), Error> {
+    let mut total = 0usize;
+    for x in inputs {
+        check_dim("input height", out.h(), x.h())?;
+        check_dim("input width", out.w(), x.w())?;
+        total = total.saturating_add(x.c());
+    }
+    check_dim("output channels (the inputs' sum)", total, out.c())?;
+    let mut offset = 0;
+    for x in inputs {
+        copy_channels(x, offset, out)?;
+        offset += x.c();
+    }
+    zero_padding(out);
+    Ok(())
+}
+
+/// Writes `x` into channels `offset..offset + x.c()` of `out` (of `x`'s
+/// height and width) and nothing else: per run of channels that lies in
+/// one block of each, a whole block plane at once when the run is a full
+/// block (`offset` and the run a multiple of [`CB`]), else the run's lanes
+/// pixel by pixel, shifted from their block of `x` to theirs in `out`.
+/// [`concat()`] is one call per input, then the padding.
+///
+/// ```
+/// use small_core::{Blocked, Dims, ops};
+/// let x = Blocked::from_nhwc(Dims { c: 2, h: 1, w: 1 }, &[7.0, 8.0])?;
+/// let mut y = Blocked::zeros(Dims { c: 20, h: 1, w: 1 })?;
+/// ops::copy_channels(&x, 15, &mut y)?; // channels 15 and 16: across two blocks
+/// assert_eq!((y.get(15, 0, 0), y.get(16, 0, 0)), (Some(7.0), Some(8.0)));
+/// # Ok::<(), small_core::Error>(())
+/// ```
+pub fn copy_channels<E: Element, X: AsRef<[E]>, Y: AsRef<[E]> + AsMut<[E]>>(
+    x: &Blocked<X, E>,
+    offset: usize,
+    out: &mut Blocked<Y, E>,
+) -> Result<(), Error> {
+    check_dim("input height", out.h(), x.h())?;
+    check_dim("input width", out.w(), x.w())?;
+    if offset.saturating_add(x.c()) > out.c() {
+        return Err(Error::ShapeMismatch {
+            what: "output channels (at least offset + input channels)",
+            expected: offset.saturating_add(x.c()),
+            actual: out.c(),
+        });
+    }
+    // Both tensors' lengths are checked: a block plane fits.
+    let pixels = x.h() * x.w();
+    let plane = pixels * CB;
+    let (src, dst) = (x.as_slice(), out.as_mut_slice());
+    let mut c = 0;
+    while c < x.c() {
+        let (sb, sl) = (c / CB, c % CB);
+        let (db, dl) = ((offset + c) / CB, (offset + c) % CB);
+        let n = (CB - sl).min(CB - dl).min(x.c() - c);
+        let (from, to) = (&src[sb * plane..][..plane], &mut dst[db * plane..][..plane]);
+        if n == CB {
+            to.copy_from_slice(from);
+        } else {
+            for (t, f) in to.chunks_exact_mut(CB).zip(from.chunks_exact(CB)) {
+                t[dl..dl + n].copy_from_slice(&f[sl..sl + n]);
+            }
+        }
+        c += n;
+    }
+    Ok(())
+}
+
+/// Zeroes the padding lanes of `out`'s last channel block.
+pub(crate) fn zero_padding<E: Element, Y: AsRef<[E]> + AsMut<[E]>>(out: &mut Blocked<Y, E>) {
+    let (c, pixels) = (out.c(), out.h() * out.w());
+    if c.is_multiple_of(CB) {
+        return;
+    }
+    let plane = pixels * CB;
+    let last = &mut out.as_mut_slice()[(c / CB) * plane..][..plane];
+    for px in last.chunks_exact_mut(CB) {
+        px[c % CB..].fill(E::default());
+    }
+}
+
 /// Softmax of the final small vector of a classifier (numerically stable).
 pub use crate::reference::softmax;
 
@@ -129,6 +233,7 @@ mod tests {
     use super::*;
     use crate::Dims;
     use crate::reference::{self, Shape};
+    use alloc::vec;
     use alloc::vec::Vec;
 
     fn values(n: usize, seed: u32) -> Vec<f32> {
@@ -180,6 +285,133 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A blocked tensor of `c` channels holding `base + index` (NHWC
+    /// order), generic over the element type.
+    fn ramp<E: Element>(
+        c: usize,
+        h: usize,
+        w: usize,
+        of: impl Fn(usize) -> E,
+    ) -> Blocked<Vec<E>, E> {
+        let v: Vec<E> = (0..c * h * w).map(of).collect();
+        Blocked::from_nhwc(Dims { c, h, w }, &v).unwrap()
+    }
+
+    #[test]
+    fn concat_shifts_lanes_and_ends_with_zero_padding() {
+        // Channel counts that are and are not multiples of CB, at offsets
+        // that are and are not: whole block planes, lanes shifted within
+        // one block and across two, and several inputs in one block.
+        let splits: &[&[usize]] = &[
+            &[16, 16],
+            &[5, 3],
+            &[3, 16],
+            &[16, 5, 16],
+            &[1, 1, 1],
+            &[7, 17, 9, 32, 2],
+            &[15, 2],
+            &[0, 4, 0],
+        ];
+        for (n, split) in splits.iter().enumerate() {
+            for &(h, w) in &[(1, 1), (3, 5), (2, 7)] {
+                let xs: Vec<Blocked<Vec<f32>>> = (split.iter().enumerate())
+                    .map(|(i, &c)| ramp(c, h, w, |k| (1000 * (i + 1) + k) as f32))
+                    .collect();
+                let c: usize = split.iter().sum();
+                let dims = Dims { c, h, w };
+                // Garbage where the output goes: every lane must be written.
+                let mut y = Blocked::assume_padded(dims, vec![f32::NAN; dims.len()]).unwrap();
+                let refs: Vec<&Blocked<Vec<f32>>> = xs.iter().collect();
+                concat(&refs, &mut y).unwrap();
+                let nhwc: Vec<Vec<f32>> = xs.iter().map(|x| x.to_nhwc()).collect();
+                let inputs: Vec<(&[f32], Shape)> = (nhwc.iter().zip(&xs))
+                    .map(|(v, x)| (v.as_slice(), Shape::from(x.dims())))
+                    .collect();
+                let mut want = vec![0.0; c * h * w];
+                reference::concat(&inputs, &mut want).unwrap();
+                assert_eq!(y.to_nhwc(), want, "split {n} {split:?} at {h}x{w}");
+                assert!(
+                    Blocked::from_buffer(dims, y.as_slice()).is_ok(),
+                    "split {split:?}: padding lanes are zero"
+                );
+                // int8: the same copy.
+                let xs: Vec<Blocked<Vec<i8>, i8>> = (split.iter().enumerate())
+                    .map(|(i, &c)| ramp(c, h, w, |k| (k as i32 * 7 + i as i32 * 31 - 128) as i8))
+                    .collect();
+                let mut y = Blocked::assume_padded(dims, vec![-1i8; dims.len()]).unwrap();
+                let refs: Vec<&Blocked<Vec<i8>, i8>> = xs.iter().collect();
+                concat(&refs, &mut y).unwrap();
+                let nhwc: Vec<Vec<i8>> = xs.iter().map(|x| x.to_nhwc()).collect();
+                let inputs: Vec<(&[i8], Shape)> = (nhwc.iter().zip(&xs))
+                    .map(|(v, x)| (v.as_slice(), Shape::from(x.dims())))
+                    .collect();
+                let mut want = vec![0i8; c * h * w];
+                reference::int8::concat(&inputs, &mut want).unwrap();
+                assert_eq!(y.to_nhwc(), want, "int8 split {split:?} at {h}x{w}");
+                assert!(Blocked::from_buffer(dims, y.as_slice()).is_ok());
+            }
+        }
+    }
+
+    #[test]
+    fn copy_channels_writes_its_channels_and_nothing_else() {
+        let (h, w) = (2, 3);
+        for c in [1, 5, 16, 17, 31] {
+            for offset in [0, 1, 11, 15, 16, 20] {
+                let out_c = offset + c + 3;
+                let x = ramp(c, h, w, |k| k as f32 + 1.0);
+                let dims = Dims { c: out_c, h, w };
+                let mut y = Blocked::assume_padded(dims, vec![-7.0; dims.len()]).unwrap();
+                copy_channels(&x, offset, &mut y).unwrap();
+                for ch in 0..out_c {
+                    for (py, px) in [(0, 0), (1, 2), (0, 1)] {
+                        let got = y.get(ch, py, px).unwrap();
+                        let want = if (offset..offset + c).contains(&ch) {
+                            x.get(ch - offset, py, px).unwrap()
+                        } else {
+                            -7.0
+                        };
+                        assert_eq!(got, want, "c {c} offset {offset} channel {ch}");
+                    }
+                }
+                // Padding lanes untouched, too (concat zeroes them).
+                let last = y.as_slice().last().copied();
+                assert!(out_c % CB == 0 || last == Some(-7.0));
+            }
+        }
+    }
+
+    #[test]
+    fn concat_errors_name_expected_and_actual() {
+        let a = Blocked::<Vec<f32>>::zeros(Dims { c: 3, h: 2, w: 2 }).unwrap();
+        let b = Blocked::<Vec<f32>>::zeros(Dims { c: 3, h: 2, w: 3 }).unwrap();
+        let mut y = Blocked::zeros(Dims { c: 6, h: 2, w: 2 }).unwrap();
+        assert_eq!(
+            concat(&[&a, &b], &mut y),
+            Err(Error::ShapeMismatch {
+                what: "input width",
+                expected: 2,
+                actual: 3
+            })
+        );
+        assert_eq!(
+            concat(&[&a, &a, &a], &mut y),
+            Err(Error::ShapeMismatch {
+                what: "output channels (the inputs' sum)",
+                expected: 9,
+                actual: 6
+            })
+        );
+        assert_eq!(
+            copy_channels(&a, 4, &mut y),
+            Err(Error::ShapeMismatch {
+                what: "output channels (at least offset + input channels)",
+                expected: 7,
+                actual: 6
+            })
+        );
     }
 
     #[test]

@@ -7,7 +7,8 @@
 pub use crate::__if_alloc as if_alloc;
 pub use crate::layer::skip_mismatch;
 pub use crate::model::{
-    NONE, Step, check_arena, check_layer, dims, in_place, macs, plan, step_views, view,
+    NONE, Step, check_arena, check_layer, dims, in_place, macs, plan, run_concat, step_macs,
+    step_views, view,
 };
 pub use crate::nest::{Kernel, Packed, Problem, Tile, execute, run};
 pub use crate::weights::{Int8Weights, Weights};

@@ -428,3 +428,123 @@ fn int8_layers_of_every_kind() -> Result<(), Box<dyn std::error::Error>> {
     }
     Ok(())
 }
+
+// --- concatenation: lanes shifted across a block, in a model's arena ---
+#[layer(fh = 1, fw = 1, fc = 3, k = 5, activation = relu, archs(reference))]
+struct Branch5;
+#[layer(fh = 3, fw = 3, fc = 3, k = 16, padding = same, archs(reference))]
+struct Branch16;
+#[layer(fh = 1, fw = 1, fc = 24, k = 4, archs(reference))]
+struct Mix24;
+#[layer(fh = 1, fw = 1, fc = 3, k = 5, activation = relu, dtype = i8, archs(reference))]
+struct Branch5I8;
+#[layer(fh = 3, fw = 3, fc = 3, k = 16, padding = same, dtype = i8, archs(reference))]
+struct Branch16I8;
+#[layer(fh = 1, fw = 1, fc = 24, k = 4, dtype = i8, archs(reference))]
+struct Mix24I8;
+
+model! {
+    /// 5 + 16 + 3 channels: the 16 at offset 5 straddle two blocks, the
+    /// input lands at 21, lanes 24..32 are padding.
+    struct Cat {
+        input x: [5, 7, 3];
+        a: Branch5 @ 0 (x) -> a;
+        b: Branch16 @ 1 (x) -> b;
+        cat: concat @ 2 (a, b, x) -> ab;
+        mix: Mix24 @ 3 (ab) -> y;
+    }
+}
+
+model! {
+    /// [`Cat`] in int8.
+    struct CatI8 {
+        input x: [5, 7, 3] i8;
+        a: Branch5I8 @ 0 (x) -> a;
+        b: Branch16I8 @ 1 (x) -> b;
+        cat: concat @ 2 (a, b, x) -> ab;
+        mix: Mix24I8 @ 3 (ab) -> y;
+    }
+}
+
+/// The NHWC concatenation of tensors `ids` of a model's arena.
+fn joined<E: small_core::Element + Default>(
+    ids: &[usize],
+    tensor: impl Fn(usize) -> (Vec<E>, Dims),
+) -> Vec<E> {
+    let parts: Vec<(Vec<E>, Dims)> = ids.iter().map(|&i| tensor(i)).collect();
+    let inputs: Vec<(&[E], Shape)> = (parts.iter())
+        .map(|(v, d)| (v.as_slice(), Shape::from(*d)))
+        .collect();
+    let c = parts.iter().map(|(_, d)| d.c).sum::<usize>();
+    let mut out = vec![E::default(); c * parts[0].1.h * parts[0].1.w];
+    reference::concat(&inputs, &mut out).unwrap();
+    out
+}
+
+/// A concatenation in a model whose arena starts as garbage (NaN): its
+/// output is its inputs' channels side by side, as the kernels wrote
+/// them, with zero padding lanes (NaN there would reach `mix`, whose
+/// padded weights are zero but `0 * NaN` is not); the output equals the
+/// reference run's. The plan keeps every input live until it runs (the
+/// input, read by the first layer, is read again by the concatenation).
+#[test]
+fn concatenation_in_a_model() -> Result<(), Box<dyn std::error::Error>> {
+    assert_eq!(Cat::DIMS[3], Dims { c: 24, h: 5, w: 7 });
+    assert_eq!((Cat::LAYERS[2].spec, Cat::LAYERS[2].macs), (None, 0));
+    assert_eq!(Cat::LAYERS[2].step.concat, &[1, 2, 0]);
+    assert!(!Cat::IN_PLACE[2]);
+    let source = Generated { seed: 4 };
+    let net = Cat::load(&source, ARCH)?;
+    assert!(net.blockings()[2].is_none() && net.blockings()[3].is_some());
+    let mut rng = Rng::new(8);
+    let input = rng.vec(Cat::DIMS[0].elements());
+    let want = Cat::reference(&source, &input)?;
+    let mut arena = vec![f32::NAN; Cat::ARENA];
+    Cat::input(&mut arena)?.fill_from_nhwc(&input)?;
+    for i in 0..3 {
+        net.forward_layer(i, &mut arena)?;
+    }
+    let t = |i: usize| {
+        let t = Cat::tensor(&arena, i).unwrap();
+        (t.to_nhwc(), t.dims())
+    };
+    // Right after the concatenation every input is intact (the plan
+    // placed none of them over another or the output).
+    assert_eq!(t(3).0, joined(&[1, 2, 0], t));
+    assert_eq!(t(0).0, input);
+    assert!(Blocked::from_buffer(Cat::DIMS[3], Cat::tensor(&arena, 3)?.as_slice()).is_ok());
+    net.forward_layer(3, &mut arena)?;
+    let got = Cat::output(&arena)?.to_nhwc();
+    for (g, w) in got.iter().zip(&want[4]) {
+        assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "{g} vs {w}");
+    }
+
+    // int8, line by line on the reference's inputs, exactly.
+    let source = Generated { seed: 6 };
+    let net = CatI8::load(&source, ARCH)?;
+    let input: Vec<i8> = (0..CatI8::DIMS[0].elements())
+        .map(|_| (rng.unit() * 128.0) as i8)
+        .collect();
+    let values =
+        small_core::model::reference_run_i8(&source, &CatI8::LAYERS, &CatI8::DIMS, &input)?;
+    let mut arena = vec![0x55i8; CatI8::ARENA];
+    for (i, l) in CatI8::LAYERS.iter().enumerate() {
+        for x in l.step.reads() {
+            CatI8::tensor_mut(&mut arena, x)?.fill_from_nhwc(&values[x])?;
+        }
+        net.forward_layer(i, &mut arena)?;
+        let got = CatI8::tensor(&arena, l.step.y)?;
+        assert_eq!(got.to_nhwc(), values[l.step.y], "layer {i} `{}`", l.name);
+    }
+    // The concatenation's padding lanes are zero as well. (An int8 layer
+    // writes its output zero point there, which no int8 kernel reads:
+    // their weights for padding lanes are zero.)
+    for x in CatI8::LAYERS[2].step.reads() {
+        CatI8::tensor_mut(&mut arena, x)?.fill_from_nhwc(&values[x])?;
+    }
+    CatI8::tensor_mut(&mut arena, 3)?.as_mut_slice().fill(0x55);
+    net.forward_layer(2, &mut arena)?;
+    let cat = CatI8::tensor(&arena, 3)?;
+    assert!(Blocked::from_buffer(cat.dims(), cat.as_slice()).is_ok());
+    Ok(())
+}

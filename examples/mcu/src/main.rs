@@ -141,7 +141,10 @@ macro_rules! run_net {
         print_blocked(None, y.as_slice());
         $summary(input, &y.as_slice()[..y.c()]);
         for (layer, b) in <$net>::LAYERS.iter().zip(net.blockings()) {
-            hprintln!("blocking {} {}x{}", layer.name, b.o_wb, b.tc);
+            // A concatenation copies: no blocking.
+            if let Some(b) = b {
+                hprintln!("blocking {} {}x{}", layer.name, b.o_wb, b.tc);
+            }
         }
         hprintln!(
             "memory: weights {} B (flash), arena {} B, stack high-water {} B",

@@ -2,8 +2,9 @@
 //!
 //! [`Program::from_file`] maps a file's graph to the layers a `model!`
 //! declares: one `#[layer]` per operator that computes, a residual ADD
-//! fused into the convolution it adds to, RESHAPE dropped where it is the
-//! no-op it is in the blocked layout, a final SOFTMAX kept as the head.
+//! fused into the convolution it adds to, a CONCATENATION along channels
+//! as a `concat` line, RESHAPE dropped where it is the no-op it is in the
+//! blocked layout, a final SOFTMAX kept as the head.
 //! Anything else is an [`Unsupported`] error naming the operator, its
 //! index, its tensors with their shapes and what is supported.
 //! [`Program::table`] prints the operator table (the `small-codegen`

@@ -12,13 +12,15 @@ pub struct Names {
     /// The `model!` field (`dw3`).
     pub field: String,
     /// The `#[layer]` struct it uses (`Dw3x3C64`), shared by every layer
-    /// of the same declaration.
+    /// of the same declaration; `concat` for a concatenation.
     pub ty: String,
 }
 
 /// What a layer computes, as a field prefix.
 fn kind(l: &Layer) -> &'static str {
-    let s = &l.spec;
+    let Some(s) = &l.spec else {
+        return "concat";
+    };
     if l.operators.starts_with("ADD") {
         "add"
     } else if l.operators.starts_with("RELU") {
@@ -53,9 +55,12 @@ fn stride(s: &LayerSpec, pool: bool) -> String {
     }
 }
 
-/// The struct name of a declaration, before collisions are resolved.
+/// The struct name of a declaration, before collisions are resolved
+/// (`concat` for a concatenation: the `model!` line's keyword).
 fn type_name(l: &Layer) -> String {
-    let s = &l.spec;
+    let Some(s) = &l.spec else {
+        return "concat".into();
+    };
     let window = format!("{}x{}", s.fh, s.fw);
     let base = match kind(l) {
         "add" => format!("AddC{}", s.g),
@@ -102,7 +107,7 @@ impl Program {
     /// `V3`, ... on the later ones.
     pub fn names(&self) -> Vec<Names> {
         let kinds: Vec<&str> = self.layers.iter().map(kind).collect();
-        let mut seen: Vec<(&LayerSpec, String)> = Vec::new();
+        let mut seen: Vec<(&Option<LayerSpec>, String)> = Vec::new();
         let mut names = Vec::with_capacity(self.layers.len());
         for (i, l) in self.layers.iter().enumerate() {
             let k = kinds[i];
@@ -112,6 +117,7 @@ impl Program {
                 format!("{k}{}", kinds[..=i].iter().filter(|&&o| o == k).count())
             };
             let ty = match seen.iter().find(|(spec, _)| **spec == l.spec) {
+                _ if l.spec.is_none() => type_name(l),
                 Some((_, ty)) => ty.clone(),
                 None => {
                     let base = type_name(l);

@@ -5,29 +5,36 @@ use small_tflite::{DType, Model, OpKind, Operator};
 use std::collections::HashMap;
 use std::fmt;
 
-/// One layer of a [`Program`]: a `#[layer]` declaration and its place in
-/// the graph, as a `model!` line states them.
+/// One line of a [`Program`]: a `#[layer]` declaration (or a
+/// concatenation) and its place in the graph, as a `model!` line states
+/// them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layer {
-    /// The file's operators it computes (`CONV_2D`, `CONV_2D + ADD`).
+    /// The file's operators it computes (`CONV_2D`, `CONV_2D + ADD`,
+    /// `CONCATENATION`).
     pub operators: String,
-    /// The declaration.
-    pub spec: LayerSpec,
+    /// The declaration; `None` for a concatenation (`concat` lists its
+    /// inputs).
+    pub spec: Option<LayerSpec>,
     /// The operator holding its weights (`@ op`).
     pub op: usize,
     /// The operator that writes its output: its fused ADD, else `op`
     /// (`=> out_op`).
     pub out_op: usize,
     /// The program tensor it reads (0: the input; `i + 1`: layer `i`'s
-    /// output).
+    /// output); a concatenation's first.
     pub x: usize,
     /// The program tensor a residual layer adds.
     pub skip: Option<usize>,
-    /// Its input's and output's dims.
+    /// The program tensors a concatenation joins, in channel order
+    /// (`model!`'s `cat: concat @ op (a, b) -> y`); empty for a layer.
+    pub concat: Vec<usize>,
+    /// Its (first) input's and output's dims.
     pub input: Dims,
     /// See `input`.
     pub output: Dims,
-    /// Multiply-accumulates (window taps for pools).
+    /// Multiply-accumulates (window taps for pools; 0 for a
+    /// concatenation).
     pub macs: usize,
 }
 
@@ -83,18 +90,21 @@ impl std::error::Error for Unsupported {}
 /// The operators a program can hold, for error messages.
 pub const SUPPORTED: &str = "CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1), FULLY_CONNECTED, \
     AVERAGE_POOL_2D, MAX_POOL_2D, MEAN (over height and width), ADD (of two tensors of \
-    one shape), PAD (the SAME padding of the convolution reading it), RELU, RELU6, RESHAPE and \
-    SQUEEZE (where the blocked layout does not change), SOFTMAX (last), LOGISTIC (last)";
+    one shape), CONCATENATION (of two or more tensors along channels, no fused activation; \
+    int8: inputs quantized as the output), PAD (the SAME padding of the convolution reading \
+    it), RELU, RELU6, RESHAPE and SQUEEZE (where the blocked layout does not change), SOFTMAX \
+    (last), LOGISTIC (last)";
 
 /// A layer under construction: tensors are the file's until the layers
 /// are ordered.
 struct Draft {
     operators: String,
-    spec: LayerSpec,
+    spec: Option<LayerSpec>,
     op: usize,
     out_op: usize,
     x: usize,
     skip: Option<usize>,
+    concat: Vec<usize>,
     y: usize,
     input: Dims,
     output: Dims,
@@ -119,14 +129,14 @@ impl Program {
             .collect()
     }
 
-    /// Each layer's step: the tensors it reads and writes (`model!`'s
+    /// Each line's step: the tensors it reads and writes (`model!`'s
     /// `LAYERS[i].step`).
-    pub fn steps(&self) -> Vec<small_ir::plan::Step> {
+    pub fn steps(&self) -> Vec<small_ir::plan::Step<'_>> {
+        use small_ir::plan::{NONE, Step};
         (self.layers.iter().enumerate())
-            .map(|(i, l)| small_ir::plan::Step {
-                x: l.x,
-                skip: l.skip.unwrap_or(small_ir::plan::NONE),
-                y: i + 1,
+            .map(|(i, l)| match l.spec {
+                Some(_) => Step::layer(l.x, l.skip.unwrap_or(NONE), i + 1),
+                None => Step::concat(&l.concat, i + 1),
             })
             .collect()
     }
@@ -243,6 +253,7 @@ impl<'a> Builder<'a> {
                 OpKind::AveragePool2d | OpKind::MaxPool2d => self.pool(op)?,
                 OpKind::Mean => self.mean(op)?,
                 OpKind::Add => self.residual(op)?,
+                OpKind::Concatenation => self.concat(op)?,
                 OpKind::Pad => self.pad(op)?,
                 OpKind::Relu | OpKind::Relu6 => self.relu(op)?,
                 OpKind::Reshape | OpKind::Squeeze => self.reshape(op)?,
@@ -432,7 +443,7 @@ impl<'a> Builder<'a> {
         let alike = self.dtype == Dtype::F32 || quant(x) == quant(y);
         let i = self.layers.iter().position(|d| {
             d.y == x
-                && d.spec.activation == Activation::None
+                && d.spec.is_some_and(|s| s.activation == Activation::None)
                 && d.skip.is_none()
                 && d.out_op == d.op
                 && self.file.readers(x) == 1
@@ -444,7 +455,9 @@ impl<'a> Builder<'a> {
         };
         let d = &mut self.layers[i];
         d.operators.push_str(&format!(" + {}", op.kind));
-        d.spec.activation = activation;
+        if let Some(spec) = &mut d.spec {
+            spec.activation = activation;
+        }
         d.out_op = op.index;
         d.y = y;
         self.dims.insert(y, output);
@@ -494,11 +507,92 @@ impl<'a> Builder<'a> {
         self.dims.insert(y, output);
         self.layers.push(Draft {
             operators: op.kind.to_string(),
-            spec,
+            spec: Some(spec),
             op: op.index,
             out_op: op.index,
             x,
             skip: None,
+            concat: Vec::new(),
+            y,
+            input,
+            output,
+        });
+        Ok(())
+    }
+
+    /// CONCATENATION along channels (the last axis of `[1, H, W, C]`, or
+    /// of `[1, C]`) of two or more tensors of one height and width, no
+    /// fused activation (LiteRT refuses one): a `concat` line. int8: every
+    /// input quantized as the output, which LiteRT requires (its int8
+    /// kernel copies).
+    fn concat(&mut self, op: &Operator) -> Result<(), Unsupported> {
+        let (y, output) = self.output(op)?;
+        let rank = self.file.tensor(y).map_or(0, |t| t.shape.len());
+        let axis = op.options.axis.unwrap_or(0);
+        if rank == 0 || (axis != -1 && axis != rank as i32 - 1) {
+            return Err(self.unsupported(
+                op,
+                &format!(
+                    "a CONCATENATION along axis {axis} of a rank-{rank} tensor (channels are)"
+                ),
+            ));
+        }
+        match op.options.fused_activation {
+            None | Some(small_tflite::FusedActivation::None) => {}
+            Some(a) => {
+                return Err(self.unsupported(
+                    op,
+                    &format!("a CONCATENATION with fused activation {a} (LiteRT takes NONE)"),
+                ));
+            }
+        }
+        if op.inputs.len() < 2 {
+            return Err(self.unsupported(op, "a CONCATENATION of fewer than two tensors"));
+        }
+        let mut inputs = Vec::with_capacity(op.inputs.len());
+        let mut c = 0;
+        for i in 0..op.inputs.len() {
+            let (t, d) = self.read(op, i)?;
+            if (d.h, d.w) != (output.h, output.w) {
+                return Err(self.unsupported(
+                    op,
+                    &format!(
+                        "input t{t} is {}x{}, the output {}x{}",
+                        d.h, d.w, output.h, output.w
+                    ),
+                ));
+            }
+            if self.dtype == Dtype::I8 {
+                let quant = |t: usize| self.file.tensor(t).map(|t| t.quantization.clone());
+                if quant(t) != quant(y) {
+                    return Err(self.unsupported(
+                        op,
+                        &format!(
+                            "an int8 CONCATENATION whose input t{t} is quantized unlike its \
+                             output (LiteRT refuses it: its int8 kernel copies)"
+                        ),
+                    ));
+                }
+            }
+            c += d.c;
+            inputs.push(t);
+        }
+        if c != output.c {
+            return Err(self.unsupported(
+                op,
+                &format!("its inputs' {c} channels are not its output's {}", output.c),
+            ));
+        }
+        self.dims.insert(y, output);
+        let input = self.dims[&inputs[0]];
+        self.layers.push(Draft {
+            operators: op.kind.to_string(),
+            spec: None,
+            op: op.index,
+            out_op: op.index,
+            x: inputs[0],
+            skip: None,
+            concat: inputs,
             y,
             input,
             output,
@@ -514,10 +608,9 @@ impl<'a> Builder<'a> {
         let (b, _) = self.read(op, 1)?;
         let readers = |t: usize| self.file.readers(t);
         let fusable = |d: &Draft, skip: usize| {
-            d.spec.reduction == Reduction::Fma
-                && !d.spec.residual
-                && d.spec.activation == Activation::None
-                && d.skip.is_none()
+            d.spec.is_some_and(|s| {
+                s.reduction == Reduction::Fma && !s.residual && s.activation == Activation::None
+            }) && d.skip.is_none()
                 && d.out_op == d.op
                 && readers(d.y) == 1
                 && self.dims.get(&skip) == Some(&d.output)
@@ -539,8 +632,10 @@ impl<'a> Builder<'a> {
         let activation = self.activation(op)?;
         let d = &mut self.layers[i];
         d.operators.push_str(" + ADD");
-        d.spec.residual = true;
-        d.spec.activation = activation;
+        if let Some(spec) = &mut d.spec {
+            spec.residual = true;
+            spec.activation = activation;
+        }
         d.skip = Some(skip);
         d.out_op = op.index;
         d.y = y;
@@ -580,6 +675,9 @@ impl<'a> Builder<'a> {
             };
             let x = at(d.x, d.op)?;
             let skip = d.skip.map(|s| at(s, d.out_op)).transpose()?;
+            let concat = (d.concat.iter())
+                .map(|&t| at(t, d.op))
+                .collect::<Result<Vec<_>, _>>()?;
             let (h, w, c) = (d.output.h, d.output.w, d.output.c);
             layers.push(Layer {
                 operators: d.operators.clone(),
@@ -588,17 +686,19 @@ impl<'a> Builder<'a> {
                 out_op: d.out_op,
                 x,
                 skip,
+                concat,
                 input: d.input,
                 output: d.output,
-                macs: h * w * c * d.spec.fh * d.spec.fw * d.spec.fc,
+                macs: d.spec.map_or(0, |s| h * w * c * s.fh * s.fw * s.fc),
             });
             id.insert(d.y, layers.len());
             tensors.push(d.y);
         }
-        if layers.is_empty() {
+        // A model! takes its element type from its first layer.
+        if layers.iter().all(|l| l.spec.is_none()) {
             return Err(Unsupported {
                 op: None,
-                message: "the graph has no layer".into(),
+                message: "the graph has no layer (a program has one besides concatenations)".into(),
             });
         }
         Ok(Program {

@@ -51,13 +51,14 @@ impl Program {
     /// The Rust source of the program as the struct `name`: the
     /// `#[layer]` structs (one per distinct declaration, named after its
     /// geometry: [`Program::names`]) and the `model!` block (fields named
-    /// after their kind, each tensor `t<index>` after the file's tensor).
-    /// It compiles in a crate that depends on `small-core`; its `load`
-    /// takes the same file.
+    /// after their kind, a concatenation a `concat` line, each tensor
+    /// `t<index>` after the file's tensor). It compiles in a crate that
+    /// depends on `small-core`; its `load` takes the same file.
     pub fn source(&self, name: &str) -> String {
         let names = self.names();
         let mut s = String::from("use small_core::{layer, model};\n\n");
         for (i, (l, n)) in self.layers.iter().zip(&names).enumerate() {
+            let Some(spec) = &l.spec else { continue };
             if names[..i].iter().any(|e| e.ty == n.ty) {
                 continue;
             }
@@ -68,7 +69,7 @@ impl Program {
                 l.op,
                 dims(l.input),
                 dims(l.output),
-                declaration(&l.spec),
+                declaration(spec),
                 n.ty
             );
         }
@@ -99,17 +100,22 @@ impl Program {
             } else {
                 format!(" => {}", l.out_op)
             };
-            let skip = l
-                .skip
-                .map(|k| format!(", + {}", tensor(k)))
-                .unwrap_or_default();
+            let reads = if l.spec.is_none() {
+                let ts: Vec<String> = l.concat.iter().map(|&t| tensor(t)).collect();
+                ts.join(", ")
+            } else {
+                let skip = l
+                    .skip
+                    .map(|k| format!(", + {}", tensor(k)))
+                    .unwrap_or_default();
+                format!("{}{skip}", tensor(l.x))
+            };
             let _ = writeln!(
                 s,
-                "        {}: {} @ {}{out} ({}{skip}) -> {};",
+                "        {}: {} @ {}{out} ({reads}) -> {};",
                 n.field,
                 n.ty,
                 l.op,
-                tensor(l.x),
                 tensor(i + 1)
             );
         }

@@ -13,7 +13,9 @@ impl Program {
     /// `small-codegen` binary prints): a header with the dtype, the input
     /// and the totals, then per layer its operator(s) (`@ op`, `=> out_op`
     /// for a fused ADD), input and output dims, MACs, the tile `O_wb x
-    /// TC` each registered arch derives, and the `#[layer]` arguments.
+    /// TC` each registered arch derives, and the `#[layer]` arguments; a
+    /// concatenation shows its inputs' channels (`8x8x(4+12)`), no tile
+    /// and `concat`.
     pub fn table(&self, name: &str) -> String {
         let mut s = String::new();
         let dtype = match self.dtype {
@@ -35,32 +37,45 @@ impl Program {
         let archs: String = ARCHS.iter().map(|a| format!(" {:>10}", a.name)).collect();
         let _ = writeln!(
             s,
-            "{:<8} {:<9} {:<20} {:<11} {:<11} {:>9} {archs}  #[layer(...)]",
+            "{:<8} {:<9} {:<20} {:<13} {:<11} {:>9} {archs}  #[layer(...)]",
             "layer", "op", "operator", "input", "output", "MACs"
         );
+        let all = self.dims();
         for (l, n) in self.layers.iter().zip(self.names()) {
             let op = if l.out_op == l.op {
                 format!("@ {}", l.op)
             } else {
                 format!("@ {} => {}", l.op, l.out_op)
             };
-            // The tile each arch derives: O_wb x TC.
+            // The tile each arch derives: O_wb x TC (a concatenation
+            // copies: none).
             let tiles: String = ARCHS
                 .iter()
-                .map(|a| {
-                    let b = blocking::derive(a.name, &a.machine, &l.spec);
-                    format!(" {:>10}", format!("{}x{}", b.o_wb, b.tc))
+                .map(|a| match &l.spec {
+                    Some(spec) => {
+                        let b = blocking::derive(a.name, &a.machine, spec);
+                        format!(" {:>10}", format!("{}x{}", b.o_wb, b.tc))
+                    }
+                    None => format!(" {:>10}", "-"),
                 })
                 .collect();
+            // A concatenation: its inputs' channels.
+            let (input, declaration) = match &l.spec {
+                Some(spec) => (dims(l.input), declaration(spec)),
+                None => {
+                    let c: Vec<String> = (l.concat.iter()).map(|&t| all[t].c.to_string()).collect();
+                    let input = format!("{}x{}x({})", l.input.h, l.input.w, c.join("+"));
+                    (input, "concat".to_string())
+                }
+            };
             let _ = writeln!(
                 s,
-                "{:<8} {op:<9} {:<20} {:<11} {:<11} {:>9} {tiles}  {}",
+                "{:<8} {op:<9} {:<20} {:<13} {:<11} {:>9} {tiles}  {declaration}",
                 n.field,
                 l.operators,
-                dims(l.input),
+                input,
                 dims(l.output),
                 l.macs,
-                declaration(&l.spec),
             );
         }
         let _ = writeln!(

@@ -199,19 +199,74 @@ pub const fn lower_bound(ts: &[Tensor]) -> usize {
 
 // ---- a program's tensors ----------------------------------------------------
 
-/// One layer call: tensor ids it reads (`skip` may be [`NONE`]) and writes.
+/// One step of a program: a layer call, or a concatenation of tensors
+/// along channels, with the tensor ids it reads and writes.
+///
+/// A layer reads `x` and, if residual, `skip` (else [`NONE`]); `concat`
+/// is empty. A concatenation reads every tensor of `concat`, in channel
+/// order (`x` is the first, `skip` is [`NONE`]), and writes them side by
+/// side into `y`: it has no weights, and never runs in place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Step {
-    /// Main input.
+pub struct Step<'a> {
+    /// Main input (a concatenation's first).
     pub x: usize,
     /// Residual input or [`NONE`].
     pub skip: usize,
     /// Output.
     pub y: usize,
+    /// A concatenation's inputs, in channel order; empty for a layer.
+    pub concat: &'a [usize],
 }
 
 /// A step without a residual input.
 pub const NONE: usize = usize::MAX;
+
+impl<'a> Step<'a> {
+    /// A layer reading `x` and `skip` (or [`NONE`]), writing `y`.
+    pub const fn layer(x: usize, skip: usize, y: usize) -> Step<'a> {
+        Step {
+            x,
+            skip,
+            y,
+            concat: &[],
+        }
+    }
+
+    /// A concatenation of `inputs` (at least one) along channels into `y`.
+    ///
+    /// # Panics
+    /// If `inputs` is empty (in a `const`, a compile error).
+    pub const fn concat(inputs: &'a [usize], y: usize) -> Step<'a> {
+        assert!(!inputs.is_empty(), "a concatenation reads tensors");
+        Step {
+            x: inputs[0],
+            skip: NONE,
+            y,
+            concat: inputs,
+        }
+    }
+
+    /// Whether the step is a concatenation.
+    pub const fn is_concat(&self) -> bool {
+        !self.concat.is_empty()
+    }
+
+    /// Every tensor the step reads: a layer's `x`, then its `skip`; a
+    /// concatenation's inputs in order.
+    ///
+    /// ```
+    /// use small_ir::plan::{NONE, Step};
+    /// assert_eq!(Step::layer(1, NONE, 2).reads().collect::<Vec<_>>(), [1]);
+    /// assert_eq!(Step::layer(1, 0, 2).reads().collect::<Vec<_>>(), [1, 0]);
+    /// assert_eq!(Step::concat(&[2, 0, 1], 3).reads().collect::<Vec<_>>(), [2, 0, 1]);
+    /// ```
+    pub fn reads(&self) -> impl Iterator<Item = usize> + 'a {
+        let layer = !self.is_concat();
+        let x = layer.then_some(self.x);
+        let skip = (layer && self.skip != NONE).then_some(self.skip);
+        x.into_iter().chain(skip).chain(self.concat.iter().copied())
+    }
+}
 
 /// Lifetimes of the tensors (`dims`, in elements of `Dims::len`) used by
 /// `steps`, into `t`: time units where the input (tensor 0) is written at
@@ -241,6 +296,12 @@ pub const fn lifetimes_into(dims: &[Dims], steps: &[Step], t: &mut [Tensor]) {
         if st.skip != NONE {
             t[st.skip].last = s + 1;
         }
+        // Every input of a concatenation is live until it runs.
+        let mut i = 0;
+        while i < st.concat.len() {
+            t[st.concat[i]].last = s + 1;
+            i += 1;
+        }
         s += 1;
     }
     if !steps.is_empty() {
@@ -251,12 +312,13 @@ pub const fn lifetimes_into(dims: &[Dims], steps: &[Step], t: &mut [Tensor]) {
 /// Which steps write their output over their residual input, into `r`:
 /// those whose residual no later step reads (ResNet's adds), so the
 /// residual's buffer serves as the output's and the two never need space
-/// at once. `t` are the tensors' [`lifetimes_into`].
+/// at once. `t` are the tensors' [`lifetimes_into`]. A concatenation
+/// (no residual) never runs in place.
 pub const fn in_place_into(t: &[Tensor], steps: &[Step], r: &mut [bool]) {
     let mut s = 0;
     while s < steps.len() {
         let skip = steps[s].skip;
-        r[s] = skip != NONE && skip != steps[s].x && t[skip].last == s + 1;
+        r[s] = skip != NONE && skip != steps[s].x && !steps[s].is_concat() && t[skip].last == s + 1;
         s += 1;
     }
 }
@@ -312,7 +374,10 @@ pub const fn plan_program(
 
 #[cfg(test)]
 mod tests {
+    extern crate alloc;
     use super::*;
+    use alloc::vec;
+    use alloc::vec::Vec;
 
     fn check<const N: usize>(ts: [Tensor; N]) -> Plan<N> {
         let p = plan(ts);
@@ -380,6 +445,103 @@ mod tests {
         ]);
         // At step 2 x, a and b are live: 192 is the minimum, and reached.
         assert_eq!((p.arena, p.lower_bound), (192, 192));
+    }
+
+    /// A program's plan: every pair of tensors live at one time lies apart.
+    fn program(dims: &[Dims], steps: &[Step]) -> (Vec<usize>, Vec<Tensor>, usize, usize) {
+        let n = dims.len();
+        let zero = Tensor {
+            size: 0,
+            first: 0,
+            last: 0,
+        };
+        let (mut offsets, mut t, mut root) = (vec![0; n], vec![zero; n], vec![0; n]);
+        let (mut placed, mut aliased) = (vec![false; n], vec![false; steps.len()]);
+        let (arena, bound) = plan_program(
+            dims,
+            steps,
+            &mut offsets,
+            &mut t,
+            &mut root,
+            &mut placed,
+            &mut aliased,
+        )
+        .unwrap();
+        let mut life = vec![zero; n];
+        lifetimes_into(dims, steps, &mut life);
+        for i in 0..n {
+            assert!(offsets[i] + life[i].size <= arena);
+            for j in 0..i {
+                if overlaps(&life[i], &life[j]) {
+                    let apart = offsets[i] + life[i].size <= offsets[j]
+                        || offsets[j] + life[j].size <= offsets[i];
+                    assert!(apart, "tensors {i} and {j} are live together: {offsets:?}");
+                }
+            }
+        }
+        (offsets, life, arena, bound)
+    }
+
+    #[test]
+    fn a_concatenation_keeps_every_input_live_until_it_runs() {
+        let d = |c| Dims { c, h: 4, w: 4 };
+        // 0 -> 1 -> 2 -> 3, then concat(1, 3, 0) -> 4: tensors 1 and 0 are
+        // read again at the last step, long after their layers.
+        let dims = [d(16), d(16), d(16), d(16), d(48)];
+        let cat = [1, 3, 0];
+        let steps = [
+            Step::layer(0, NONE, 1),
+            Step::layer(1, NONE, 2),
+            Step::layer(2, NONE, 3),
+            Step::concat(&cat, 4),
+        ];
+        let (offsets, life, arena, bound) = program(&dims, &steps);
+        // Time units: step s runs at s + 1; the output is read after.
+        assert_eq!([life[0].last, life[1].last, life[3].last], [4, 4, 4]);
+        assert_eq!(life[2].last, 3, "not an input of the concatenation");
+        assert_eq!((life[4].first, life[4].last), (4, 5));
+        // At the concatenation its three inputs and its output are live.
+        let block = 16 * 16;
+        assert_eq!(bound, 6 * block);
+        assert_eq!(arena, bound);
+        // Nothing in place: the output has its own space.
+        let mut r = [true; 4];
+        in_place_into(&life, &steps, &mut r);
+        assert_eq!(r, [false; 4]);
+        assert!(
+            cat.iter()
+                .all(|&i| offsets[i] + block <= offsets[4] || offsets[4] + 3 * block <= offsets[i])
+        );
+    }
+
+    #[test]
+    fn a_concatenation_is_never_in_place() {
+        // concat(1, 0) with skip set by mistake would alias; the planner
+        // takes `concat`, not `skip`, for a concatenation.
+        let dims = [Dims { c: 8, h: 2, w: 2 }; 3];
+        let cat = [1, 0];
+        let mut bad = Step::concat(&cat, 2);
+        bad.skip = 0;
+        let steps = [Step::layer(0, NONE, 1), bad];
+        let mut life = [Tensor {
+            size: 0,
+            first: 0,
+            last: 0,
+        }; 3];
+        lifetimes_into(&dims, &steps, &mut life);
+        let mut r = [true; 2];
+        in_place_into(&life, &steps, &mut r);
+        assert_eq!(r, [false, false]);
+        let (offsets, ..) = program(&dims, &steps);
+        assert_ne!(offsets[2], offsets[0]);
+    }
+
+    #[test]
+    fn steps_list_what_they_read() {
+        assert!(!Step::layer(0, NONE, 1).is_concat());
+        let s = Step::concat(&[3, 1], 4);
+        assert!(s.is_concat());
+        assert_eq!((s.x, s.skip, s.y), (3, NONE, 4));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Per-element and per-channel layers: activation, batch norm, bias, add,
-//! nearest-neighbour upsampling, softmax.
+//! concatenation, nearest-neighbour upsampling, softmax.
 
 use super::{Shape, at_least_one, check_shape, math};
 use crate::{Activation, Error, check_len};
@@ -123,6 +123,55 @@ pub fn upsample_nearest(
         pixel.copy_from_slice(&input[src..src + c]);
     }
     Ok(out_shape)
+}
+
+/// Concatenation along channels, TFLite's reference `Concatenation` on
+/// the last axis: for every pixel, `inputs[0]`'s channels, then
+/// `inputs[1]`'s, and so on. Any element type: an int8 CONCATENATION is
+/// this copy (LiteRT requires every input quantized as the output).
+/// Returns the output's shape.
+///
+/// Errors (in this order): no input → [`Error::Unsupported`]; an input
+/// of another height or width than the first → [`Error::ShapeMismatch`];
+/// lengths of each input, then `out` → [`Error::BufferLength`]
+/// (`"input"`, `"output"`).
+///
+/// ```
+/// use small_core::reference::{Shape, concat};
+/// let (a, b) = ([1, 2], [3, 4, 5, 6]);
+/// let mut y = [0; 6];
+/// let s = concat(&[(&a[..], Shape { h: 1, w: 2, c: 1 }), (&b[..], Shape { h: 1, w: 2, c: 2 })], &mut y)?;
+/// assert_eq!((y, s), ([1, 3, 4, 2, 5, 6], Shape { h: 1, w: 2, c: 3 }));
+/// # Ok::<(), small_core::Error>(())
+/// ```
+pub fn concat<T: Copy>(inputs: &[(&[T], Shape)], out: &mut [T]) -> Result<Shape, Error> {
+    let Some(&(_, first)) = inputs.first() else {
+        return Err(Error::Unsupported {
+            what: "concatenation",
+            detail: "it needs at least one input",
+        });
+    };
+    let mut c = 0usize;
+    for &(_, s) in inputs {
+        crate::check_dim("input height", first.h, s.h)?;
+        crate::check_dim("input width", first.w, s.w)?;
+        c = c.saturating_add(s.c);
+    }
+    for &(x, s) in inputs {
+        check_len("input", s.len(), x.len())?;
+    }
+    let shape = Shape { c, ..first };
+    check_len("output", shape.len(), out.len())?;
+    // No channel, nothing to copy (and `h * w` need not fit).
+    let pixels = if c == 0 { 0 } else { first.h * first.w };
+    let mut at = 0;
+    for p in 0..pixels {
+        for &(x, s) in inputs {
+            out[at..at + s.c].copy_from_slice(&x[p * s.c..(p + 1) * s.c]);
+            at += s.c;
+        }
+    }
+    Ok(shape)
 }
 
 /// Softmax over the whole of `input` (TFLite `SOFTMAX` with `beta = 1`

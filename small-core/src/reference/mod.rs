@@ -61,7 +61,7 @@ mod tests_elementwise;
 mod tests_pool;
 
 pub use conv::{conv2d, depthwise_conv2d, fully_connected};
-pub use elementwise::{activation, add, batch_norm, bias_add, softmax, upsample_nearest};
+pub use elementwise::{activation, add, batch_norm, bias_add, concat, softmax, upsample_nearest};
 #[cfg(feature = "alloc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub use layer::{layer, tolerances};

@@ -153,6 +153,8 @@ pub enum OpKind {
     Relu6,
     /// `LOGISTIC`.
     Logistic,
+    /// `CONCATENATION`.
+    Concatenation,
     /// Any other builtin, by its schema name (`"Mul"`), `"BUILTIN_<code>"`
     /// for a code newer than the schema, or `"CUSTOM(<name>)"`.
     Other(String),
@@ -176,6 +178,7 @@ impl OpKind {
             OpKind::Relu => "RELU",
             OpKind::Relu6 => "RELU6",
             OpKind::Logistic => "LOGISTIC",
+            OpKind::Concatenation => "CONCATENATION",
             OpKind::Other(name) => name,
         }
     }
@@ -201,12 +204,15 @@ pub struct Options {
     pub dilation: Option<(usize, usize)>,
     /// `depth_multiplier`: depthwise convolution.
     pub depth_multiplier: Option<i32>,
-    /// Fused activation: convolutions, pools, fully connected, add.
+    /// Fused activation: convolutions, pools, fully connected, add,
+    /// concatenation.
     pub fused_activation: Option<FusedActivation>,
     /// Fully connected weights in a shuffled (non-row-major) format.
     pub shuffled_weights: bool,
     /// `beta`: softmax.
     pub beta: Option<f32>,
+    /// `axis`: concatenation (negative counts from the last dimension).
+    pub axis: Option<i32>,
 }
 
 /// TFLite's `ActivationFunctionType`.
@@ -637,6 +643,7 @@ impl Model {
             Ok(fb::BuiltinOperator::Relu) => OpKind::Relu,
             Ok(fb::BuiltinOperator::Relu6) => OpKind::Relu6,
             Ok(fb::BuiltinOperator::Logistic) => OpKind::Logistic,
+            Ok(fb::BuiltinOperator::Concatenation) => OpKind::Concatenation,
             Ok(fb::BuiltinOperator::Custom) => {
                 let name = c.custom_code().ctx(what)?.unwrap_or("");
                 OpKind::Other(format!("CUSTOM({name})"))
@@ -744,6 +751,10 @@ impl Model {
                 );
             }
             (OpKind::Add, fb::BuiltinOptionsRef::AddOptions(c)) => {
+                o.fused_activation = fused(c.fused_activation_function())?;
+            }
+            (OpKind::Concatenation, fb::BuiltinOptionsRef::ConcatenationOptions(c)) => {
+                o.axis = Some(c.axis().ctx(what)?);
                 o.fused_activation = fused(c.fused_activation_function())?;
             }
             (OpKind::Softmax, fb::BuiltinOptionsRef::SoftmaxOptions(c)) => {

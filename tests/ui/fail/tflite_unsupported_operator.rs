@@ -1,3 +1,3 @@
-small_core::tflite_model!(Net = "rejected/concat.tflite");
+small_core::tflite_model!(Net = "rejected/mul.tflite");
 
 fn main() {}

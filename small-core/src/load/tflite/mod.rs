@@ -22,6 +22,7 @@
 //! | same with `fh = fw = 1`, `g = 1`, stride 1 | `FULLY_CONNECTED` | `[K, FC]` |
 //! | `reduction = fma`, `fc = k = 1` | `DEPTHWISE_CONV_2D`, multiplier 1 | `[1, FH, FW, G]` |
 //! | `reduction = max` / `avg` | `MAX_POOL_2D` / `AVERAGE_POOL_2D` | none |
+//! | a `concat` line of `model!` (no layer) | `CONCATENATION` along channels | none: [`wiring`] checks it |
 //!
 //! The bias (input 2, optional) must be `[G*K]`. Float32 data is returned
 //! as stored; int8 and uint8 data is dequantized, `(q - zero_point) * scale`,

@@ -5,11 +5,11 @@
 //! a `model!` wired differently from its file is an error, not a network
 //! that runs and answers something else.
 
-use super::{Model, OpKind};
+use super::{DType, FusedActivation, Model, OpKind, Operator};
 use crate::load::LoadError;
 use crate::model::{self, LayerInfo};
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -44,8 +44,12 @@ pub fn verify_wiring<N: model::Model>(file: &Model) -> Result<Vec<usize>, LoadEr
 /// the file's operator reads (looking through RESHAPE, a no-op in the
 /// blocked layout), a residual layer's ADD must add the layer's
 /// convolution and its skip tensor, and the activation declared must be
-/// the one the file fuses into the layer's last operator. The weights'
-/// shapes, strides and padding are checked when they load
+/// the one the file fuses into the layer's last operator. A
+/// concatenation's operator must be a CONCATENATION along channels (the
+/// last axis), with no fused activation, of exactly the tensors it joins
+/// in their order, and, int8, with every input quantized as its output
+/// (as LiteRT requires). The weights' shapes, strides and padding are
+/// checked when they load
 /// ([`WeightSource::layer`](crate::load::WeightSource::layer)).
 pub fn wiring(file: &Model, tensors: usize, layers: &[LayerInfo]) -> Result<Vec<usize>, LoadError> {
     let ops = file.operators();
@@ -85,6 +89,15 @@ pub fn wiring(file: &Model, tensors: usize, layers: &[LayerInfo]) -> Result<Vec<
     })? = input;
     for l in layers {
         let main = op(l.op, l.name)?;
+        let Some(spec) = &l.spec else {
+            let inputs = (l.step.concat.iter())
+                .map(|&t| slot(t, l).map(|t| tensor[t]))
+                .collect::<Result<Vec<usize>, _>>()?;
+            let y = concatenation(file, main, &inputs)
+                .map_err(|(what, expected, actual)| mismatch(l, what, expected, actual))?;
+            tensor[slot(l.step.y, l)?] = y;
+            continue;
+        };
         // A folded PAD is the layer's padding: it reads the PAD's input.
         let read = file
             .folded_pad(main)
@@ -121,11 +134,11 @@ pub fn wiring(file: &Model, tensors: usize, layers: &[LayerInfo]) -> Result<Vec<
             }
         }
         let act = last.activation()?;
-        if act != l.spec.activation {
+        if act != spec.activation {
             return Err(mismatch(
                 l,
                 "activation",
-                format!("{:?}", l.spec.activation),
+                format!("{:?}", spec.activation),
                 format!("{act:?}"),
             ));
         }
@@ -134,4 +147,64 @@ pub fn wiring(file: &Model, tensors: usize, layers: &[LayerInfo]) -> Result<Vec<
         })?;
     }
     Ok(tensor)
+}
+
+/// Checks that `op` is a CONCATENATION along channels of the file's
+/// tensors `inputs`, in order (through RESHAPE), with no fused activation
+/// and, for int8 tensors, every input quantized as the output; returns its
+/// output tensor, or what differs: `(what, expected, actual)`.
+fn concatenation(
+    file: &Model,
+    op: &Operator,
+    inputs: &[usize],
+) -> Result<usize, (&'static str, String, String)> {
+    if op.kind != OpKind::Concatenation {
+        return Err(("operator", "CONCATENATION".into(), op.kind.to_string()));
+    }
+    let reads: Vec<Option<usize>> = (op.inputs.iter())
+        .map(|t| t.map(|t| file.view_source(t)))
+        .collect();
+    let want: Vec<Option<usize>> = inputs.iter().map(|&t| Some(t)).collect();
+    if reads != want {
+        let show = |ts: &[Option<usize>]| -> String {
+            let ts: Vec<String> = (ts.iter())
+                .map(|t| t.map_or("-".into(), |t| format!("t{t}")))
+                .collect();
+            format!("[{}]", ts.join(", "))
+        };
+        return Err(("input tensors", show(&want), show(&reads)));
+    }
+    let y = *op
+        .outputs
+        .first()
+        .ok_or(("output", "a tensor".into(), "none".into()))?;
+    let out = file
+        .tensor(y)
+        .ok_or(("output", format!("t{y}"), "no such tensor".into()))?;
+    let rank = out.shape.len() as i32;
+    let axis = op.options.axis.unwrap_or(0);
+    if rank == 0 || (axis != -1 && axis != rank - 1) {
+        return Err((
+            "axis",
+            format!("{} or -1 (channels)", rank - 1),
+            axis.to_string(),
+        ));
+    }
+    match op.options.fused_activation {
+        None | Some(FusedActivation::None) => {}
+        Some(a) => return Err(("activation", "NONE".into(), a.to_string())),
+    }
+    if out.dtype == DType::Int8 {
+        for t in op.inputs.iter().flatten() {
+            let q = file.tensor(*t).and_then(|t| t.quantization.as_ref());
+            if q != out.quantization.as_ref() {
+                return Err((
+                    "int8 input quantization (LiteRT's int8 CONCATENATION copies)",
+                    format!("the output's, {:?}", out.quantization),
+                    format!("t{t}: {q:?}"),
+                ));
+            }
+        }
+    }
+    Ok(y)
 }

@@ -22,6 +22,7 @@
 //! | [`avg_pool`] | `Σ q` over the window's positions inside the input | [`rounding_average`](small_ir::quant::rounding_average): ties away from zero |
 //! | [`max_pool`] | `max q` | — |
 //! | [`add`] | both inputs rescaled to `2 max(s1, s2)` after `<< 20` | [`AddRescale`] |
+//! | [`concat()`] | — | none: a copy (LiteRT's int8 CONCATENATION requires every input quantized as its output, and refuses the model otherwise) |
 //! | [`softmax`] | gemmlowp fixed point: `exp` on Q5.26, sum in Q12.19, reciprocal | output scale 1/256, zero point -128 |
 //! | [`logistic`] | a table of `1 / (1 + exp(-x))` filled in `f32` ([`LogisticTable`]) | output scale 1/256, zero point -128 |
 //! | [`quantize`], [`dequantize`] | — | `round(x / scale) + zp`, `scale * (q - zp)` |
@@ -60,6 +61,8 @@ mod softmax;
 #[cfg(test)]
 mod tests;
 
+/// The concatenation of int8 tensors: [`super::concat`], a copy.
+pub use super::concat;
 pub use conv::{conv2d, depthwise_conv2d, fully_connected};
 pub use elementwise::{AddParams, add, dequantize, quantize};
 pub use logistic::{LogisticTable, logistic};
