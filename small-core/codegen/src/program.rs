@@ -116,6 +116,18 @@ impl Program {
         Builder::new(file)?.build()
     }
 
+    /// `11 layers`, or `9 layers, 2 concatenations`: the lines of the
+    /// program by kind, for the table's and the source's summary.
+    pub fn count(&self) -> String {
+        let cats = self.layers.iter().filter(|l| l.spec.is_none()).count();
+        let layers = self.layers.len() - cats;
+        match cats {
+            0 => format!("{layers} layers"),
+            1 => format!("{layers} layers, 1 concatenation"),
+            n => format!("{layers} layers, {n} concatenations"),
+        }
+    }
+
     /// Multiply-accumulates per inference.
     pub fn macs(&self) -> usize {
         self.layers.iter().map(|l| l.macs).sum()

@@ -29,9 +29,9 @@ impl Program {
         };
         let _ = writeln!(
             s,
-            "{name}: {dtype}, input {}, {} layers, {} MACs, head {head}",
+            "{name}: {dtype}, input {}, {}, {} MACs, head {head}",
             dims(self.input),
-            self.layers.len(),
+            self.count(),
             self.macs(),
         );
         let archs: String = ARCHS.iter().map(|a| format!(" {:>10}", a.name)).collect();
