@@ -55,14 +55,11 @@ fn stride(s: &LayerSpec, pool: bool) -> String {
     }
 }
 
-/// The struct name of a declaration, before collisions are resolved
-/// (`concat` for a concatenation: the `model!` line's keyword).
-fn type_name(l: &Layer) -> String {
-    let Some(s) = &l.spec else {
-        return "concat".into();
-    };
+/// The struct name of declaration `s`, a layer of kind `kind`, before
+/// collisions are resolved.
+fn type_name(l: &Layer, s: &LayerSpec, kind: &str) -> String {
     let window = format!("{}x{}", s.fh, s.fw);
-    let base = match kind(l) {
+    let base = match kind {
         "add" => format!("AddC{}", s.g),
         "relu" => format!("{}C{}", capitalized(&l.operators), s.g),
         "mean" => format!("Mean{window}C{}", s.g),
@@ -80,7 +77,7 @@ fn type_name(l: &Layer) -> String {
         _ => format!("Conv{window}{}C{}To{}", stride(s, false), s.fc, s.k),
     };
     // A fused residual ADD is part of what the layer is.
-    if s.residual && kind(l) != "add" {
+    if s.residual && kind != "add" {
         base + "Add"
     } else {
         base
@@ -107,7 +104,7 @@ impl Program {
     /// `V3`, ... on the later ones.
     pub fn names(&self) -> Vec<Names> {
         let kinds: Vec<&str> = self.layers.iter().map(kind).collect();
-        let mut seen: Vec<(&Option<LayerSpec>, String)> = Vec::new();
+        let mut seen: Vec<(&LayerSpec, String)> = Vec::new();
         let mut names = Vec::with_capacity(self.layers.len());
         for (i, l) in self.layers.iter().enumerate() {
             let k = kinds[i];
@@ -116,18 +113,25 @@ impl Program {
             } else {
                 format!("{k}{}", kinds[..=i].iter().filter(|&&o| o == k).count())
             };
-            let ty = match seen.iter().find(|(spec, _)| **spec == l.spec) {
-                _ if l.spec.is_none() => type_name(l),
+            // A concatenation's "type" is the `model!` line's keyword.
+            let Some(spec) = &l.spec else {
+                names.push(Names {
+                    field,
+                    ty: "concat".into(),
+                });
+                continue;
+            };
+            let ty = match seen.iter().find(|(s, _)| *s == spec) {
                 Some((_, ty)) => ty.clone(),
                 None => {
-                    let base = type_name(l);
+                    let base = type_name(l, spec, k);
                     let mut ty = base.clone();
                     let mut n = 1;
                     while seen.iter().any(|(_, t)| *t == ty) {
                         n += 1;
                         ty = format!("{base}V{n}");
                     }
-                    seen.push((&l.spec, ty.clone()));
+                    seen.push((spec, ty.clone()));
                     ty
                 }
             };
