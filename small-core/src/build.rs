@@ -35,7 +35,6 @@ use crate::load::{LayerRef, LoadError, WeightSource};
 use crate::{Arch, Dtype};
 use alloc::format;
 use alloc::string::{String, ToString};
-use alloc::vec;
 use alloc::vec::Vec;
 use small_ir::geometry::checked_packed_len;
 
@@ -66,14 +65,14 @@ pub fn pack_program(file: &Model, arch: Arch) -> Result<Vec<f32>, LoadError> {
         // A concatenation has no weights.
         let Some(spec) = &l.spec else { continue };
         let tc = tile(arch, spec);
-        let mut packed = vec![0.0; checked_packed_len(spec, tc)?];
+        let at = out.len();
+        out.resize(at + checked_packed_len(spec, tc)?, 0.0);
         let layer = LayerRef {
             name: leak(names.field),
             op: l.op,
         };
         let w = file.layer(layer, spec)?;
-        crate::pack::pack(spec, tc, w.filter(), w.bias.as_deref(), &mut packed)?;
-        out.extend_from_slice(&packed);
+        crate::pack::pack(spec, tc, w.filter(), w.bias.as_deref(), &mut out[at..])?;
     }
     Ok(out)
 }
