@@ -275,6 +275,29 @@ fma_case!(depthwise_3x3_s3_same_1, DepthwiseS3, 30);
 struct Scale;
 fma_case!(depthwise_1x1_scale_20, Scale, 30);
 
+// --- Explicit padding (a TFLite PAD folded into the layer, or a padding
+// step): uneven sides, sides wider than the filter (windows wholly in
+// the padding: bias only) ---
+#[layer(fh = 3, fw = 3, fc = 5, k = 9, padding = (2, 0, 1, 3), activation = relu)]
+struct ConvPadded;
+fma_case!(conv_3x3_explicit_2_0_1_3_5_to_9_relu, ConvPadded, 40);
+
+#[layer(fh = 3, fw = 3, fc = 16, k = 32, stride = 2, padding = (0, 3, 4, 1))]
+struct ConvPaddedS2;
+fma_case!(conv_3x3_s2_explicit_0_3_4_1_16_to_32, ConvPaddedS2, 40);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, padding = (1, 2, 3, 0))]
+struct DepthwisePadded;
+fma_case!(depthwise_3x3_explicit_1_2_3_0_17, DepthwisePadded, 40);
+
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 20, padding = (1, 2, 3, 4))]
+struct PadStep;
+fma_case!(pad_step_1x1_explicit_1_2_3_4_20, PadStep, 40);
+
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 3, padding = (0, 1, 0, 1))]
+struct PadStepNarrow;
+fma_case!(pad_step_1x1_explicit_0_1_0_1_3, PadStepNarrow, 30);
+
 // --- Max reductions (pooling, ReLU) ---
 #[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 32, stride = 2, reduction = max)]
 struct MaxPool2;

@@ -287,6 +287,19 @@ fma_case!(conv_3x3_same_16_to_32, Conv3x3, 30);
 struct Conv3x3S2Rgb;
 fma_case!(conv_3x3_s2_same_3_to_17, Conv3x3S2Rgb, 30);
 
+// Explicit padding: padded taps are the input's zero point (add 0).
+#[layer(fh = 3, fw = 3, fc = 16, k = 32, stride = 2, padding = (0, 3, 4, 1), dtype = i8)]
+struct ConvPaddedS2;
+fma_case!(conv_3x3_s2_explicit_0_3_4_1_16_to_32, ConvPaddedS2, 30);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, padding = (1, 2, 3, 0), dtype = i8)]
+struct DepthwisePadded;
+fma_case!(depthwise_3x3_explicit_1_2_3_0_17, DepthwisePadded, 30);
+
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 20, padding = (1, 2, 3, 4), dtype = i8)]
+struct PadStep;
+fma_case!(pad_step_1x1_explicit_1_2_3_4_20, PadStep, 30);
+
 #[layer(fh = 5, fw = 5, fc = 17, k = 8, padding = valid, dtype = i8)]
 struct Conv5x5;
 fma_case!(conv_5x5_valid_17_to_8, Conv5x5, 20);

@@ -401,7 +401,7 @@ fn run_time_specs_and_sizes_error_or_work() {
     // Zero-sized filters and strides: errors, not a division by 0.
     for s in [LayerSpec { sh: 0, ..spec }, LayerSpec { fw: 0, ..spec }] {
         assert!(s.output_dims(4, 4).is_err());
-        assert!(Padding::Same.dim("w", 4, s.fw, s.sw).is_err() || s.sh == 0);
+        assert!(Padding::Same.width(4, s.fw, s.sw).is_err() || s.sh == 0);
     }
     // A pool has no weights whatever its size.
     let pool = LayerSpec {

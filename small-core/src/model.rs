@@ -24,11 +24,11 @@ pub const fn output_dims(spec: &LayerSpec, x: Dims) -> Dims {
         spec.in_channels() == x.c,
         "a layer's input channels differ from the tensor it reads"
     );
-    let h = match spec.padding.dim("height", x.h, spec.fh, spec.sh) {
+    let h = match spec.padding.height(x.h, spec.fh, spec.sh) {
         Ok(d) => d.out,
         Err(_) => panic!("input height smaller than a VALID filter"),
     };
-    let w = match spec.padding.dim("width", x.w, spec.fw, spec.sw) {
+    let w = match spec.padding.width(x.w, spec.fw, spec.sw) {
         Ok(d) => d.out,
         Err(_) => panic!("input width smaller than a VALID filter"),
     };
@@ -59,11 +59,11 @@ pub const fn dims<const T: usize, const S: usize>(
         let out = match &specs[s] {
             Some(spec) => Dims {
                 c: spec.out_channels(),
-                h: match spec.padding.dim("height", x.h, spec.fh, spec.sh) {
+                h: match spec.padding.height(x.h, spec.fh, spec.sh) {
                     Ok(d) => d.out,
                     Err(_) => 0,
                 },
-                w: match spec.padding.dim("width", x.w, spec.fw, spec.sw) {
+                w: match spec.padding.width(x.w, spec.fw, spec.sw) {
                     Ok(d) => d.out,
                     Err(_) => 0,
                 },
@@ -165,13 +165,12 @@ pub const fn miswiring<const T: usize, const S: usize>(
             return Some((s, Miswiring::Channels));
         }
         if let Err(Error::InputTooSmall { minimum, .. }) =
-            spec.padding.dim("height", x.h, spec.fh, spec.sh)
+            spec.padding.height(x.h, spec.fh, spec.sh)
         {
             let height = true;
             return Some((s, Miswiring::TooSmall { height, minimum }));
         }
-        if let Err(Error::InputTooSmall { minimum, .. }) =
-            spec.padding.dim("width", x.w, spec.fw, spec.sw)
+        if let Err(Error::InputTooSmall { minimum, .. }) = spec.padding.width(x.w, spec.fw, spec.sw)
         {
             let height = false;
             return Some((s, Miswiring::TooSmall { height, minimum }));

@@ -201,6 +201,65 @@ impl Choices for Padding {
         &[("same", Padding::Same), ("valid", Padding::Valid)];
 }
 
+/// `padding = same`, `padding = valid`, or explicit rows and columns,
+/// `padding = (top, bottom, left, right)` (a TFLite PAD's order).
+#[derive(Debug, Clone, Copy)]
+struct PaddingArg(Padding, Span);
+
+impl PaddingArg {
+    fn parse(name: &str, expr: &Expr) -> darling::Result<Self> {
+        match expr {
+            Expr::Tuple(t) if t.elems.len() == 4 => {
+                let mut errors = Error::accumulator();
+                let v: Vec<usize> = (t.elems.iter())
+                    .filter_map(|e| errors.handle(Self::amount(name, e)))
+                    .collect();
+                errors.finish()?;
+                let p = Padding::Explicit {
+                    top: v[0],
+                    bottom: v[1],
+                    left: v[2],
+                    right: v[3],
+                };
+                Ok(PaddingArg(p, expr.span()))
+            }
+            Expr::Tuple(t) => Err(Error::custom(format!(
+                "`{name}` takes `same`, `valid` or four amounts, \
+                 `{name} = (top, bottom, left, right)`; not {} values",
+                t.elems.len()
+            ))
+            .with_span(expr)),
+            Expr::Group(g) => Self::parse(name, &g.expr),
+            _ => Word::parse(name, expr)?
+                .pick(Padding::CHOICES)
+                .map(|p| PaddingArg(p, expr.span())),
+        }
+    }
+
+    /// One explicit amount: an integer literal, 0 allowed.
+    fn amount(name: &str, expr: &Expr) -> darling::Result<usize> {
+        match expr {
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Int(i), ..
+            }) => i.base10_parse::<usize>().map_err(|_| {
+                Error::custom(format!("`{name}` amounts must fit in usize")).with_span(expr)
+            }),
+            Expr::Group(g) => Self::amount(name, &g.expr),
+            _ => Err(Error::custom(format!(
+                "`{name}` amounts are integer literals of 0 or more, \
+                 e.g. `{name} = (1, 1, 0, 2)` (top, bottom, left, right)"
+            ))
+            .with_span(expr)),
+        }
+    }
+}
+
+impl FromMeta for PaddingArg {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        Self::parse(&name_of(item.path()), value_of(item)?)
+    }
+}
+
 impl Choices for Reduction {
     const CHOICES: &'static [(&'static str, Self)] = &[
         ("fma", Reduction::Fma),
@@ -321,7 +380,7 @@ struct Args {
     k: Option<Size>,
     g: Option<Size>,
     stride: Option<Stride>,
-    padding: Option<Choice<Padding>>,
+    padding: Option<PaddingArg>,
     reduction: Option<Choice<Reduction>>,
     activation: Option<Choice<Activation>>,
     channels: Option<Size>,
@@ -425,6 +484,19 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
             ))
             .with_span(&fw.1),
         );
+    }
+    if let Some(PaddingArg(p @ Padding::Explicit { .. }, span)) = a.padding {
+        if reduction != Reduction::Fma && !p.is_none(fh, fw) {
+            errors.push(
+                Error::custom(
+                    "explicit padding is for layers with weights (a PAD's zeros before a \
+                     convolution); a pool takes `padding = same` or `padding = valid`, and a \
+                     PAD before a pool is a padding step of its own (`fh = 1, fw = 1, fc = 1, \
+                     k = 1, g = <channels>, padding = (top, bottom, left, right)`)",
+                )
+                .with_span(&span),
+            );
+        }
     }
     if reduction != Reduction::Fma {
         for (name, v) in [("fc", a.fc), ("k", a.k)] {

@@ -1,10 +1,11 @@
 //! Names of the generated source: each layer's field after its kind
 //! (`conv`, `dw3`, `pw3`, `fc`), each distinct declaration's struct after
-//! its geometry (`Conv10x4S2C1To64`, `Dw3x3C64`, `Pw64To64`), so that the
+//! its geometry (`Conv10x4S2C1To64`, `Dw3x3C64`, `Pw64To64`,
+//! `PadT0B1L0R1C8`), so that the
 //! printed program reads like a hand-written one.
 
 use crate::program::{Layer, Program};
-use small_ir::{LayerSpec, Reduction};
+use small_ir::{LayerSpec, Padding, Reduction};
 
 /// The names of one layer in the source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +26,8 @@ fn kind(l: &Layer) -> &'static str {
         "add"
     } else if l.operators.starts_with("RELU") {
         "relu"
+    } else if l.operators.starts_with("PAD") {
+        "pad"
     } else if l.operators.starts_with("MEAN") {
         "mean"
     } else if s.reduction == Reduction::Max {
@@ -62,6 +65,7 @@ fn type_name(l: &Layer, s: &LayerSpec, kind: &str) -> String {
     let base = match kind {
         "add" => format!("AddC{}", s.g),
         "relu" => format!("{}C{}", capitalized(&l.operators), s.g),
+        "pad" => format!("Pad{}C{}", amounts(s), s.g),
         "mean" => format!("Mean{window}C{}", s.g),
         "maxpool" => format!("MaxPool{window}{}C{}", stride(s, true), s.g),
         "avgpool" => format!("AvgPool{window}{}C{}", stride(s, true), s.g),
@@ -76,11 +80,29 @@ fn type_name(l: &Layer, s: &LayerSpec, kind: &str) -> String {
         "pw" => format!("Pw{}To{}{}", s.fc, s.k, stride(s, false)),
         _ => format!("Conv{window}{}C{}To{}", stride(s, false), s.fc, s.k),
     };
-    // A fused residual ADD is part of what the layer is.
+    // A folded PAD and a fused residual ADD are part of what the layer is.
+    let base = match (kind, s.padding) {
+        ("pad", _) | (_, Padding::Same | Padding::Valid) => base,
+        _ => base + "Pad" + &amounts(s),
+    };
     if s.residual && kind != "add" {
         base + "Add"
     } else {
         base
+    }
+}
+
+/// `T1B2L0R1`: an explicit padding's rows above and below and columns
+/// left and right; nothing for SAME or VALID.
+fn amounts(s: &LayerSpec) -> String {
+    match s.padding {
+        Padding::Explicit {
+            top,
+            bottom,
+            left,
+            right,
+        } => format!("T{top}B{bottom}L{left}R{right}"),
+        _ => String::new(),
     }
 }
 

@@ -91,8 +91,8 @@ impl std::error::Error for Unsupported {}
 pub const SUPPORTED: &str = "CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1), FULLY_CONNECTED, \
     AVERAGE_POOL_2D, MAX_POOL_2D, MEAN (over height and width), ADD (of two tensors of \
     one shape), CONCATENATION (of two or more tensors along channels, no fused activation; \
-    int8: inputs quantized as the output), PAD (the SAME padding of the convolution reading \
-    it), RELU, RELU6, RESHAPE and SQUEEZE (where the blocked layout does not change), SOFTMAX \
+    int8: inputs quantized as the output), PAD (of zeros on height and width: folded \
+    into the convolution reading it, else a padding step), RELU, RELU6, RESHAPE and SQUEEZE (where the blocked layout does not change), SOFTMAX \
     (last), LOGISTIC (last)";
 
 /// A layer under construction: tensors are the file's until the layers
@@ -281,7 +281,7 @@ impl<'a> Builder<'a> {
     /// PAD's input), a tensor the program holds, and its dims.
     fn read(&self, op: &Operator, i: usize) -> Result<(usize, Dims), Unsupported> {
         let t = match i {
-            0 => self.file.folded_pad(op).or(op.input(0)),
+            0 => self.file.main_input(op),
             _ => op.input(i),
         }
         .map(|t| self.file.view_source(t))
@@ -360,10 +360,7 @@ impl<'a> Builder<'a> {
             return Err(self.unsupported(op, "dilation"));
         }
         let (sh, sw) = op.options.stride.unwrap_or((1, 1));
-        let padding = match self.file.folded_pad(op) {
-            Some(_) => Padding::Same,
-            None => op.options.padding.unwrap_or(Padding::Valid),
-        };
+        let padding = self.file.padding(op).unwrap_or(Padding::Valid);
         Ok(LayerSpec {
             sh,
             sw,
@@ -394,23 +391,33 @@ impl<'a> Builder<'a> {
         self.push(op, spec, x, input)
     }
 
-    /// PAD: nothing of its own when it is the SAME padding of the
-    /// convolution that reads it (`Model::folded_pad`), which then reads
-    /// the PAD's input.
+    /// PAD: nothing of its own when it folds into the convolution that
+    /// reads it (`Model::folded_pad`), which then reads the PAD's input;
+    /// else a padding step: the 1x1 depthwise identity layer with the
+    /// PAD's amounts as its padding, which writes the input into a larger
+    /// plane whose border is zero (int8: the zero point).
     fn pad(&mut self, op: &Operator) -> Result<(), Unsupported> {
         let out = op.outputs.first().copied();
         let folds = self.file.operators().iter().any(|o| {
             o.inputs.first().copied().flatten() == out && self.file.folded_pad(o).is_some()
         });
         if folds {
-            Ok(())
-        } else {
-            Err(self.unsupported(
-                op,
-                "a PAD that is not exactly the SAME padding of the one VALID CONV_2D or \
-                 DEPTHWISE_CONV_2D reading it (zeros on height and width, TensorFlow's split)",
-            ))
+            return Ok(());
         }
+        let Some(padding) = self.file.pad_amounts(op) else {
+            return Err(self.unsupported(
+                op,
+                "a PAD of other than zeros on height and width (a constant, or padding of \
+                 the batch or channels)",
+            ));
+        };
+        let (x, input) = self.read(op, 0)?;
+        let spec = LayerSpec {
+            padding,
+            dtype: self.dtype,
+            ..LayerSpec::new(1, 1, 1, 1, input.c)
+        };
+        self.push(op, spec, x, input)
     }
 
     /// A standalone ADD (`residual`) or RELU / RELU6: a 1x1 depthwise
@@ -458,6 +465,7 @@ impl<'a> Builder<'a> {
                 && d.spec.is_some_and(|s| s.activation == Activation::None)
                 && d.skip.is_none()
                 && d.out_op == d.op
+                && d.operators != "PAD"
                 && self.file.readers(x) == 1
         });
         // int8: fused, the clamp acts in the layer's output quantization;

@@ -25,8 +25,17 @@ pub fn declaration(spec: &LayerSpec) -> String {
             let _ = write!(s, ", stride = ({h}, {w})");
         }
     }
-    if spec.padding == Padding::Same {
-        s.push_str(", padding = same");
+    match spec.padding {
+        Padding::Valid => {}
+        Padding::Same => s.push_str(", padding = same"),
+        Padding::Explicit {
+            top,
+            bottom,
+            left,
+            right,
+        } => {
+            let _ = write!(s, ", padding = ({top}, {bottom}, {left}, {right})");
+        }
     }
     match spec.reduction {
         Reduction::Fma => {}

@@ -3,6 +3,9 @@
 //! SAME: `out = ceil(in / s)`, `pad_total = max((out - 1) * s + f - in, 0)`,
 //! `pad_before = pad_total / 2`, the extra row/column (odd total) goes
 //! after (bottom/right). VALID: `out = (in - f) / s + 1`, no padding.
+//! Explicit (a TFLite PAD folded into the convolution that reads it, or a
+//! padding step of its own): the given rows and columns on each side,
+//! `out = (in + before + after - f) / s + 1`.
 //! Padded positions are never stored: kernels skip them (a sum treats
 //! them as 0, a max ignores them, an average does not count them).
 
@@ -15,6 +18,19 @@ pub enum Padding {
     Same,
     /// Output size `(in - f) / s + 1`; the window stays inside the input.
     Valid,
+    /// These many rows above and below and columns left and right; output
+    /// size `(in + before + after - f) / s + 1`. `#[layer(padding = (top,
+    /// bottom, left, right))]`, the order of a TFLite PAD's amounts.
+    Explicit {
+        /// Rows above the input.
+        top: usize,
+        /// Rows below it.
+        bottom: usize,
+        /// Columns left of it.
+        left: usize,
+        /// Columns right of it.
+        right: usize,
+    },
 }
 
 /// Geometry of one spatial dimension of a sliding window.
@@ -29,18 +45,59 @@ pub struct Dim {
 }
 
 impl Padding {
-    /// Output size and padding of one dimension of size `input` for a
-    /// filter of size `f` and stride `s` (both ≥ 1).
+    /// Output size and padding of the height `input` for a filter of
+    /// `f` rows and stride `s` (both ≥ 1).
     ///
     /// ```
     /// use small_ir::{Dim, Padding};
     /// // KWS DS-CNN first layer: height 49, filter 10, stride 2 -> 25, pads 4 + 5.
-    /// assert_eq!(Padding::Same.dim("height", 49, 10, 2), Ok(Dim { out: 25, before: 4, after: 5 }));
-    /// assert_eq!(Padding::Valid.dim("width", 7, 3, 2), Ok(Dim { out: 3, before: 0, after: 0 }));
+    /// assert_eq!(Padding::Same.height(49, 10, 2), Ok(Dim { out: 25, before: 4, after: 5 }));
+    /// let pad = Padding::Explicit { top: 1, bottom: 2, left: 0, right: 0 };
+    /// assert_eq!(pad.height(5, 3, 1), Ok(Dim { out: 6, before: 1, after: 2 }));
     /// ```
-    pub const fn dim(
+    pub const fn height(self, input: usize, f: usize, s: usize) -> Result<Dim, Error> {
+        let given = match self {
+            Padding::Explicit { top, bottom, .. } => Some((top, bottom)),
+            _ => None,
+        };
+        self.along("height", given, input, f, s)
+    }
+
+    /// As [`Padding::height`], for the width `input` and a filter of `f`
+    /// columns.
+    ///
+    /// ```
+    /// use small_ir::{Dim, Padding};
+    /// assert_eq!(Padding::Valid.width(7, 3, 2), Ok(Dim { out: 3, before: 0, after: 0 }));
+    /// ```
+    pub const fn width(self, input: usize, f: usize, s: usize) -> Result<Dim, Error> {
+        let given = match self {
+            Padding::Explicit { left, right, .. } => Some((left, right)),
+            _ => None,
+        };
+        self.along("width", given, input, f, s)
+    }
+
+    /// True if no window of a `fh x fw` filter hangs over the border:
+    /// every output is a window inside the input.
+    pub const fn is_none(self, fh: usize, fw: usize) -> bool {
+        match self {
+            Padding::Valid => true,
+            Padding::Same => fh == 1 && fw == 1,
+            Padding::Explicit {
+                top,
+                bottom,
+                left,
+                right,
+            } => top == 0 && bottom == 0 && left == 0 && right == 0,
+        }
+    }
+
+    /// One dimension; `given` is an explicit padding's `(before, after)`.
+    const fn along(
         self,
         what: &'static str,
+        given: Option<(usize, usize)>,
         input: usize,
         f: usize,
         s: usize,
@@ -58,33 +115,35 @@ impl Padding {
                 actual: 0,
             });
         }
-        match self {
-            Padding::Same => {
+        let (before, after) = match (self, given) {
+            (Padding::Same, _) => {
                 let out = input.div_ceil(s);
                 // `(out - 1) * s + f - input`, without the overflow of
                 // `+ f` near `usize::MAX`: `(out - 1) * s < input`.
                 let total = f.saturating_sub(input - (out - 1) * s);
-                Ok(Dim {
+                return Ok(Dim {
                     out,
                     before: total / 2,
                     after: total - total / 2,
-                })
+                });
             }
-            Padding::Valid => {
-                if input < f {
-                    return Err(Error::InputTooSmall {
-                        what,
-                        minimum: f,
-                        actual: input,
-                    });
-                }
-                Ok(Dim {
-                    out: (input - f) / s + 1,
-                    before: 0,
-                    after: 0,
-                })
-            }
+            (_, Some(g)) => g,
+            _ => (0, 0),
+        };
+        let padded = input.saturating_add(before).saturating_add(after);
+        if padded < f {
+            return Err(Error::InputTooSmall {
+                what,
+                // Least input with this padding: `f - before - after`.
+                minimum: f - before - after,
+                actual: input,
+            });
         }
+        Ok(Dim {
+            out: (padded - f) / s + 1,
+            before,
+            after,
+        })
     }
 }
 
@@ -93,7 +152,7 @@ mod tests {
     use super::*;
 
     fn same(i: usize, f: usize, s: usize) -> (usize, usize, usize) {
-        let d = Padding::Same.dim("h", i, f, s).unwrap();
+        let d = Padding::Same.height(i, f, s).unwrap();
         (d.out, d.before, d.after)
     }
 
@@ -116,11 +175,11 @@ mod tests {
 
     #[test]
     fn valid_sizes_and_errors() {
-        let d = Padding::Valid.dim("w", 7, 3, 2).unwrap();
+        let d = Padding::Valid.width(7, 3, 2).unwrap();
         assert_eq!((d.out, d.before, d.after), (3, 0, 0));
-        assert_eq!(Padding::Valid.dim("w", 8, 8, 8).unwrap().out, 1);
+        assert_eq!(Padding::Valid.width(8, 8, 8).unwrap().out, 1);
         assert_eq!(
-            Padding::Valid.dim("width", 2, 3, 1),
+            Padding::Valid.width(2, 3, 1),
             Err(Error::InputTooSmall {
                 what: "width",
                 minimum: 3,
@@ -131,10 +190,10 @@ mod tests {
         let max = usize::MAX;
         assert_eq!(same(max, 3, 1), (max, 1, 1));
         assert_eq!(same(max, 5, 2), (max / 2 + 1, 2, 2));
-        assert_eq!(Padding::Valid.dim("w", max, 1, 1).unwrap().out, max);
+        assert_eq!(Padding::Valid.width(max, 1, 1).unwrap().out, max);
         for (f, s) in [(0, 1), (3, 0)] {
             assert_eq!(
-                Padding::Same.dim("w", 4, f, s),
+                Padding::Same.width(4, f, s),
                 Err(Error::Unsupported {
                     what: "filter size or stride",
                     detail: "must be at least 1"
@@ -142,12 +201,59 @@ mod tests {
             );
         }
         assert_eq!(
-            Padding::Same.dim("height", 0, 3, 1),
+            Padding::Same.height(0, 3, 1),
             Err(Error::InputTooSmall {
                 what: "height",
                 minimum: 1,
                 actual: 0
             })
         );
+    }
+
+    #[test]
+    fn explicit_sizes_and_errors() {
+        let p = Padding::Explicit {
+            top: 1,
+            bottom: 2,
+            left: 3,
+            right: 0,
+        };
+        // 5 + 1 + 2 = 8 rows, 3 filter, stride 2: (8 - 3) / 2 + 1 = 3.
+        assert_eq!(
+            p.height(5, 3, 2),
+            Ok(Dim {
+                out: 3,
+                before: 1,
+                after: 2
+            })
+        );
+        // A 1x1 filter: the padded plane itself (a padding step).
+        assert_eq!(p.width(4, 1, 1).unwrap().out, 7);
+        // Too small even with the padding: 1 + 1 + 2 < 5.
+        assert_eq!(
+            p.height(1, 5, 1),
+            Err(Error::InputTooSmall {
+                what: "height",
+                minimum: 2,
+                actual: 1
+            })
+        );
+        assert!(!p.is_none(1, 1));
+        assert!(Padding::Same.is_none(1, 1) && !Padding::Same.is_none(3, 1));
+        let zero = Padding::Explicit {
+            top: 0,
+            bottom: 0,
+            left: 0,
+            right: 0,
+        };
+        assert!(zero.is_none(3, 3));
+        // Near usize::MAX the padded size saturates instead of wrapping.
+        let huge = Padding::Explicit {
+            top: usize::MAX,
+            bottom: 1,
+            left: 0,
+            right: 0,
+        };
+        assert_eq!(huge.height(1, 1, 1).unwrap().out, usize::MAX);
     }
 }

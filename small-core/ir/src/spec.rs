@@ -191,10 +191,11 @@ impl LayerSpec {
     pub const fn has_weights(&self) -> bool {
         matches!(self.reduction, Reduction::Fma)
     }
-    /// True for a 1x1 filter at stride 1: each output pixel reads only
-    /// the input pixel at its place, so the plane can be walked as one row.
+    /// True for a 1x1 filter at stride 1 without padding: each output
+    /// pixel reads only the input pixel at its place, so the plane can be
+    /// walked as one row.
     pub const fn pointwise(&self) -> bool {
-        self.fh == 1 && self.fw == 1 && self.sh == 1 && self.sw == 1
+        self.fh == 1 && self.fw == 1 && self.sh == 1 && self.sw == 1 && self.padding.is_none(1, 1)
     }
     /// Number of weights in TFLite order: OHWI `[G*K][F_H][F_W][F_C]` for
     /// channel-mixing layers, `[F_H][F_W][G]` (TFLite depthwise, multiplier
@@ -230,11 +231,11 @@ impl LayerSpec {
     }
     /// Output height and width for an input of `h x w`.
     pub const fn output_dims(&self, h: usize, w: usize) -> Result<(crate::Dim, crate::Dim), Error> {
-        let dh = match self.padding.dim("height", h, self.fh, self.sh) {
+        let dh = match self.padding.height(h, self.fh, self.sh) {
             Ok(d) => d,
             Err(e) => return Err(e),
         };
-        match self.padding.dim("width", w, self.fw, self.sw) {
+        match self.padding.width(w, self.fw, self.sw) {
             Ok(dw) => Ok((dh, dw)),
             Err(e) => Err(e),
         }

@@ -184,8 +184,8 @@ impl Window {
             });
         }
         Ok((
-            self.padding.dim("height", h, self.fh, self.sh)?,
-            self.padding.dim("width", w, self.fw, self.sw)?,
+            self.padding.height(h, self.fh, self.sh)?,
+            self.padding.width(w, self.fw, self.sw)?,
         ))
     }
 

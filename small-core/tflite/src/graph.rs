@@ -5,6 +5,7 @@
 //! average pool).
 
 use crate::{DType, Model, OpKind, Operator};
+use alloc::vec::Vec;
 use small_ir::Padding;
 
 impl Model {
@@ -43,47 +44,118 @@ impl Model {
         self.operators().iter().find(|o| o.outputs.contains(&t))
     }
 
-    /// For a convolution `op` with VALID padding that reads the output of
-    /// a PAD, the tensor the PAD reads, when the PAD is exactly the SAME
-    /// padding of `op` on it: zeros (the zero point: input and output
-    /// quantized alike) on height and width only, `before = total / 2`
-    /// and `after = total - before`, `total` as TensorFlow computes it;
-    /// and nothing else reads the padded tensor. Then `op` on the PAD's
-    /// input with SAME padding computes the same values. (Pools are left
-    /// out: a max pool's SAME border is not zero, and an average pool's
-    /// does not count.)
-    pub fn folded_pad(&self, op: &Operator) -> Option<usize> {
-        if !matches!(op.kind, OpKind::Conv2d | OpKind::DepthwiseConv2d)
-            || op.options.padding != Some(Padding::Valid)
-        {
+    /// A PAD's amounts as an explicit padding, if it pads height and
+    /// width only, with zeros (int8: the zero point, input and output
+    /// quantized alike): a PAD of two inputs (no constant) whose amounts
+    /// are a constant `[4, 2]` tensor with zero batch and channel rows.
+    pub fn pad_amounts(&self, pad: &Operator) -> Option<Padding> {
+        let (x, amounts, y) = (pad.input(0)?, pad.input(1)?, *pad.outputs.first()?);
+        if pad.kind != OpKind::Pad || pad.inputs.len() != 2 {
             return None;
         }
-        let padded = op.input(0)?;
-        let pad = self.writer(padded).filter(|p| p.kind == OpKind::Pad)?;
-        let (x, amounts) = (pad.input(0)?, pad.input(1)?);
-        if pad.inputs.len() != 2 || self.readers(padded) != 1 {
-            return None;
-        }
-        let (tx, ty) = (self.tensor(x)?, self.tensor(padded)?);
+        let (tx, ty) = (self.tensor(x)?, self.tensor(y)?);
         if tx.dtype != ty.dtype || (tx.dtype == DType::Int8 && tx.quantization != ty.quantization) {
             return None;
         }
         let p = self.tensor_i32(amounts).ok()?;
-        let [1, h, w, _] = tx.shape[..] else {
+        let p: Vec<usize> = p
+            .iter()
+            .map(|&a| usize::try_from(a).ok())
+            .collect::<Option<_>>()?;
+        match p[..] {
+            [0, 0, top, bottom, left, right, 0, 0] if tx.shape.len() == 4 => {
+                Some(Padding::Explicit {
+                    top,
+                    bottom,
+                    left,
+                    right,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// For a CONV_2D or DEPTHWISE_CONV_2D `op` that reads the output of a
+    /// PAD of zeros ([`Model::pad_amounts`]) that nothing else reads: the
+    /// tensor the PAD reads, and `op`'s padding on it, the PAD's amounts
+    /// plus `op`'s own; `Padding::Same` where the sum is exactly the SAME
+    /// padding (TensorFlow's split), so that such a pair declares as the
+    /// convolution with SAME padding. A sum treats padded positions as
+    /// zero, so `op` on the PAD's input with that padding computes the same
+    /// values. (Pools are left out: a max pool's padding is not zero, and
+    /// an average pool's does not count.)
+    pub fn folded_pad(&self, op: &Operator) -> Option<(usize, Padding)> {
+        if !matches!(op.kind, OpKind::Conv2d | OpKind::DepthwiseConv2d) {
+            return None;
+        }
+        let padded = op.input(0)?;
+        let pad = self.writer(padded).filter(|p| p.kind == OpKind::Pad)?;
+        let Padding::Explicit {
+            top,
+            bottom,
+            left,
+            right,
+        } = self.pad_amounts(pad)?
+        else {
             return None;
         };
-        let filter = self.tensor(op.input(1)?)?;
-        let (fh, fw) = match filter.shape[..] {
+        if self.readers(padded) != 1 {
+            return None;
+        }
+        let x = pad.input(0)?;
+        let [1, h, w, _] = self.tensor(x)?.shape[..] else {
+            return None;
+        };
+        let (fh, fw) = match self.tensor(op.input(1)?)?.shape[..] {
             [_, fh, fw, _] => (fh, fw),
             _ => return None,
         };
         let (sh, sw) = op.options.stride?;
-        let same = |n: usize, f: usize, s: usize| {
-            let d = Padding::Same.dim("", n, f, s).ok()?;
-            Some([d.before as i32, d.after as i32])
+        let own = op.options.padding?;
+        // `op`'s own padding on the padded plane.
+        let (ph, pw) = (h + top + bottom, w + left + right);
+        let (oh, ow) = (own.height(ph, fh, sh).ok()?, own.width(pw, fw, sw).ok()?);
+        let padding = Padding::Explicit {
+            top: top + oh.before,
+            bottom: bottom + oh.after,
+            left: left + ow.before,
+            right: right + ow.after,
         };
-        let want = [[0, 0], same(h, fh, sh)?, same(w, fw, sw)?, [0, 0]];
-        (p.len() == 8 && p.chunks(2).zip(want).all(|(a, b)| a == b)).then_some(x)
+        let (same_h, same_w) = (
+            Padding::Same.height(h, fh, sh).ok()?,
+            Padding::Same.width(w, fw, sw).ok()?,
+        );
+        let sums = |d: small_ir::Dim| (d.before, d.after);
+        let is_same = (
+            padding.height(h, fh, sh).ok().map(sums),
+            padding.width(w, fw, sw).ok().map(sums),
+        ) == (Some(sums(same_h)), Some(sums(same_w)));
+        let padding = if is_same {
+            Padding::Same
+        } else if padding.is_none(fh, fw) {
+            Padding::Valid
+        } else {
+            padding
+        };
+        Some((x, padding))
+    }
+
+    /// The padding `op` (a convolution or pool) applies to the tensor it
+    /// reads, a folded PAD's included ([`Model::folded_pad`]).
+    pub fn padding(&self, op: &Operator) -> Option<Padding> {
+        match self.folded_pad(op) {
+            Some((_, p)) => Some(p),
+            None => op.options.padding,
+        }
+    }
+
+    /// The tensor `op` reads as its input `0`: a folded PAD's input
+    /// ([`Model::folded_pad`]) in place of the PAD's output.
+    pub fn main_input(&self, op: &Operator) -> Option<usize> {
+        match self.folded_pad(op) {
+            Some((x, _)) => Some(x),
+            None => op.input(0),
+        }
     }
 
     /// For a MEAN, whether it averages height and width of an `[1, H, W,

@@ -10,7 +10,7 @@ use arch_defs::ArchParams;
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use small_ir::blocking::{self, Blocking};
-use small_ir::{Dtype, LayerSpec, Reduction};
+use small_ir::{Dtype, LayerSpec, Padding, Reduction};
 use syn::ItemStruct;
 
 fn lit(n: usize) -> Literal {
@@ -223,8 +223,20 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
 
 fn spec_const(s: &LayerSpec) -> TokenStream {
     let [fh, fw, fc, k, g, sh, sw] = [s.fh, s.fw, s.fc, s.k, s.g, s.sh, s.sw].map(lit);
-    let [padding, reduction, activation, dtype] = [
-        format!("{:?}", s.padding),
+    let padding = match s.padding {
+        Padding::Same => quote!(Same),
+        Padding::Valid => quote!(Valid),
+        Padding::Explicit {
+            top,
+            bottom,
+            left,
+            right,
+        } => {
+            let [top, bottom, left, right] = [top, bottom, left, right].map(lit);
+            quote!(Explicit { top: #top, bottom: #bottom, left: #left, right: #right })
+        }
+    };
+    let [reduction, activation, dtype] = [
         format!("{:?}", s.reduction),
         format!("{:?}", s.activation),
         format!("{:?}", s.dtype),

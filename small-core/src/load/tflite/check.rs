@@ -17,10 +17,16 @@ fn hxw((h, w): (usize, usize)) -> String {
     format!("{h}x{w}")
 }
 
-pub(super) fn padding_name(p: Padding) -> &'static str {
+pub(super) fn padding_name(p: Padding) -> String {
     match p {
-        Padding::Same => "SAME",
-        Padding::Valid => "VALID",
+        Padding::Same => "SAME".into(),
+        Padding::Valid => "VALID".into(),
+        Padding::Explicit {
+            top,
+            bottom,
+            left,
+            right,
+        } => format!("explicit (top {top}, bottom {bottom}, left {left}, right {right})"),
     }
 }
 
@@ -76,20 +82,32 @@ impl<'m> Target<'m> {
     fn window(&self, spec: &LayerSpec) -> Result<(), LoadError> {
         let o = &self.op.options;
         self.check("stride", (spec.sh, spec.sw), o.stride, hxw)?;
-        // A PAD before a VALID convolution that equals its SAME padding
-        // is that padding (`Model::folded_pad`).
-        let padding = match self.model.folded_pad(self.op) {
-            Some(_) => Some(Padding::Same),
-            None => o.padding,
-        };
-        self.check("padding", spec.padding, padding, |p| padding_name(p).into())
+        // A PAD before a convolution is part of its padding
+        // (`Model::folded_pad`).
+        let padding = self.model.padding(self.op);
+        self.check("padding", spec.padding, padding, padding_name)
     }
 
-    /// A standalone ADD (RELU, RELU6) is the layer `fh = fw = fc = k = 1`,
-    /// `g = C`, stride 1, weight 1 and no bias, `residual` (not): its
-    /// input plus the ADD's second input, then the activation.
+    /// A standalone ADD (RELU, RELU6, PAD) is the layer `fh = fw = fc = k
+    /// = 1`, `g = C`, stride 1, weight 1 and no bias, `residual` (not):
+    /// its input plus the ADD's second input, then the activation; a
+    /// PAD's padding is its amounts ([`Model::pad_amounts`]), the others
+    /// have none.
     fn identity(&self, spec: &LayerSpec) -> Result<(), LoadError> {
         let add = self.op.kind == OpKind::Add;
+        let padding = match self.op.kind {
+            OpKind::Pad => self.model.pad_amounts(self.op).ok_or_else(|| {
+                self.mismatch(
+                    "PAD",
+                    "zeros on height and width only, input and output quantized alike".into(),
+                    format!("inputs {:?}", self.op.inputs),
+                )
+            })?,
+            _ => Padding::Valid,
+        };
+        if !(padding.is_none(1, 1) && spec.padding.is_none(1, 1)) {
+            self.check("padding", padding, Some(spec.padding), padding_name)?;
+        }
         let shape = (spec.fh, spec.fw, spec.fc, spec.k, spec.sh, spec.sw);
         if spec.reduction != Reduction::Fma || shape != (1, 1, 1, 1, 1, 1) || spec.residual != add {
             return Err(self.mismatch(
@@ -348,14 +366,23 @@ impl<'m> Target<'m> {
         }
     }
 
-    /// The int8 identity layer of a standalone ADD, RELU or RELU6, all
+    /// The int8 identity layer of a standalone ADD, RELU, RELU6 or PAD, all
     /// weights one, of scale one. For ADD, its requantization (by exactly
     /// one) returns its input `x`, then TFLite's ADD of `x` and the
     /// second input; for RELU, LiteRT's requantization to the output's
     /// scale and the clamp.
     fn identity_i8(&self, qx: Quant, channels: usize) -> Result<Int8LayerWeights, LoadError> {
         let qy = self.quant("output", self.output_of(self.op)?)?;
-        let (rescale, out, (min, max), add) = if self.op.kind == OpKind::Add {
+        let (rescale, out, (min, max), add) = if self.op.kind == OpKind::Pad {
+            // PAD copies: input and output are quantized alike
+            // (`Model::pad_amounts`), the multiplier exactly 1.
+            (
+                Rescale::conv(qx.scale, 1.0, qx.scale),
+                qx,
+                (i8::MIN, i8::MAX),
+                None,
+            )
+        } else if self.op.kind == OpKind::Add {
             let skip = self.tensor("ADD input 2", 1)?;
             let q2 = self.quant("ADD input 2", skip)?;
             let params = AddParams::new(qx, q2, qy, self.op.activation()?);
@@ -435,8 +462,8 @@ struct Resolved<'m> {
 enum Made {
     /// The file's weights.
     No,
-    /// A standalone ADD, RELU or RELU6 declared as a 1x1 depthwise layer
-    /// of weight 1 (`residual` for ADD).
+    /// A standalone ADD, RELU, RELU6 or PAD declared as a 1x1 depthwise
+    /// layer of weight 1 (`residual` for ADD, the PAD's padding for PAD).
     Identity,
     /// An int8 MEAN over height and width declared as a depthwise layer
     /// over the whole plane, weight 1: the requantization is MEAN's.
@@ -463,7 +490,10 @@ fn resolve<'m>(
     let target = Target { layer, op, model };
     let o = &op.options;
     let unit = |what: &'static str, v: Option<(usize, usize)>| target.check(what, (1, 1), v, hxw);
-    if matches!(op.kind, OpKind::Add | OpKind::Relu | OpKind::Relu6) {
+    if matches!(
+        op.kind,
+        OpKind::Add | OpKind::Relu | OpKind::Relu6 | OpKind::Pad
+    ) {
         target.identity(spec)?;
         return Ok(Resolved {
             target,

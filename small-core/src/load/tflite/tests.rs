@@ -978,7 +978,11 @@ mod real {
                         "stride" => assert_eq!(o.stride, Some(pair(v)), "{name} op {i}"),
                         "filter" => assert_eq!(o.filter, Some(pair(v)), "{name} op {i}"),
                         "dilation" => assert_eq!(o.dilation, Some(pair(v)), "{name} op {i}"),
-                        "pad" => assert_eq!(o.padding.map(padding_name), Some(v), "{name} op {i}"),
+                        "pad" => assert_eq!(
+                            o.padding.map(padding_name),
+                            Some(v.to_string()),
+                            "{name} op {i}"
+                        ),
                         "act" => {
                             assert_eq!(o.fused_activation.unwrap().to_string(), v, "{name} op {i}")
                         }

@@ -99,10 +99,7 @@ pub fn wiring(file: &Model, tensors: usize, layers: &[LayerInfo]) -> Result<Vec<
             continue;
         };
         // A folded PAD is the layer's padding: it reads the PAD's input.
-        let read = file
-            .folded_pad(main)
-            .or(main.input(0))
-            .map(|t| file.view_source(t));
+        let read = file.main_input(main).map(|t| file.view_source(t));
         let x = tensor[slot(l.step.x, l)?];
         if read != Some(x) {
             return Err(mismatch(
