@@ -110,6 +110,30 @@ def mean_head(keepdims):
     return keras.Model(inp, x)
 
 
+def pad_graph():
+    """PADs that are not a convolution's SAME padding: folded into a VALID
+    convolution (uneven sides) and into a SAME depthwise one (the sum of
+    both), and padding steps of their own: before a max pool, read by two
+    operators (a depthwise convolution and the residual ADD), and before
+    the MEAN, which then averages the zeros too. No head: the logits are
+    the output, which `tflite_model!`'s program computes."""
+    x = inp = L.Input((10, 9, 4), batch_size=1)
+    x = L.ZeroPadding2D(((2, 0), (1, 3)))(x)
+    x = L.Conv2D(8, 3, padding="valid", activation="relu")(x)
+    x = L.ZeroPadding2D(((1, 1), (0, 2)))(x)
+    x = L.MaxPool2D(2)(x)
+    x = L.ZeroPadding2D(((0, 1), (1, 0)))(x)
+    x = L.DepthwiseConv2D(3, padding="same")(x)
+    p = L.ZeroPadding2D(1)(x)
+    a = L.DepthwiseConv2D(3, padding="same", activation="relu")(p)
+    x = L.Add()([a, p])
+    x = L.Conv2D(6, 1)(x)
+    x = L.ZeroPadding2D(((3, 0), (0, 2)))(x)
+    x = L.GlobalAveragePooling2D()(x)
+    x = L.Dense(5)(x)
+    return keras.Model(inp, x)
+
+
 def random_graph(rng):
     h, w = (int(v) for v in rng.choice([6, 7, 8, 9, 12, 13], 2))
     c = int(rng.choice([1, 2, 3, 4, 5, 8, 13]))
@@ -271,6 +295,9 @@ def main():
     write(out_dir, "mean_int8", mean_head(False), True, rng)
     write(out_dir, "mean_keepdims_int8", mean_head(True), True, rng)
     write(out_dir, "logistic_head_int8", logistic_head_int8(), True, rng)
+    rng = np.random.default_rng(2028)
+    write(out_dir, "pad", pad_graph(), False, rng)
+    write(out_dir, "pad_int8", pad_graph(), True, rng)
 
 
 if __name__ == "__main__":

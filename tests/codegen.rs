@@ -211,14 +211,18 @@ fn unsupported_operators_are_named_with_their_tensors() {
 /// right) -> a 3x3 VALID convolution with stride `s`, as the weights'
 /// SAME padding would read it or not; loaded through the program.
 fn padded(pads: [i32; 4], s: i32) -> Result<(Program, Vec<f32>, Vec<f32>), String> {
-    use fb::TensorType::{Float32 as F, Int32};
     let [t, b, l, r] = pads;
+    padded_all([0, 0, t, b, l, r, 0, 0], s)
+}
+
+/// As [`padded`], with the PAD's amounts on all four axes (batch,
+/// height, width, channels; before and after each).
+fn padded_all(pads: [i32; 8], s: i32) -> Result<(Program, Vec<f32>, Vec<f32>), String> {
+    use fb::TensorType::{Float32 as F, Int32};
+    let [_, _, t, b, l, r, _, _] = pads;
     let (h, w) = (5 + t + b, 6 + l + r);
     let (oh, ow) = ((h - 3) / s + 1, (w - 3) / s + 1);
-    let amounts: Vec<u8> = [0, 0, t, b, l, r, 0, 0]
-        .iter()
-        .flat_map(|v: &i32| v.to_le_bytes())
-        .collect();
+    let amounts: Vec<u8> = pads.iter().flat_map(|v: &i32| v.to_le_bytes()).collect();
     let weights: Vec<f32> = (0..36).map(|i| (i % 7) as f32 - 3.0).collect();
     let model = fb::Model {
         version: 3,
@@ -291,25 +295,37 @@ fn padded(pads: [i32; 4], s: i32) -> Result<(Program, Vec<f32>, Vec<f32>), Strin
 }
 
 #[test]
-fn a_pad_that_is_the_same_padding_folds_into_the_convolution() {
+fn a_pad_folds_into_the_convolution_reading_it() {
+    use small_core::Padding;
     // TensorFlow's SAME split: stride 1 pads 1 + 1; stride 2 on 5 rows
-    // pads 1 + 1 and on 6 columns 0 + 1.
-    for (pads, s) in [([1, 1, 1, 1], 1), ([1, 1, 0, 1], 2)] {
+    // pads 1 + 1 and on 6 columns 0 + 1. Then the layer is declared SAME.
+    // Other amounts (1 + 0 where SAME pads 0 + 1, or more) are explicit.
+    let explicit = |[top, bottom, left, right]: [usize; 4]| Padding::Explicit {
+        top,
+        bottom,
+        left,
+        right,
+    };
+    for (pads, s, padding) in [
+        ([1, 1, 1, 1], 1, Padding::Same),
+        ([1, 1, 0, 1], 2, Padding::Same),
+        ([1, 1, 1, 0], 2, explicit([1, 1, 1, 0])),
+        ([2, 2, 2, 2], 1, explicit([2, 2, 2, 2])),
+        ([0, 3, 2, 0], 1, explicit([0, 3, 2, 0])),
+    ] {
         let (p, got, want) = padded(pads, s).unwrap();
         assert_eq!(p.layers.len(), 1);
-        assert_eq!(p.layers[0].spec.unwrap().padding, small_core::Padding::Same);
+        assert_eq!(p.layers[0].spec.unwrap().padding, padding, "pads {pads:?}");
         assert_eq!(p.layers[0].x, 0, "the layer reads the PAD's input");
         // Small integers: exact in any order.
         assert_eq!(got, want, "pads {pads:?} stride {s}");
     }
-    // Not TensorFlow's split (1 + 0 where SAME pads 0 + 1), or more.
-    for (pads, s) in [([1, 1, 1, 0], 2), ([2, 2, 2, 2], 1)] {
-        let e = padded(pads, s).unwrap_err();
-        assert!(
-            e.starts_with("operator 0 (PAD): a PAD that is not exactly the SAME padding"),
-            "{e}"
-        );
-    }
+    // Padding the channels (or the batch) is no layer's padding.
+    let e = padded_all([0, 0, 1, 1, 1, 1, 0, 1], 1).unwrap_err();
+    assert!(
+        e.starts_with("operator 0 (PAD): a PAD of other than zeros on height and width"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -13,7 +13,7 @@
 use small_codegen::{Head, Program};
 use small_core::Dtype;
 use small_core::load::tflite::{Model as File, OpKind, wiring};
-use small_core::model::{reference_run, reference_run_i8};
+use small_core::model::{LayerInfo, reference_run, reference_run_i8};
 use small_core::reference::int8;
 use small_examples::check::{self, Propagation, first_mismatch, head_bound};
 use small_examples::models::Head as Checked;
@@ -191,18 +191,21 @@ mod from_the_macro {
     // set without one here fails), f32 and int8.
     small_core::tflite_model!(Random14 = "data/tflite/random_14.tflite");
     small_core::tflite_model!(Random19 = "data/tflite/random_19.tflite");
+    // PADs folded with uneven sides and padding steps, f32 and int8.
+    small_core::tflite_model!(Pad = "data/tflite/pad.tflite");
+    small_core::tflite_model!(PadInt8 = "data/tflite/pad_int8.tflite");
 
     /// `N`, generated from `name`, on every arch the CPU has, against
     /// LiteRT's outputs on the saved inputs: int8 exactly, f32 within
-    /// the bound of its layers (as `check_model`). `N` must hold a
-    /// concatenation.
-    fn golden<N: small_core::model::Model>(name: &str)
+    /// the bound of its layers (as `check_model`). `N` must hold a line
+    /// `has` accepts: what the test is about (`what`).
+    fn golden<N: small_core::model::Model>(name: &str, what: &str, has: fn(&LayerInfo) -> bool)
     where
         N::Elem: Element,
     {
         assert!(
-            N::LAYERS.iter().any(|l| l.spec.is_none()),
-            "{name} has no concatenation: pick another file (MODELS.txt)"
+            N::LAYERS.iter().any(has),
+            "{name} has no {what}: pick another file (MODELS.txt)"
         );
         let path = dir().join(format!("{name}.tflite"));
         let file = File::from_file(&path).unwrap();
@@ -263,8 +266,32 @@ mod from_the_macro {
 
     #[test]
     fn concatenations_through_the_macro_equal_litert() {
-        golden::<Random14>("random_14");
-        golden::<Random19>("random_19");
+        let concat = |l: &LayerInfo| l.spec.is_none();
+        golden::<Random14>("random_14", "concatenation", concat);
+        golden::<Random19>("random_19", "concatenation", concat);
+    }
+
+    /// PADs: folded into a convolution with uneven sides (explicit
+    /// padding), folded with a SAME convolution's own, and padding steps
+    /// (before a pool, read twice, before a MEAN).
+    #[test]
+    fn pads_through_the_macro_equal_litert() {
+        let step = |l: &LayerInfo| {
+            l.spec
+                .is_some_and(|s| s.fh == 1 && !s.padding.is_none(1, 1))
+        };
+        let folded = |l: &LayerInfo| {
+            l.spec
+                .is_some_and(|s| s.fh == 3 && !s.padding.is_none(1, 1))
+        };
+        for layers in [Pad::LAYERS, PadInt8::LAYERS] {
+            assert!(
+                layers.iter().any(folded),
+                "no convolution with a folded PAD"
+            );
+        }
+        golden::<Pad>("pad", "padding step", step);
+        golden::<PadInt8>("pad_int8", "padding step", step);
     }
 
     use small_core::Arch::{CortexM4, Reference};

@@ -230,9 +230,16 @@ impl PaddingArg {
             ))
             .with_span(expr)),
             Expr::Group(g) => Self::parse(name, &g.expr),
-            _ => Word::parse(name, expr)?
-                .pick(Padding::CHOICES)
-                .map(|p| PaddingArg(p, expr.span())),
+            _ => match Word::parse(name, expr) {
+                Ok(word) => word
+                    .pick(Padding::CHOICES)
+                    .map(|p| PaddingArg(p, expr.span())),
+                Err(_) => Err(Error::custom(format!(
+                    "`{name}` takes `same`, `valid` or explicit amounts \
+                     `{name} = (top, bottom, left, right)`, e.g. `{name} = same`"
+                ))
+                .with_span(expr)),
+            },
         }
     }
 
@@ -485,18 +492,19 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
             .with_span(&fw.1),
         );
     }
-    if let Some(PaddingArg(p @ Padding::Explicit { .. }, span)) = a.padding {
-        if reduction != Reduction::Fma && !p.is_none(fh, fw) {
-            errors.push(
-                Error::custom(
-                    "explicit padding is for layers with weights (a PAD's zeros before a \
+    if let Some(PaddingArg(p @ Padding::Explicit { .. }, span)) = a.padding
+        && reduction != Reduction::Fma
+        && !p.is_none(fh, fw)
+    {
+        errors.push(
+            Error::custom(
+                "explicit padding is for layers with weights (a PAD's zeros before a \
                      convolution); a pool takes `padding = same` or `padding = valid`, and a \
                      PAD before a pool is a padding step of its own (`fh = 1, fw = 1, fc = 1, \
                      k = 1, g = <channels>, padding = (top, bottom, left, right)`)",
-                )
-                .with_span(&span),
-            );
-        }
+            )
+            .with_span(&span),
+        );
     }
     if reduction != Reduction::Fma {
         for (name, v) in [("fc", a.fc), ("k", a.k)] {

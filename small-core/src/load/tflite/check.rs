@@ -137,9 +137,7 @@ impl<'m> Target<'m> {
         let hw = (t.shape[1], t.shape[2]);
         self.check("filter", hw, Some((spec.fh, spec.fw)), hxw)?;
         self.check("stride", (1, 1), Some((spec.sh, spec.sw)), hxw)?;
-        self.check("padding", Padding::Valid, Some(spec.padding), |p| {
-            padding_name(p).into()
-        })
+        self.check("padding", Padding::Valid, Some(spec.padding), padding_name)
     }
 
     /// An int8 MEAN over height and width as a depthwise layer
