@@ -126,8 +126,16 @@ pub fn bounds(
                 *o += e[l.step.skip][i];
             }
         }
-        // Where the activation clamps on both sides, the difference ends.
-        if layer_spec.activation != Activation::None {
+        if layer_spec.activation == Activation::Logistic {
+            // 1/4-Lipschitz, and its own evaluation (`exp`, an add, a
+            // division: a few ulps of a value at most 1) against another
+            // library's.
+            for o in out.iter_mut() {
+                let d = root(*o) / 4.0 + 4.0 * f32::EPSILON;
+                *o = if quadrature { d * d } else { d };
+            }
+        } else if layer_spec.activation != Activation::None {
+            // Where the activation clamps on both sides, the difference ends.
             let (pre, _) = reference::layer(
                 &spec,
                 x,

@@ -134,6 +134,19 @@ def pad_graph():
     return keras.Model(inp, x)
 
 
+def logistic_mid():
+    """LOGISTIC before the last operator (a layer of its own, not the
+    head): after a convolution with 13 channels (padding lanes in its
+    last block) and before the MEAN."""
+    x = inp = L.Input((7, 9, 3), batch_size=1)
+    x = L.Conv2D(13, 3, padding="same", activation="sigmoid")(x)
+    x = L.DepthwiseConv2D(3, padding="same", activation="relu")(x)
+    x = L.Conv2D(6, 1, activation="sigmoid")(x)
+    x = L.GlobalAveragePooling2D()(x)
+    x = L.Dense(4)(x)
+    return keras.Model(inp, x)
+
+
 def random_graph(rng):
     h, w = (int(v) for v in rng.choice([6, 7, 8, 9, 12, 13], 2))
     c = int(rng.choice([1, 2, 3, 4, 5, 8, 13]))
@@ -298,6 +311,9 @@ def main():
     rng = np.random.default_rng(2028)
     write(out_dir, "pad", pad_graph(), False, rng)
     write(out_dir, "pad_int8", pad_graph(), True, rng)
+    rng = np.random.default_rng(2029)
+    write(out_dir, "logistic_mid", logistic_mid(), False, rng)
+    write(out_dir, "logistic_mid_int8", logistic_mid(), True, rng)
 
 
 if __name__ == "__main__":

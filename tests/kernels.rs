@@ -298,6 +298,15 @@ fma_case!(pad_step_1x1_explicit_1_2_3_4_20, PadStep, 40);
 struct PadStepNarrow;
 fma_case!(pad_step_1x1_explicit_0_1_0_1_3, PadStepNarrow, 30);
 
+// --- LOGISTIC: lane by lane through `small_ir::math::logistic` ---
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 20, activation = logistic)]
+struct Logistic;
+fma_case!(logistic_1x1_identity_20, Logistic, 30);
+
+#[layer(fh = 3, fw = 3, fc = 5, k = 9, stride = 2, padding = same, activation = logistic)]
+struct ConvLogistic;
+fma_case!(conv_3x3_s2_same_5_to_9_logistic, ConvLogistic, 30);
+
 // --- Max reductions (pooling, ReLU) ---
 #[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 32, stride = 2, reduction = max)]
 struct MaxPool2;

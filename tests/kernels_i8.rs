@@ -43,10 +43,15 @@ fn zero_point(rng: &mut Rng, case: usize) -> i32 {
 }
 
 /// One output channel's rescale: a real multiplier between 2^-14 and 2^1,
-/// in each of TFLite's forms.
-fn rescale(rng: &mut Rng, case: usize) -> Rescale {
+/// in each of TFLite's forms; for a LOGISTIC, an input scale 2^-10 times
+/// that (sums of a few hundred thousand reach the logistic's tails), to
+/// TFLite's output scale 1/256.
+fn rescale(rng: &mut Rng, case: usize, spec: &LayerSpec) -> Rescale {
     let real = (0.5 + rng.next_u32() as f64 / u32::MAX as f64 / 2.0)
         * 2f64.powi(-(rng.range(0, 15) as i32) + 1);
+    if spec.activation == small_core::Activation::Logistic {
+        return Rescale::logistic(real as f32 / 1024.0, 1.0 / 256.0);
+    }
     match case % 3 {
         0 => Rescale::DoubleRounding(Multiplier::from_real(real)),
         1 => Rescale::SingleRounding(Multiplier::from_real(real)),
@@ -97,7 +102,7 @@ fn check(name: &str, spec: &LayerSpec, blocking: &[Blocking], cases: usize, run:
         });
         let per_channel = case % 2 == 0;
         let rescales: Vec<Rescale> = (0..if per_channel { oc } else { 1 })
-            .map(|_| rescale(&mut rng, case / 2))
+            .map(|_| rescale(&mut rng, case / 2, spec))
             .collect();
         let out_zp = zero_point(&mut rng, case + 1);
         let (min, max) = match case % 3 {
@@ -299,6 +304,15 @@ fma_case!(depthwise_3x3_explicit_1_2_3_0_17, DepthwisePadded, 30);
 #[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 20, padding = (1, 2, 3, 4), dtype = i8)]
 struct PadStep;
 fma_case!(pad_step_1x1_explicit_1_2_3_4_20, PadStep, 30);
+
+// LOGISTIC: the requantization is LiteRT's table, computed per output.
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 20, activation = logistic, dtype = i8)]
+struct Logistic;
+fma_case!(logistic_1x1_identity_20, Logistic, 30);
+
+#[layer(fh = 3, fw = 3, fc = 5, k = 9, padding = same, activation = logistic, dtype = i8)]
+struct ConvLogistic;
+fma_case!(conv_3x3_same_5_to_9_logistic, ConvLogistic, 30);
 
 #[layer(fh = 5, fw = 5, fc = 17, k = 8, padding = valid, dtype = i8)]
 struct Conv5x5;

@@ -194,6 +194,9 @@ mod from_the_macro {
     // PADs folded with uneven sides and padding steps, f32 and int8.
     small_core::tflite_model!(Pad = "data/tflite/pad.tflite");
     small_core::tflite_model!(PadInt8 = "data/tflite/pad_int8.tflite");
+    // LOGISTIC as a layer (not the head), f32 and int8.
+    small_core::tflite_model!(LogisticMid = "data/tflite/logistic_mid.tflite");
+    small_core::tflite_model!(LogisticMidInt8 = "data/tflite/logistic_mid_int8.tflite");
 
     /// `N`, generated from `name`, on every arch the CPU has, against
     /// LiteRT's outputs on the saved inputs: int8 exactly, f32 within
@@ -292,6 +295,16 @@ mod from_the_macro {
         }
         golden::<Pad>("pad", "padding step", step);
         golden::<PadInt8>("pad_int8", "padding step", step);
+    }
+
+    /// LOGISTIC before the last operator: a layer with `activation =
+    /// logistic` (int8: LiteRT's table as its requantization).
+    #[test]
+    fn logistic_layers_through_the_macro_equal_litert() {
+        use small_core::Activation;
+        let logistic = |l: &LayerInfo| l.spec.is_some_and(|s| s.activation == Activation::Logistic);
+        golden::<LogisticMid>("logistic_mid", "LOGISTIC layer", logistic);
+        golden::<LogisticMidInt8>("logistic_mid_int8", "LOGISTIC layer", logistic);
     }
 
     use small_core::Arch::{CortexM4, Reference};

@@ -168,6 +168,21 @@ pub trait Simd {
     unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
     /// Lane-wise product.
     unsafe fn mul(a: Self::V, b: Self::V) -> Self::V;
+    /// Each lane through `f`, one at a time: an activation without a
+    /// vector form (LOGISTIC's `exp`), so the same bits on every arch.
+    #[inline(always)]
+    unsafe fn map(v: Self::V, f: fn(Acc<Self>) -> Acc<Self>) -> Self::V {
+        const { assert!(Self::LANES <= 16, "a vector of at most 16 lanes") };
+        let mut lanes = [Acc::<Self>::default(); 16];
+        // SAFETY: `lanes` holds 16 >= LANES accumulators; the CPU supports
+        // the arch (the caller's guarantee).
+        unsafe { Self::store(lanes.as_mut_ptr(), v) };
+        for x in &mut lanes[..Self::LANES] {
+            *x = f(*x);
+        }
+        // SAFETY: as above.
+        unsafe { Self::load(lanes.as_ptr()) }
+    }
 }
 
 /// The accumulator type of arch primitives `S`.

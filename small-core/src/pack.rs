@@ -262,12 +262,24 @@ fn check_activation(
         Some(a) => (a.min, a.output_zero_point),
         None => (q.min, q.output_zero_point),
     };
+    // A LOGISTIC is the requantization itself: declared and given alike.
+    let logistic =
+        |r: &small_ir::quant::Rescale| matches!(r, small_ir::quant::Rescale::Logistic { .. });
+    let declared = spec.activation == crate::Activation::Logistic;
+    if q.rescale.iter().any(|r| logistic(r) != declared) {
+        return Err(Error::Unsupported {
+            what: "activation",
+            detail: "an int8 layer declares `activation = logistic` exactly when its \
+                     requantization is `Rescale::Logistic` (LiteRT's int8 LOGISTIC)",
+        });
+    }
     clamp_matches(spec.activation, min, zp)
 }
 
 /// See [`check_activation`]: `min` against the output zero point `zp`.
 fn clamp_matches(act: crate::Activation, min: i8, zp: i32) -> Result<(), Error> {
-    if act == crate::Activation::None || i32::from(min) >= zp {
+    use crate::Activation::{Logistic, None};
+    if matches!(act, None | Logistic) || i32::from(min) >= zp {
         return Ok(());
     }
     Err(Error::Unsupported {

@@ -16,6 +16,7 @@ pub use crate::weights::{Int8Weights, Weights};
 pub use alloc::vec::Vec;
 pub use small_ir::error::{check_dim, check_len};
 pub use small_ir::geometry::packed_len;
+pub use small_ir::math::logistic;
 
 pub use crate::pack::{AddParams, Requant, pack, pack_i8, pack_i8_clamp};
 use crate::{Arch, Blocked, Blocking, Dims, Error, Filter, LayerSpec};

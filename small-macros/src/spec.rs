@@ -284,6 +284,7 @@ impl Choices for Activation {
         ("none", Activation::None),
         ("relu", Activation::Relu),
         ("relu6", Activation::Relu6),
+        ("logistic", Activation::Logistic),
     ];
 }
 
@@ -291,12 +292,12 @@ impl Choices for Activation {
 /// arguments, so that an unknown word is reported together with every
 /// other malformed argument.
 #[derive(Debug, Clone, Copy)]
-struct Choice<T>(T);
+struct Choice<T>(T, Span);
 
 impl<T: Choices> FromMeta for Choice<T> {
     fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
         let word = Word::parse(&name_of(item.path()), value_of(item)?)?;
-        word.pick(T::CHOICES).map(Choice)
+        word.pick(T::CHOICES).map(|v| Choice(v, word.1))
     }
 }
 
@@ -502,6 +503,19 @@ pub fn parse(args: proc_macro2::TokenStream, attr_span: Span) -> darling::Result
                      convolution); a pool takes `padding = same` or `padding = valid`, and a \
                      PAD before a pool is a padding step of its own (`fh = 1, fw = 1, fc = 1, \
                      k = 1, g = <channels>, padding = (top, bottom, left, right)`)",
+            )
+            .with_span(&span),
+        );
+    }
+    if let Some(Choice(Activation::Logistic, span)) = a.activation
+        && (reduction != Reduction::Fma || a.residual.is_some())
+    {
+        errors.push(
+            Error::custom(
+                "`activation = logistic` is for layers with weights and no residual (TFLite's \
+                 LOGISTIC is a 1x1 depthwise layer of weight 1 here: `fh = 1, fw = 1, fc = 1, \
+                 k = 1, g = <channels>, activation = logistic`); valid here: `none`, `relu`, \
+                 `relu6`",
             )
             .with_span(&span),
         );

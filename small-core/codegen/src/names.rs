@@ -26,6 +26,8 @@ fn kind(l: &Layer) -> &'static str {
         "add"
     } else if l.operators.starts_with("RELU") {
         "relu"
+    } else if l.operators.starts_with("LOGISTIC") {
+        "logistic"
     } else if l.operators.starts_with("PAD") {
         "pad"
     } else if l.operators.starts_with("MEAN") {
@@ -66,6 +68,7 @@ fn type_name(l: &Layer, s: &LayerSpec, kind: &str) -> String {
         "add" => format!("AddC{}", s.g),
         "relu" => format!("{}C{}", capitalized(&l.operators), s.g),
         "pad" => format!("Pad{}C{}", amounts(s), s.g),
+        "logistic" => format!("LogisticC{}", s.g),
         "mean" => format!("Mean{window}C{}", s.g),
         "maxpool" => format!("MaxPool{window}{}C{}", stride(s, true), s.g),
         "avgpool" => format!("AvgPool{window}{}C{}", stride(s, true), s.g),

@@ -93,7 +93,7 @@ pub const SUPPORTED: &str = "CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1), FU
     one shape), CONCATENATION (of two or more tensors along channels, no fused activation; \
     int8: inputs quantized as the output), PAD (of zeros on height and width: folded \
     into the convolution reading it, else a padding step), RELU, RELU6, RESHAPE and SQUEEZE (where the blocked layout does not change), SOFTMAX \
-    (last), LOGISTIC (last)";
+    (last), LOGISTIC";
 
 /// A layer under construction: tensors are the file's until the layers
 /// are ordered.
@@ -270,7 +270,7 @@ impl<'a> Builder<'a> {
                 OpKind::Relu | OpKind::Relu6 => self.relu(op)?,
                 OpKind::Reshape | OpKind::Squeeze => self.reshape(op)?,
                 OpKind::Softmax => self.head = Head::Softmax(op.index),
-                OpKind::Logistic => self.head = Head::Logistic(op.index),
+                OpKind::Logistic => self.logistic(op)?,
                 _ => return Err(self.unsupported(op, "not supported")),
             }
         }
@@ -418,6 +418,24 @@ impl<'a> Builder<'a> {
             ..LayerSpec::new(1, 1, 1, 1, input.c)
         };
         self.push(op, spec, x, input)
+    }
+
+    /// LOGISTIC: the head when it is the last operator and writes the
+    /// graph's output (the caller applies it, as SOFTMAX); else a layer
+    /// of its own, the 1x1 depthwise identity layer with `activation =
+    /// logistic` (int8: LiteRT's table as the requantization,
+    /// `Rescale::Logistic`).
+    fn logistic(&mut self, op: &Operator) -> Result<(), Unsupported> {
+        let last = self.file.operators().last().map(|o| o.index) == Some(op.index);
+        let output = op
+            .outputs
+            .first()
+            .is_some_and(|t| self.file.outputs().contains(t));
+        if last && output {
+            self.head = Head::Logistic(op.index);
+            return Ok(());
+        }
+        self.identity(op, false)
     }
 
     /// A standalone ADD (`residual`) or RELU / RELU6: a 1x1 depthwise

@@ -46,6 +46,7 @@ pub fn declaration(spec: &LayerSpec) -> String {
         Activation::None => {}
         Activation::Relu => s.push_str(", activation = relu"),
         Activation::Relu6 => s.push_str(", activation = relu6"),
+        Activation::Logistic => s.push_str(", activation = logistic"),
     }
     if spec.residual {
         s.push_str(", residual");

@@ -14,6 +14,7 @@
 //! | [`filter`] | a layer's weights as handed over, tagged with their order (CONV_2D's OHWI or DEPTHWISE_CONV_2D's) |
 //! | [`geometry`] | the blocked activation layout and the packed-weight layout, as `const fn`s |
 //! | [`quant`] | int8 requantization, bit for bit as TFLite's reference kernels |
+//! | [`math`] | `sqrt`, `exp` and `logistic` in `f32` without `std`, the same bits everywhere |
 //! | [`error`] | the errors of run-time geometry (sizes, shapes) |
 //!
 //! `no_std`, no dependencies: everything is `core`, and everything the
@@ -26,6 +27,7 @@ pub mod error;
 pub mod filter;
 pub mod geometry;
 pub mod machine;
+pub mod math;
 pub mod padding;
 pub mod plan;
 pub mod quant;

@@ -329,6 +329,17 @@ pub enum Rescale {
     /// (`reference_integer_ops::FullyConnected` with float scales);
     /// [`Rescale::fully_connected`] builds it.
     Real(f64),
+    /// `round(logistic(input_scale * acc) * inverse_scale)` in `f32`
+    /// ([`crate::math::logistic`]): LiteRT's int8 LOGISTIC, whose table
+    /// (`PopulateLookupTable`) holds this for every input `acc = q -
+    /// zp_in`, as a layer of weight 1 computes it; [`Rescale::logistic`]
+    /// builds it.
+    Logistic {
+        /// The input's scale.
+        input_scale: f32,
+        /// `1 / output_scale`, as LiteRT computes it.
+        inverse_scale: f32,
+    },
 }
 
 impl Rescale {
@@ -341,6 +352,23 @@ impl Rescale {
         Rescale::DoubleRounding(Multiplier::from_real(
             input_scale as f64 * weight_scale as f64 / output_scale as f64,
         ))
+    }
+
+    /// LiteRT's int8 LOGISTIC from an input of scale `input_scale` to an
+    /// output of scale `output_scale` (TFLite requires 1/256, zero point
+    /// -128).
+    ///
+    /// ```
+    /// use small_ir::quant::Rescale;
+    /// let r = Rescale::logistic(0.1, 1.0 / 256.0);
+    /// // acc = q - zp_in; + zp_out = -128 after.
+    /// assert_eq!((r.apply(0), r.apply(-1000), r.apply(1000)), (128, 0, 256));
+    /// ```
+    pub const fn logistic(input_scale: f32, output_scale: f32) -> Rescale {
+        Rescale::Logistic {
+            input_scale,
+            inverse_scale: 1.0 / output_scale,
+        }
     }
 
     /// The rescaling LiteRT's reference int8 `FULLY_CONNECTED` uses:
@@ -402,6 +430,14 @@ impl Rescale {
             }
             Rescale::SingleRounding(m) => {
                 multiply_by_quantized_multiplier_single_rounding(acc, m.multiplier, m.shift)
+            }
+            Rescale::Logistic {
+                input_scale,
+                inverse_scale,
+            } => {
+                let y = crate::math::logistic(input_scale * acc as f32);
+                // In 0..=inverse_scale: 256 for TFLite's output scale.
+                round_f32(y * inverse_scale) as i32
             }
             Rescale::Real(scale) => {
                 let r = round_f64(acc as f64 * scale);
@@ -489,6 +525,8 @@ pub mod row {
     /// [`derive_steps`](crate::step::derive_steps)); [`Rescale::from_words`](super::Rescale::from_words)
     /// reads it as the double rounding it is.
     pub const STEPPED: i32 = 3;
+    /// The variant word of a [`Rescale::Logistic`](super::Rescale::Logistic).
+    pub const LOGISTIC: i32 = 4;
 
     /// The seven words at [`ADD_RESCALE`] of `r`.
     pub const fn add_words(r: super::AddRescale) -> [i32; 7] {
@@ -526,8 +564,8 @@ pub mod row {
 
 impl Rescale {
     /// Three `i32` words that [`Rescale::from_words`] turns back into
-    /// `self`: the variant (0, 1, 2), then the multiplier and shift, or the
-    /// `f64`'s bits (low, high).
+    /// `self`: the variant (0, 1, 2, [`row::LOGISTIC`]), then the multiplier
+    /// and shift, the `f64`'s bits (low, high), or the two `f32`s' bits.
     ///
     /// ```
     /// use small_ir::quant::{Multiplier, Rescale};
@@ -543,6 +581,14 @@ impl Rescale {
                 let bits = x.to_bits();
                 [2, bits as u32 as i32, (bits >> 32) as u32 as i32]
             }
+            Rescale::Logistic {
+                input_scale,
+                inverse_scale,
+            } => [
+                row::LOGISTIC,
+                input_scale.to_bits() as i32,
+                inverse_scale.to_bits() as i32,
+            ],
         }
     }
 
@@ -557,6 +603,10 @@ impl Rescale {
             2 => Rescale::Real(f64::from_bits(
                 (w[1] as u32 as u64) | ((w[2] as u32 as u64) << 32),
             )),
+            row::LOGISTIC => Rescale::Logistic {
+                input_scale: f32::from_bits(w[1] as u32),
+                inverse_scale: f32::from_bits(w[2] as u32),
+            },
             _ => Rescale::DoubleRounding(Multiplier {
                 multiplier: w[1],
                 shift: w[2],
@@ -625,7 +675,7 @@ impl Quant {
 /// clamp `(min, max)` of a fused activation, `zero_point +
 /// round(f / scale)` (in `f32`, as TFLite) of its bounds, within
 /// `-128..=127`. `None` → `(-128, 127)`, `Relu` → `(max(-128, q(0)), 127)`,
-/// `Relu6` → `(max(-128, q(0)), min(127, q(6)))`.
+/// `Relu6` → `(max(-128, q(0)), min(127, q(6)))`, `Logistic` → `(-128, 127)`.
 ///
 /// ```
 /// use small_ir::{Activation, quant::{Quant, activation_range}};
@@ -649,6 +699,8 @@ pub const fn activation_range(act: Activation, out: Quant) -> (i8, i8) {
         Activation::None => (-128, 127),
         Activation::Relu => (clamp(q(0.0, out)), 127),
         Activation::Relu6 => (clamp(q(0.0, out)), clamp(q(6.0, out))),
+        // The rescale computes it (`Rescale::Logistic`); nothing to clamp.
+        Activation::Logistic => (-128, 127),
     }
 }
 

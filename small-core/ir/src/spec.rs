@@ -25,6 +25,10 @@ pub enum Activation {
     Relu,
     /// `min(max(x, 0), 6)`.
     Relu6,
+    /// `1 / (1 + e^-x)` ([`crate::math::logistic`]): TFLite's LOGISTIC as
+    /// a layer's activation. int8: the layer's requantization computes it
+    /// ([`crate::quant::Rescale::Logistic`]), no clamp.
+    Logistic,
 }
 
 impl Activation {
@@ -34,12 +38,14 @@ impl Activation {
     /// use small_ir::Activation;
     /// assert_eq!(Activation::Relu6.apply(7.5), 6.0);
     /// assert_eq!(Activation::Relu.apply(-1.0), 0.0);
+    /// assert_eq!(Activation::Logistic.apply(0.0), 0.5);
     /// ```
     pub fn apply(self, x: f32) -> f32 {
         match self {
             Activation::None => x,
             Activation::Relu => x.max(0.0),
             Activation::Relu6 => x.clamp(0.0, 6.0),
+            Activation::Logistic => crate::math::logistic(x),
         }
     }
 }

@@ -361,7 +361,8 @@ impl WeightSource for Generated {
     /// points that differ from layer to layer (edge values included), and
     /// per-channel double-rounding rescales of about `0.004 /
     /// sqrt(F_H F_W F_C)`, which keep most outputs inside the int8 range
-    /// rather than clamped; the clamp follows the declared activation. A
+    /// rather than clamped; the clamp follows the declared activation
+    /// (LOGISTIC: its requantization, output scale 1/256). A
     /// residual layer gets an ADD of fixed scales. The quantization of one
     /// layer does not match the next one's (each layer is checked alone,
     /// and a network of them still computes a well-defined result).
@@ -382,6 +383,7 @@ impl WeightSource for Generated {
             crate::Activation::None => (-128, 127),
             crate::Activation::Relu => (zp as i8, 127),
             crate::Activation::Relu6 => (zp as i8, (zp + 96).min(127) as i8),
+            crate::Activation::Logistic => (-128, 127),
         };
         // The f32 weights are in [-s, s), s = 2 / fan_in: scaled to int8.
         let taps = spec
@@ -405,7 +407,12 @@ impl WeightSource for Generated {
         let rescale = (0..channels)
             .map(|c| {
                 let r = base * (0.75 + 0.5 * ((c * 7 + layer.op) % 16) as f64 / 16.0);
-                Rescale::DoubleRounding(crate::ir::quant::Multiplier::from_real(r))
+                match spec.activation {
+                    // TFLite's LOGISTIC output scale, over a sum of
+                    // about 40 steps of `r` around zero.
+                    crate::Activation::Logistic => Rescale::logistic(r as f32 * 40.0, 1.0 / 256.0),
+                    _ => Rescale::DoubleRounding(crate::ir::quant::Multiplier::from_real(r)),
+                }
             })
             .collect();
         let (mut min, mut max) = range(output_zp);

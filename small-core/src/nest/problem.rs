@@ -187,6 +187,27 @@ impl<'a, E: Element> Problem<'a, E> {
         Ok(p)
     }
 
+    /// Zeroes the padding lanes of the output's last channel block, which
+    /// an activation that does not map 0 to 0 (LOGISTIC: 0.5) wrote; the
+    /// layout keeps them zero.
+    pub fn clear_padding_lanes(&self) {
+        let c = self.spec.out_channels();
+        let (first, pixels) = (c % CB, self.oh * self.ow);
+        if first == 0 {
+            return;
+        }
+        let last = (c / CB) * pixels * CB;
+        for px in 0..pixels {
+            for lane in first..CB {
+                // SAFETY: the output holds `ceil(c / CB)` blocks of
+                // `pixels` pixels (its length was checked in `new`: `oh x
+                // ow` is the plane, or one row of it), and nothing else
+                // writes it now: the kernels have returned.
+                unsafe { *self.out.add(last + px * CB + lane) = E::default() };
+            }
+        }
+    }
+
     /// The residual's pointer, null without one. In place it derives from
     /// the output's own pointer, so reads and writes share one provenance.
     pub(super) fn residual(&self) -> *const E {

@@ -80,6 +80,8 @@ pub fn layer(
 /// `gamma(n) * sum|terms|` of the exact value (Higham, recursive
 /// summation), so they differ by at most twice that. `sum|terms|` is the
 /// reference layer run on absolute values. Max layers must match exactly.
+/// A LOGISTIC activation scales the bound by its slope, 1/4, and adds its
+/// own evaluation's rounding.
 pub fn tolerances(
     spec: &LayerSpec,
     input: &[f32],
@@ -108,12 +110,20 @@ pub fn tolerances(
         abs_skip.as_deref(),
     )
     .expect("shape already accepted by the reference");
-    match spec.reduction {
+    let pre = match spec.reduction {
         Reduction::Max => alloc::vec![0.0; sums.len()],
         // An average is the sum times 1/count: one more rounding.
         Reduction::Fma | Reduction::Avg => sums
             .iter()
             .map(|s| 2.0 * (gamma + f32::EPSILON) * s + f32::MIN_POSITIVE)
             .collect(),
+    };
+    if spec.activation != crate::Activation::Logistic {
+        return pre;
     }
+    // LOGISTIC is 1/4-Lipschitz; each side evaluates it (`exp`, an add, a
+    // division: three roundings of values at most 1, each within an ulp
+    // of 1) on its own sum, so the results differ by a quarter of the
+    // sums' difference and at most 4 ulps of 1 more.
+    pre.iter().map(|t| t / 4.0 + 4.0 * f32::EPSILON).collect()
 }

@@ -49,7 +49,7 @@ mod elementwise;
 pub mod int8;
 #[cfg(feature = "alloc")]
 mod layer;
-pub(crate) mod math;
+pub(crate) use small_ir::math;
 mod pool;
 mod walk;
 

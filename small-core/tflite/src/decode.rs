@@ -266,14 +266,15 @@ impl Operator {
         self.inputs.get(i).copied().flatten()
     }
 
-    /// The fused activation as a small-rs [`Activation`] (for `RELU` and
-    /// `RELU6`, the operator itself): `None` when the operator has none
+    /// The fused activation as a small-rs [`Activation`] (for `RELU`,
+    /// `RELU6` and `LOGISTIC`, the operator itself): `None` when the operator has none
     /// (or no such option); an error for one small-rs cannot fuse
     /// (`TANH`, `RELU_N1_TO_1`, ...).
     pub fn activation(&self) -> Result<Activation, Error> {
         match self.kind {
             OpKind::Relu => return Ok(Activation::Relu),
             OpKind::Relu6 => return Ok(Activation::Relu6),
+            OpKind::Logistic => return Ok(Activation::Logistic),
             _ => {}
         }
         match self.options.fused_activation {

@@ -660,6 +660,7 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
         Activation::None => {}
         Activation::Relu => out.push(quote!(let zero = A::zero();)),
         Activation::Relu6 => out.push(quote!(let zero = A::zero(); let six = A::splat(6.0);)),
+        Activation::Logistic => {}
     }
     for ll in 0..columns {
         let mut col = Vec::new();
@@ -681,6 +682,9 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
                 Activation::None => {}
                 Activation::Relu => col.push(quote!(#c = A::max(#c, zero);)),
                 Activation::Relu6 => col.push(quote!(#c = A::min(A::max(#c, zero), six);)),
+                Activation::Logistic => {
+                    col.push(quote!(#c = A::map(#c, ::small_core::__rt::logistic);))
+                }
             }
             col.push(store_value(s, at_of("out"), &c));
         }

@@ -49,6 +49,12 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
             }),
         }
     });
+    // LOGISTIC maps the padding lanes' 0 to 0.5: zero them again.
+    let clear = if spec.activation == small_ir::Activation::Logistic {
+        quote!(p.clear_padding_lanes();)
+    } else {
+        quote!()
+    };
     let spec_const = spec_const(spec);
     let constructors = constructors(spec);
     let forward = forward(spec);
@@ -176,6 +182,7 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
                     #[allow(unreachable_patterns)]
                     other => return Err(::small_core::Error::ArchUnavailable { name: other.name() }),
                 }
+                #clear
                 Ok(())
             }
         }

@@ -88,7 +88,7 @@ impl<'m> Target<'m> {
         self.check("padding", spec.padding, padding, padding_name)
     }
 
-    /// A standalone ADD (RELU, RELU6, PAD) is the layer `fh = fw = fc = k
+    /// A standalone ADD (RELU, RELU6, PAD, LOGISTIC) is the layer `fh = fw = fc = k
     /// = 1`, `g = C`, stride 1, weight 1 and no bias, `residual` (not):
     /// its input plus the ADD's second input, then the activation; a
     /// PAD's padding is its amounts ([`Model::pad_amounts`]), the others
@@ -364,14 +364,31 @@ impl<'m> Target<'m> {
         }
     }
 
-    /// The int8 identity layer of a standalone ADD, RELU, RELU6 or PAD, all
+    /// The int8 identity layer of a standalone ADD, RELU, RELU6, PAD or
+    /// LOGISTIC, all
     /// weights one, of scale one. For ADD, its requantization (by exactly
     /// one) returns its input `x`, then TFLite's ADD of `x` and the
     /// second input; for RELU, LiteRT's requantization to the output's
     /// scale and the clamp.
     fn identity_i8(&self, qx: Quant, channels: usize) -> Result<Int8LayerWeights, LoadError> {
         let qy = self.quant("output", self.output_of(self.op)?)?;
-        let (rescale, out, (min, max), add) = if self.op.kind == OpKind::Pad {
+        let (rescale, out, (min, max), add) = if self.op.kind == OpKind::Logistic {
+            // LiteRT's table, entry by entry: `q - zp_in` through the
+            // logistic in `f32`; its output is quantized 1/256, -128.
+            if qy.scale != 1.0 / 256.0 || qy.zero_point != -128 {
+                return Err(self.mismatch(
+                    "LOGISTIC output quantization",
+                    "scale 1/256, zero point -128 (as TFLite requires)".into(),
+                    format!("{qy:?}"),
+                ));
+            }
+            (
+                Rescale::logistic(qx.scale, qy.scale),
+                qy,
+                (i8::MIN, i8::MAX),
+                None,
+            )
+        } else if self.op.kind == OpKind::Pad {
             // PAD copies: input and output are quantized alike
             // (`Model::pad_amounts`), the multiplier exactly 1.
             (
@@ -460,8 +477,9 @@ struct Resolved<'m> {
 enum Made {
     /// The file's weights.
     No,
-    /// A standalone ADD, RELU, RELU6 or PAD declared as a 1x1 depthwise
-    /// layer of weight 1 (`residual` for ADD, the PAD's padding for PAD).
+    /// A standalone ADD, RELU, RELU6, PAD or LOGISTIC declared as a 1x1
+    /// depthwise layer of weight 1 (`residual` for ADD, the PAD's padding
+    /// for PAD).
     Identity,
     /// An int8 MEAN over height and width declared as a depthwise layer
     /// over the whole plane, weight 1: the requantization is MEAN's.
@@ -490,7 +508,7 @@ fn resolve<'m>(
     let unit = |what: &'static str, v: Option<(usize, usize)>| target.check(what, (1, 1), v, hxw);
     if matches!(
         op.kind,
-        OpKind::Add | OpKind::Relu | OpKind::Relu6 | OpKind::Pad
+        OpKind::Add | OpKind::Relu | OpKind::Relu6 | OpKind::Pad | OpKind::Logistic
     ) {
         target.identity(spec)?;
         return Ok(Resolved {

@@ -1,9 +1,11 @@
-//! `sqrt` and `exp` for `f32` without `std`.
+//! `sqrt`, `exp` and `logistic` for `f32` without `std`.
 //!
 //! `core` has no `f32::sqrt` or `f32::exp` on the supported toolchains
 //! (rustc 1.95 / 1.96 report "no method named `sqrt` found for type `f32`"
-//! in a `#![no_std]` crate), so the oracle brings its own. They are used
-//! with and without `std`, so the oracle gives the same bits everywhere:
+//! in a `#![no_std]` crate), so small-rs brings its own. The reference
+//! layers and the generated kernels (a LOGISTIC activation) call the same
+//! functions with and without `std`, so they give the same bits
+//! everywhere:
 //!
 //! * [`sqrt`] is **correctly rounded** (the IEEE 754 result, the same bits
 //!   as `std`'s `f32::sqrt`): Newton's method in `f64`, then an exact
@@ -17,7 +19,7 @@
 
 /// Correctly rounded square root of `x` (NaN for negative `x` and NaN,
 /// `x` itself for ±0 and +∞).
-pub(crate) fn sqrt(x: f32) -> f32 {
+pub fn sqrt(x: f32) -> f32 {
     if x.is_nan() || x < 0.0 {
         return f32::NAN;
     }
@@ -59,7 +61,7 @@ pub(crate) fn sqrt(x: f32) -> f32 {
 
 /// `e^x`, within 0.5 ulp + 2^-45 relative of the exact value (+∞ above
 /// `ln(f32::MAX)`, 0 below `ln(2^-150)`, NaN for NaN).
-pub(crate) fn exp(x: f32) -> f32 {
+pub const fn exp(x: f32) -> f32 {
     if x.is_nan() {
         return x;
     }
@@ -83,15 +85,29 @@ pub(crate) fn exp(x: f32) -> f32 {
     // e^r = 1 + r (1 + r/2 (1 + r/3 (... (1 + r/13)))): the Taylor series
     // to degree 13 in Horner form; the first omitted term is below
     // 0.35^14 / 14! < 3e-18.
-    let mut p = 1.0f64;
-    for n in (1..=13).rev() {
+    let (mut p, mut n) = (1.0f64, 13);
+    while n >= 1 {
         p = 1.0 + r / n as f64 * p;
+        n -= 1;
     }
     // 2^k as an f64 (k in -151..=128 is in the normal f64 range); the
     // product is exact, and the cast rounds once (to a subnormal, 0 or +∞
     // as needed).
     let scale = f64::from_bits(((k + 1023) as u64) << 52);
     (p * scale) as f32
+}
+
+/// The logistic function `1 / (1 + e^-x)`, as TFLite's LOGISTIC
+/// computes it in `f32` (and fills its int8 table): [`exp`], one add,
+/// one division.
+///
+/// ```
+/// use small_ir::math::logistic;
+/// assert_eq!(logistic(0.0), 0.5);
+/// assert_eq!((logistic(-200.0), logistic(200.0)), (0.0, 1.0));
+/// ```
+pub const fn logistic(x: f32) -> f32 {
+    1.0 / (1.0 + exp(-x))
 }
 
 #[cfg(test)]
