@@ -6,8 +6,9 @@
 //! (`[H][W][C]`, TFLite's), never allocate, write into a caller-provided
 //! `out` slice, and follow TensorFlow / TFLite semantics:
 //!
-//! * **Padding** is [`Padding::dim`]'s (TensorFlow SAME / VALID: the extra
-//!   row or column of an odd SAME padding goes at the bottom / right).
+//! * **Padding** is [`Padding::height`]'s and [`Padding::width`]'s
+//!   (TensorFlow SAME / VALID: the extra row or column of an odd SAME
+//!   padding goes at the bottom / right; explicit: the given amounts).
 //!   Padded positions are never materialised: a convolution treats them as
 //!   0, a max pool ignores them, an average pool does not count them.
 //! * **Weight layouts** are TFLite's: `CONV_2D` filters are OHWI,
@@ -33,7 +34,7 @@
 //!    [`Error::Unsupported`];
 //! 2. channel counts that disagree → [`Error::ShapeMismatch`];
 //! 3. spatial sizes (empty input, input smaller than the filter under
-//!    VALID) → [`Error::InputTooSmall`], from [`Padding::dim`];
+//!    VALID) → [`Error::InputTooSmall`], from [`Padding::height`] / [`Padding::width`];
 //! 4. buffer lengths, in argument order (input, weights, bias, output) →
 //!    [`Error::BufferLength`].
 //!
@@ -152,7 +153,7 @@ impl Window {
     }
 
     /// Output height and width (with their padding) for an input of
-    /// `h x w`, from [`Padding::dim`] with `what` = `"height"` / `"width"`.
+    /// `h x w`, from [`Padding::height`] and [`Padding::width`].
     ///
     /// Errors: a zero filter size or stride → [`Error::Unsupported`]; an
     /// empty input or, under VALID, one smaller than the filter →
@@ -168,7 +169,7 @@ impl Window {
     /// ```
     pub fn dims(&self, h: usize, w: usize) -> Result<(Dim, Dim), Error> {
         self.validate()?;
-        // Padding::dim computes (out - 1) * s + f with (out - 1) * s < input,
+        // Padding::height computes (out - 1) * s + f with (out - 1) * s < input,
         // so input + f not overflowing keeps it from overflowing; it also
         // bounds every padded position `o * s + k` the layers compute.
         if h.checked_add(self.fh).is_none() {
@@ -240,7 +241,7 @@ fn at_least_one(what: &'static str, value: usize) -> Result<(), Error> {
 }
 
 /// Checks a shape for the layers without a channel-count parameter:
-/// height and width ≥ 1 ([`Error::InputTooSmall`], as [`Padding::dim`]
+/// height and width ≥ 1 ([`Error::InputTooSmall`], as [`Padding::height`]
 /// reports it) and channels ≥ 1 ([`Error::Unsupported`]).
 fn check_shape(shape: Shape) -> Result<(), Error> {
     at_least_one("channels", shape.c)?;

@@ -631,7 +631,7 @@ fn conv_errors() {
         conv2d(&x, shape, &w, None, g0, &mut out),
         unsupported("groups")
     );
-    // Empty image: reported by Padding::dim.
+    // Empty image: reported by Padding::height.
     assert_eq!(
         conv2d(&[], Shape { h: 0, w: 3, c: 1 }, &w, None, conv, &mut out),
         Err(Error::InputTooSmall {
