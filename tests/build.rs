@@ -4,7 +4,8 @@
 //!   `tests/codegen.rs`'s `tflite_model!` line reads them at compile time
 //!   (`../shared/models` beside the repository); without them that test
 //!   is left out of the build rather than failing it.
-//! * The weights of `data/tflite/every_op.tflite`, packed as a user's
+//! * The weights of `data/tflite/every_op.tflite` and of its int8 twin,
+//!   packed as a user's
 //!   build script packs them for a target without a heap or a file system
 //!   (`small_core::build::pack_tflite`); `tflite_graphs.rs` embeds them
 //!   with `small_core::packed_weights!` and runs the program on them.
@@ -16,9 +17,12 @@ fn main() {
     if std::path::Path::new(file).exists() {
         println!("cargo::rustc-cfg=small_shared_models");
     }
-    for arch in [small_core::Arch::Reference, small_core::Arch::CortexM4] {
-        if let Err(e) = small_core::build::pack_tflite("data/tflite/every_op.tflite", arch) {
-            panic!("small-tests build script: {e}");
+    for file in ["every_op", "every_op_int8"] {
+        for arch in [small_core::Arch::Reference, small_core::Arch::CortexM4] {
+            let path = format!("data/tflite/{file}.tflite");
+            if let Err(e) = small_core::build::pack_tflite(&path, arch) {
+                panic!("small-tests build script: {e}");
+            }
         }
     }
 }

@@ -544,8 +544,8 @@ fn generated_networks_are_current() {
 // ---- weights packed at build time ------------------------------------------
 
 /// `small_core::build::pack_program` (what a build script calls, knowing
-/// only the file) packs exactly what each f32 network's own `pack` does,
-/// for every arch: the tiles it derives are the `#[layer]`s'.
+/// only the file) packs exactly what each network's own `pack` does, f32
+/// and int8, for every arch: the tiles it derives are the `#[layer]`s'.
 #[test]
 fn a_build_script_packs_what_the_program_packs() {
     fn same<N: Network>() {
@@ -564,12 +564,55 @@ fn a_build_script_packs_what_the_program_packs() {
     same::<dscnn::DsCnn>();
     same::<ad::Autoencoder>();
     same::<vww::Vww>();
-    // An int8 program has no ahead-of-time buffer yet: a clear error.
-    if let Some(dir) = small_tests::models_dir() {
-        let file = File::from_file(dir.join("ad01_int8.tflite")).unwrap();
-        let e = small_core::build::pack_program(&file, small_core::Arch::Reference).unwrap_err();
-        assert!(e.to_string().contains("int8"), "{e}");
+    // int8: the words hold each layer's rows and tiles (`small_core::words`).
+    fn same_i8<N: Int8Network>() {
+        let Some(dir) = small_tests::models_dir() else {
+            return;
+        };
+        let file = File::from_file(dir.join(N::FILE)).unwrap();
+        for &arch in small_core::Arch::ALL {
+            let mut want = vec![0.0; N::packed_len(arch)];
+            N::pack(&file, arch, &mut want).unwrap();
+            let got = small_core::build::pack_program(&file, arch).unwrap();
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+            assert!(bits(&got) == bits(&want), "{} int8 on {}", N::NAME, arch.name());
+        }
     }
+    same_i8::<resnet8::int8::Resnet8>();
+    same_i8::<dscnn::int8::DsCnn>();
+    same_i8::<ad::int8::Autoencoder>();
+    same_i8::<vww::int8::Vww>();
+}
+
+/// An int8 network on words packed ahead of time (`from_packed`, as a
+/// firmware runs from flash) gives the bits it gives loaded from the
+/// file, on every arch the CPU has.
+#[test]
+fn int8_networks_run_from_packed_words_as_loaded() {
+    fn same<N: Int8Network>() {
+        let Some(dir) = small_tests::models_dir() else {
+            return;
+        };
+        let file = File::from_file(dir.join(N::FILE)).unwrap();
+        let x: Vec<i8> = (0..N::DIMS[0].elements())
+            .map(|i| (i * 7919 % 256) as u8 as i8)
+            .collect();
+        let mut want = vec![0i8; N::DIMS[N::OUTPUT].elements()];
+        let mut got = want.clone();
+        for arch in small_core::arch::available() {
+            let mut arena = vec![0i8; N::ARENA];
+            N::load(&file, arch).unwrap().infer(&mut arena, &x, &mut want).unwrap();
+            let mut words = vec![0.0; N::packed_len(arch)];
+            N::pack(&file, arch, &mut words).unwrap();
+            let net = N::from_packed(arch, Box::leak(words.into_boxed_slice())).unwrap();
+            net.infer(&mut arena, &x, &mut got).unwrap();
+            assert_eq!(got, want, "{} on {}", N::NAME, arch.name());
+        }
+    }
+    same::<resnet8::int8::Resnet8>();
+    same::<dscnn::int8::DsCnn>();
+    same::<ad::int8::Autoencoder>();
+    same::<vww::int8::Vww>();
 }
 
 // ---- tflite_model!: the same program, generated at compile time ------------

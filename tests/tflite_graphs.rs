@@ -314,6 +314,37 @@ mod from_the_macro {
     static PACKED_M4: [f32; EveryOp::packed_len(CortexM4)] =
         small_core::packed_weights!(EveryOp, CortexM4, "every_op.tflite");
 
+    // The int8 twin: words holding each layer's rows and tiles.
+    static PACKED_I8: [f32; EveryOpInt8::packed_len(Reference)] =
+        small_core::packed_weights!(EveryOpInt8, Reference, "every_op_int8.tflite");
+    static PACKED_I8_M4: [f32; EveryOpInt8::packed_len(CortexM4)] =
+        small_core::packed_weights!(EveryOpInt8, CortexM4, "every_op_int8.tflite");
+
+    /// int8: the words packed at build time are those `pack` writes, bit
+    /// for bit, and the program runs on them as loaded from the file.
+    #[test]
+    fn int8_weights_packed_at_build_time_run_as_loaded_ones() {
+        let file = File::parse(EveryOpInt8::FILE).unwrap();
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+        for (arch, packed) in [(Reference, &PACKED_I8[..]), (CortexM4, &PACKED_I8_M4[..])] {
+            let mut want = vec![0.0; EveryOpInt8::packed_len(arch)];
+            EveryOpInt8::pack(&file, arch, &mut want).unwrap();
+            assert!(bits(&want) == bits(packed), "{}: packed at build time", arch.name());
+        }
+        let q: Vec<i8> = (0..EveryOpInt8::DIMS[0].elements())
+            .map(|i| (i * 7919 % 256) as u8 as i8)
+            .collect();
+        let loaded = small_tests::run_program::<EveryOpInt8>(&file, Reference, &q);
+        let net = EveryOpInt8::from_packed(Reference, &PACKED_I8).unwrap();
+        let mut arena = vec![0; EveryOpInt8::ARENA];
+        EveryOpInt8::input(&mut arena)
+            .unwrap()
+            .fill_from_nhwc(&q)
+            .unwrap();
+        net.forward(&mut arena).unwrap();
+        assert_eq!(EveryOpInt8::output(&arena).unwrap().to_nhwc(), loaded);
+    }
+
     /// The weights packed at build time are those `pack` writes, for
     /// this arch and another, and the program runs on them as on weights
     /// loaded from the file: the same bits.

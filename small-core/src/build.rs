@@ -27,8 +27,8 @@
 //! The layers are those of `small_codegen::Program::from_file` (the
 //! mapping `tflite_model!` expands), each packed with the channel tile its
 //! `#[layer]` derives for `arch` (`small_ir::blocking::derive`, the
-//! model the macro runs). `f32` programs only: an `i8` program packs its
-//! layers when it loads them.
+//! model the macro runs). An `i8` layer's words hold its per-channel rows
+//! and its weight tiles ([`crate::words`]).
 
 use crate::load::tflite::Model;
 use crate::load::{LayerRef, LoadError, WeightSource};
@@ -48,31 +48,35 @@ fn tile(arch: Arch, spec: &crate::LayerSpec) -> usize {
 /// layer after layer: what the program's `pack` writes, and its
 /// `from_packed` takes. `arch` need not run here.
 ///
-/// Errors: a file `small-codegen` cannot map, or an `i8` one →
-/// [`LoadError::Unsupported`]; weights that do not match their layers →
-/// the loader's error.
+/// Errors: a file `small-codegen` cannot map → [`LoadError::Unsupported`];
+/// weights that do not match their layers → the loader's error.
 pub fn pack_program(file: &Model, arch: Arch) -> Result<Vec<f32>, LoadError> {
     let program =
         small_codegen::Program::from_file(file).map_err(|e| unsupported(e.to_string()))?;
-    if program.dtype == Dtype::I8 {
-        return Err(unsupported(
-            "an int8 program packs its layers when it loads them (no ahead-of-time buffer yet)"
-                .into(),
-        ));
-    }
     let mut out = Vec::new();
     for (l, names) in program.layers.iter().zip(program.names()) {
         // A concatenation has no weights.
         let Some(spec) = &l.spec else { continue };
         let tc = tile(arch, spec);
         let at = out.len();
-        out.resize(at + checked_packed_len(spec, tc)?, 0.0);
         let layer = LayerRef {
             name: leak(names.field),
             op: l.op,
         };
-        let w = file.layer(layer, spec)?;
-        crate::pack::pack(spec, tc, w.filter(), w.bias.as_deref(), &mut out[at..])?;
+        match program.dtype {
+            Dtype::F32 => {
+                out.resize(at + checked_packed_len(spec, tc)?, 0.0);
+                let w = file.layer(layer, spec)?;
+                crate::pack::pack(spec, tc, w.filter(), w.bias.as_deref(), &mut out[at..])?;
+            }
+            Dtype::I8 => {
+                // An `i8` layer's words: its rows, then its tiles
+                // (`small_core::words`).
+                out.resize(at + crate::__rt::packed_len_i8(spec, tc), 0.0);
+                let w = file.layer_i8(layer, l.out_op, spec)?;
+                crate::__rt::pack_i8_words(spec, tc, arch, &w, &mut out[at..])?;
+            }
+        }
     }
     Ok(out)
 }

@@ -52,6 +52,7 @@ pub mod reference;
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub mod threads;
 mod weights;
+pub mod words;
 
 pub use arch::Arch;
 pub use arch_defs::{self, CB};

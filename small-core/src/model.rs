@@ -648,7 +648,8 @@ pub trait Model: Sized {
     ) -> Result<Self, crate::load::LoadError>;
 
     /// Packs every layer's weights from `source` for `arch` (which need
-    /// not run here) into `out` ([`Self::packed_len`] elements), the buffer
+    /// not run here) into `out` ([`Self::packed_len`] words: an `i8`
+    /// layer's hold its rows and tiles, [`crate::words`]), the buffer
     /// [`Self::from_packed`] takes.
     #[cfg(feature = "alloc")]
     #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
@@ -669,7 +670,7 @@ pub trait Model: Sized {
         reference_run(source, Self::LAYERS, Self::DIMS, input_nhwc)
     }
 
-    /// `f32`s of all layers' packed weights for `arch` (0 if the layers
+    /// Words of all layers' packed weights for `arch` (0 if the layers
     /// were not generated for it).
     fn packed_len(arch: Arch) -> usize;
 
@@ -1005,7 +1006,7 @@ macro_rules! model {
                 }
             }
 
-            $crate::model!(@packing [$($dt)?] $name; $( $field : $ty @ $op ),+);
+            $crate::model!(@packing [$($dt)?] $name; $( $field : $ty @ $op [$($out_op)?] ),+);
 
             // For generic callers: the inherent items above (which take
             // precedence in `Self::` paths), behind one trait.
@@ -1071,14 +1072,16 @@ macro_rules! model {
             }
         };
     };
-    (@packing [] $name:ident; $( $field:ident : $ty:ident @ $op:literal ),+) => {
+    (@packing [$($dt:ident)?] $name:ident; $( $field:ident : $ty:ident @ $op:literal [$($out_op:literal)?] ),+) => {
         impl $name {
             $crate::__rt::if_alloc! {
                     /// Packs every layer's weights from `source` for `arch` into
-                    /// `out` ([`Self::packed_len`]`(arch)` elements), layer after
+                    /// `out` ([`Self::packed_len`]`(arch)` words), layer after
                     /// layer: the buffer [`Self::from_packed`] takes. `arch` need
                     /// not run here: a build script packs a microcontroller's
-                    /// weights on the host and embeds them in its flash.
+                    /// weights on the host and embeds them in its flash. (An
+                    /// `i8` layer's words hold its rows and tiles:
+                    /// [`small_core::words`]($crate::words).)
                     pub fn pack<W: $crate::load::WeightSource + ?Sized>(
                         source: &W,
                         arch: $crate::Arch,
@@ -1087,23 +1090,19 @@ macro_rules! model {
                         $crate::__rt::check_len("packed model weights", Self::packed_len(arch), out.len())?;
                         let mut at = 0;
                         $(
-                            $crate::model!(@pack $ty, source, arch, out, at, stringify!($field), $op);
+                            $crate::model!(
+                                @pack $ty, source, arch, out, at, stringify!($field), $op,
+                                $crate::model!(@or $($out_op)? ; $op)
+                            );
                         )+
                         let _ = at;
                         source.check_wiring(Self::DIMS.len(), &Self::LAYERS)
                     }
 
-                    /// The network on the reference layers (NHWC, weights from
-                    /// `source`): every tensor, indexed like [`Self::DIMS`].
-                    pub fn reference<W: $crate::load::WeightSource + ?Sized>(
-                        source: &W,
-                        input_nhwc: &[f32],
-                    ) -> Result<$crate::__rt::Vec<$crate::__rt::Vec<f32>>, $crate::load::LoadError> {
-                        $crate::model::reference_run(source, &Self::LAYERS, &Self::DIMS, input_nhwc)
-                    }
+                    $crate::model!(@reference [$($dt)?]);
                 }
 
-                /// `f32`s of all layers' packed weights for `arch` (0 if the
+                /// Words of all layers' packed weights for `arch` (0 if the
                 /// layers were not generated for it), for sizing static storage.
                 pub const fn packed_len(arch: $crate::Arch) -> usize {
                     0 $( + $crate::model!(@packed_len $ty, arch) )+
@@ -1122,52 +1121,31 @@ macro_rules! model {
                     Ok(net)
                 }
 
-
-                /// `f32`s of packed weights and biases, all layers.
+                /// Words of packed weights and per-channel data, all layers.
                 pub fn packed_weights(&self) -> usize {
                     Self::packed_len(self.arch())
                 }
         }
     };
-    // An `i8` network packs its layers when it loads them: it has no
-    // ahead-of-time buffer (`f32` weights) to pack into or run from.
-    (@packing [i8] $name:ident; $( $field:ident : $ty:ident @ $op:literal ),+) => {
-        impl $name {
-            $crate::__rt::if_alloc! {
-                /// Not for an `i8` network: its layers pack when [`Self::load`]
-                /// reads them (an error).
-                pub fn pack<W: $crate::load::WeightSource + ?Sized>(
-                    _source: &W,
-                    _arch: $crate::Arch,
-                    _out: &mut [f32],
-                ) -> Result<(), $crate::load::LoadError> {
-                    Err($crate::__rt::no_ahead_of_time_i8().into())
-                }
-
-                /// Not for an `i8` network (an error): the `f32` reference
-                /// layers run `f32` networks only.
-                pub fn reference<W: $crate::load::WeightSource + ?Sized>(
-                    _source: &W,
-                    _input_nhwc: &[f32],
-                ) -> Result<$crate::__rt::Vec<$crate::__rt::Vec<f32>>, $crate::load::LoadError> {
-                    Err($crate::__rt::no_ahead_of_time_i8().into())
-                }
-            }
-
-            /// 0: an `i8` network has no ahead-of-time `f32` buffer.
-            pub const fn packed_len(_arch: $crate::Arch) -> usize {
-                0
-            }
-
-            /// Not for an `i8` network (an error): see [`Self::pack`].
-            pub fn from_packed(_arch: $crate::Arch, _packed: &'static [f32]) -> Result<Self, $crate::Error> {
-                Err($crate::__rt::no_ahead_of_time_i8())
-            }
-
-            /// Packed weights and per-channel data, in `f32`s (bytes / 4).
-            pub fn packed_weights(&self) -> usize {
-                self.weight_bytes().div_ceil(4)
-            }
+    (@reference []) => {
+        /// The network on the reference layers (NHWC, weights from
+        /// `source`): every tensor, indexed like [`Self::DIMS`].
+        pub fn reference<W: $crate::load::WeightSource + ?Sized>(
+            source: &W,
+            input_nhwc: &[f32],
+        ) -> Result<$crate::__rt::Vec<$crate::__rt::Vec<f32>>, $crate::load::LoadError> {
+            $crate::model::reference_run(source, &Self::LAYERS, &Self::DIMS, input_nhwc)
+        }
+    };
+    (@reference [i8]) => {
+        /// Not for an `i8` network (an error): the `f32` reference layers
+        /// run `f32` networks only (`small_core::model::reference_run_i8`
+        /// runs the `i8` ones).
+        pub fn reference<W: $crate::load::WeightSource + ?Sized>(
+            _source: &W,
+            _input_nhwc: &[f32],
+        ) -> Result<$crate::__rt::Vec<$crate::__rt::Vec<f32>>, $crate::load::LoadError> {
+            Err($crate::__rt::no_f32_reference_i8().into())
         }
     };
     // One line form, two kinds: a layer (`Type`) or a concatenation
@@ -1210,14 +1188,13 @@ macro_rules! model {
     (@load $t:ident, $source:ident, $arch:ident, $name:expr, $op:expr, $out_op:expr) => {
         $t::__load($source, $crate::load::LayerRef { name: $name, op: $op }, $out_op, $arch)?
     };
-    (@pack concat, $source:ident, $arch:ident, $out:ident, $at:ident, $name:expr, $op:expr) => {
+    (@pack concat, $source:ident, $arch:ident, $out:ident, $at:ident, $name:expr, $op:expr, $out_op:expr) => {
         ()
     };
-    (@pack $t:ident, $source:ident, $arch:ident, $out:ident, $at:ident, $name:expr, $op:expr) => {{
+    (@pack $t:ident, $source:ident, $arch:ident, $out:ident, $at:ident, $name:expr, $op:expr, $out_op:expr) => {{
         let n = $t::packed_len($arch);
         let r = $crate::load::LayerRef { name: $name, op: $op };
-        let w = $source.layer(r, &$t::SPEC)?;
-        $t::pack_for($arch, w.filter(), w.bias.as_deref(), &mut $out[$at..$at + n])?;
+        $t::__pack($source, r, $out_op, $arch, &mut $out[$at..$at + n])?;
         $at += n;
     }};
     (@packed_len concat, $arch:ident) => { 0 };

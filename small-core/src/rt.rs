@@ -214,10 +214,103 @@ pub fn missing_add(layer: crate::load::LayerRef) -> crate::load::LoadError {
     }
 }
 
-/// The error of ahead-of-time packing asked of an `i8` network.
-pub fn no_ahead_of_time_i8() -> Error {
+/// Weight tiles of an `i8` layer for channel tiles of `tc` (0 without
+/// weights).
+const fn tiles_len_i8(spec: &LayerSpec, tc: usize) -> usize {
+    if spec.has_weights() {
+        small_ir::geometry::packed_len(spec, tc) - small_ir::geometry::out_padded(spec)
+    } else {
+        0
+    }
+}
+
+/// Words ([`crate::words`]) of an `i8` layer packed ahead of time for
+/// channel tiles of `tc`: its per-channel rows, one word each, then its
+/// weight tiles, four per word.
+pub const fn packed_len_i8(spec: &LayerSpec, tc: usize) -> usize {
+    small_ir::geometry::acc_len(spec) + tiles_len_i8(spec, tc).div_ceil(4)
+}
+
+/// Packs an `i8` layer's weights `w` for `arch` into the words `out`
+/// ([`packed_len_i8`]), with the layer's blocking for `arch` in `list`.
+/// `arch` need not run here.
+#[cfg(feature = "alloc")]
+pub fn pack_i8_for(
+    spec: &LayerSpec,
+    list: &'static [Blocking],
+    arch: Arch,
+    w: &crate::load::Int8LayerWeights,
+    out: &mut [f32],
+) -> Result<(), Error> {
+    pack_i8_words(spec, blocking_of(list, arch)?.tc, arch, w, out)
+}
+
+/// Packs an `i8` layer's weights `w` for channel tiles of `tc` on `arch`
+/// into the words `out` ([`packed_len_i8`]): a layer with weights as
+/// [`crate::pack::pack_i8`] with `arch`'s dot product, a pool as
+/// [`crate::pack::pack_i8_clamp`].
+#[cfg(feature = "alloc")]
+pub fn pack_i8_words(
+    spec: &LayerSpec,
+    tc: usize,
+    arch: Arch,
+    w: &crate::load::Int8LayerWeights,
+    out: &mut [f32],
+) -> Result<(), Error> {
+    crate::check_len("packed weights", packed_len_i8(spec, tc), out.len())?;
+    let (acc, tiles) = out.split_at_mut(small_ir::geometry::acc_len(spec));
+    let (acc, tiles) = (
+        crate::words::as_i32_mut(acc),
+        &mut crate::words::as_i8_mut(tiles)[..tiles_len_i8(spec, tc)],
+    );
+    if !spec.has_weights() {
+        return pack_i8_clamp(spec, w.min, w.max, acc);
+    }
+    if spec.residual && w.add.is_none() {
+        return Err(Error::Unsupported {
+            what: "residual i8 layer",
+            detail: "its weights hold no ADD quantization",
+        });
+    }
+    let m = &arch.params().machine;
+    pack_i8(
+        spec,
+        tc,
+        m.int8_dot,
+        m.int8_x_offset,
+        w.filter(),
+        w.bias.as_deref(),
+        &w.requant(),
+        w.add.as_ref(),
+        acc,
+        tiles,
+    )
+}
+
+/// An `i8` layer's weights [`pack_i8_for`] packed for `arch`, borrowed for
+/// the program's lifetime (flash): no copy. Only the length can be
+/// checked: words packed for another layer give wrong outputs, never an
+/// out-of-bounds read (the kernels index by the layer's shape, within
+/// these lengths).
+pub fn from_packed_i8(
+    spec: &LayerSpec,
+    list: &'static [Blocking],
+    arch: Arch,
+    packed: &'static [f32],
+) -> Result<Int8Weights, Error> {
+    let b = blocking_for(list, arch)?;
+    crate::check_len("packed weights", packed_len_i8(spec, b.tc), packed.len())?;
+    let (acc, tiles) = packed.split_at(small_ir::geometry::acc_len(spec));
+    Ok(Int8Weights::Static {
+        acc: crate::words::as_i32(acc),
+        tiles: &crate::words::as_i8(tiles)[..tiles_len_i8(spec, b.tc)],
+    })
+}
+
+/// The error of the `f32` reference run asked of an `i8` network.
+pub fn no_f32_reference_i8() -> Error {
     Error::Unsupported {
-        what: "ahead-of-time packing of an i8 network",
-        detail: "i8 layers pack when `load` reads them; packing to flash is the int8-mcu work",
+        what: "f32 reference run of an i8 network",
+        detail: "`reference` runs f32 networks; `small_core::model::reference_run_i8` runs i8 ones",
     }
 }

@@ -94,8 +94,8 @@ impl Conv3x3 {
             None => &Self::BLOCKING[0],
         }
     }
-    /// Length of the packed weight buffer for `arch` (0 without weights),
-    /// for sizing static storage.
+    /// Length of the packed weight buffer for `arch` in words (0
+    /// without weights), for sizing static storage.
     pub const fn packed_len(arch: ::small_core::Arch) -> usize {
         let mut i = 0;
         while i < Self::BLOCKING.len() {
@@ -167,9 +167,21 @@ impl Conv3x3 {
             out,
         )
     }
-    /// The layer on weights [`Self::pack_for`] packed for `arch`, borrowed
-    /// for the program's lifetime (flash on a microcontroller): no copy,
-    /// no allocation. The length is checked.
+    ::small_core::__rt::if_alloc! {
+        #[doc = r" Packs the layer's weights from `source` for `arch` into `out`"] #[doc
+        = r" ([`Self::packed_len`]`(arch)` words), as `model!`'s `pack`"] #[doc =
+        r" does for each layer (`out_op`: the operator writing its"] #[doc =
+        r" output). `arch` need not run here."] #[doc(hidden)] pub fn __pack < W :
+        ::small_core::load::WeightSource + ? Sized > (source : & W, layer :
+        ::small_core::load::LayerRef, out_op : usize, arch : ::small_core::Arch, out : &
+        mut [f32],) -> Result < (), ::small_core::load::LoadError > { let _ = out_op; let
+        w = source.layer(layer, & Self::SPEC) ?; Ok(Self::pack_for(arch, w.filter(), w
+        .bias.as_deref(), out) ?) }
+    }
+    /// The layer on weights packed for `arch` ([`Self::packed_len`]
+    /// words, as a `model!`'s `pack` writes them), borrowed for the
+    /// program's lifetime (flash on a microcontroller): no copy, no
+    /// allocation. The length is checked.
     pub fn from_packed(
         arch: ::small_core::Arch,
         packed: &'static [f32],

@@ -94,6 +94,21 @@ impl Conv3x3I8 {
             None => &Self::BLOCKING[0],
         }
     }
+    /// Length of the packed weight buffer for `arch` in words (0
+    /// without weights), for sizing static storage.
+    pub const fn packed_len(arch: ::small_core::Arch) -> usize {
+        let mut i = 0;
+        while i < Self::BLOCKING.len() {
+            if Self::BLOCKING[i].arch as usize == arch as usize {
+                return ::small_core::__rt::packed_len_i8(
+                    &Self::SPEC,
+                    Self::BLOCKING[i].tc,
+                );
+            }
+            i += 1;
+        }
+        0
+    }
     /// Output `(height, width)` for an input of `h x w`.
     pub fn output_shape(
         h: usize,
@@ -118,6 +133,33 @@ impl Conv3x3I8 {
         ::small_core::__rt::blocking_for(Self::BLOCKING, arch) ?; let weights =
         ::small_core::__rt::pack_i8_owned(& Self::SPEC, b, filter, bias, q, None) ?;
         Ok(Self { arch, weights }) }
+    }
+    ::small_core::__rt::if_alloc! {
+        #[doc = r" Packs the layer's weights from `source` for `arch` into `out`"] #[doc
+        = r" ([`Self::packed_len`]`(arch)` words), as `model!`'s `pack`"] #[doc =
+        r" does for each layer (`out_op`: the operator writing its"] #[doc =
+        r" output). `arch` need not run here."] #[doc(hidden)] pub fn __pack < W :
+        ::small_core::load::WeightSource + ? Sized > (source : & W, layer :
+        ::small_core::load::LayerRef, out_op : usize, arch : ::small_core::Arch, out : &
+        mut [f32],) -> Result < (), ::small_core::load::LoadError > { let w = source
+        .layer_i8(layer, out_op, & Self::SPEC) ?; Ok(::small_core::__rt::pack_i8_for(&
+        Self::SPEC, Self::BLOCKING, arch, & w, out) ?) }
+    }
+    /// The layer on weights packed for `arch` ([`Self::packed_len`]
+    /// words, as a `model!`'s `pack` writes them), borrowed for the
+    /// program's lifetime (flash on a microcontroller): no copy, no
+    /// allocation. The length is checked.
+    pub fn from_packed(
+        arch: ::small_core::Arch,
+        packed: &'static [f32],
+    ) -> Result<Self, ::small_core::Error> {
+        let weights = ::small_core::__rt::from_packed_i8(
+            &Self::SPEC,
+            Self::BLOCKING,
+            arch,
+            packed,
+        )?;
+        Ok(Self { arch, weights })
     }
     /// Bytes of this layer's packed weights and per-channel data.
     pub fn weight_bytes(&self) -> usize {

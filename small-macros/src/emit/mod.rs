@@ -495,20 +495,23 @@ fn forward(spec: &LayerSpec) -> TokenStream {
     }
 }
 
-/// `packed_len`, `pack_for` and `from_packed`: weights packed ahead of
-/// time (`f32` layers; `i8` ones pack at construction for now).
+/// `packed_len`, `pack_for` (`f32`), `__pack` and `from_packed`: weights
+/// packed ahead of time into words ([`small_core::words`]: an `i8`
+/// layer's rows and tiles share one `f32` buffer with the `f32` layers'
+/// weights).
 fn packing(spec: &LayerSpec) -> (TokenStream, TokenStream) {
-    if spec.dtype == Dtype::I8 {
-        return (quote!(), quote!());
-    }
+    let (len_fn, from_fn) = match spec.dtype {
+        Dtype::F32 => (quote!(packed_len), quote!(from_packed)),
+        Dtype::I8 => (quote!(packed_len_i8), quote!(from_packed_i8)),
+    };
     let len = quote! {
-        /// Length of the packed weight buffer for `arch` (0 without weights),
-        /// for sizing static storage.
+        /// Length of the packed weight buffer for `arch` in words (0
+        /// without weights), for sizing static storage.
         pub const fn packed_len(arch: ::small_core::Arch) -> usize {
             let mut i = 0;
             while i < Self::BLOCKING.len() {
                 if Self::BLOCKING[i].arch as usize == arch as usize {
-                    return ::small_core::__rt::packed_len(&Self::SPEC, Self::BLOCKING[i].tc);
+                    return ::small_core::__rt::#len_fn(&Self::SPEC, Self::BLOCKING[i].tc);
                 }
                 i += 1;
             }
@@ -516,27 +519,64 @@ fn packing(spec: &LayerSpec) -> (TokenStream, TokenStream) {
         }
 
     };
+    let (pack_for, pack_body) = match spec.dtype {
+        Dtype::F32 => (
+            quote! {
+                /// Packs `filter` for `arch` into `out`, which must hold
+                /// [`Self::packed_len`]`(arch)` elements. `arch` need not run on this
+                /// CPU: a build script packs a microcontroller's weights this way.
+                pub fn pack_for(
+                    arch: ::small_core::Arch,
+                    filter: ::small_core::Filter<'_, f32>,
+                    bias: Option<&[f32]>,
+                    out: &mut [f32],
+                ) -> Result<(), ::small_core::Error> {
+                    ::small_core::__rt::pack_for(&Self::SPEC, Self::BLOCKING, arch, filter, bias, out)
+                }
+            },
+            quote! {
+                let _ = out_op;
+                let w = source.layer(layer, &Self::SPEC)?;
+                Ok(Self::pack_for(arch, w.filter(), w.bias.as_deref(), out)?)
+            },
+        ),
+        Dtype::I8 => (
+            quote!(),
+            quote! {
+                let w = source.layer_i8(layer, out_op, &Self::SPEC)?;
+                Ok(::small_core::__rt::pack_i8_for(&Self::SPEC, Self::BLOCKING, arch, &w, out)?)
+            },
+        ),
+    };
     let pack = quote! {
-        /// Packs `filter` for `arch` into `out`, which must hold
-        /// [`Self::packed_len`]`(arch)` elements. `arch` need not run on this
-        /// CPU: a build script packs a microcontroller's weights this way.
-        pub fn pack_for(
-            arch: ::small_core::Arch,
-            filter: ::small_core::Filter<'_, f32>,
-            bias: Option<&[f32]>,
-            out: &mut [f32],
-        ) -> Result<(), ::small_core::Error> {
-            ::small_core::__rt::pack_for(&Self::SPEC, Self::BLOCKING, arch, filter, bias, out)
+        #pack_for
+
+        ::small_core::__rt::if_alloc! {
+            /// Packs the layer's weights from `source` for `arch` into `out`
+            /// ([`Self::packed_len`]`(arch)` words), as `model!`'s `pack`
+            /// does for each layer (`out_op`: the operator writing its
+            /// output). `arch` need not run here.
+            #[doc(hidden)]
+            pub fn __pack<W: ::small_core::load::WeightSource + ?Sized>(
+                source: &W,
+                layer: ::small_core::load::LayerRef,
+                out_op: usize,
+                arch: ::small_core::Arch,
+                out: &mut [f32],
+            ) -> Result<(), ::small_core::load::LoadError> {
+                #pack_body
+            }
         }
 
-        /// The layer on weights [`Self::pack_for`] packed for `arch`, borrowed
-        /// for the program's lifetime (flash on a microcontroller): no copy,
-        /// no allocation. The length is checked.
+        /// The layer on weights packed for `arch` ([`Self::packed_len`]
+        /// words, as a `model!`'s `pack` writes them), borrowed for the
+        /// program's lifetime (flash on a microcontroller): no copy, no
+        /// allocation. The length is checked.
         pub fn from_packed(
             arch: ::small_core::Arch,
             packed: &'static [f32],
         ) -> Result<Self, ::small_core::Error> {
-            let weights = ::small_core::__rt::from_packed(&Self::SPEC, Self::BLOCKING, arch, packed)?;
+            let weights = ::small_core::__rt::#from_fn(&Self::SPEC, Self::BLOCKING, arch, packed)?;
             Ok(Self { arch, weights })
         }
     };
