@@ -30,8 +30,9 @@ pub const fn f32s_from_le<const N: usize, const B: usize>(bytes: &[u8; B]) -> [f
 /// [`Arch`](crate::Arch) variant), which the build script wrote from
 /// `$file` with `small_core::build::pack_tflite($file, Arch::$arch)`: a
 /// `[f32; $net::packed_len(Arch::$arch)]`, for a `static` that
-/// `$net::from_packed` borrows. A file of another length (another program
-/// or arch) is a compile error.
+/// `$net::from_packed` borrows (an int8 program's words hold its layers'
+/// rows and tiles: [`crate::words`]). A file of another length (another
+/// program or arch) is a compile error.
 ///
 /// ```ignore
 /// small_core::tflite_model!(pub Net = "model.tflite");
