@@ -575,7 +575,12 @@ fn a_build_script_packs_what_the_program_packs() {
             N::pack(&file, arch, &mut want).unwrap();
             let got = small_core::build::pack_program(&file, arch).unwrap();
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-            assert!(bits(&got) == bits(&want), "{} int8 on {}", N::NAME, arch.name());
+            assert!(
+                bits(&got) == bits(&want),
+                "{} int8 on {}",
+                N::NAME,
+                arch.name()
+            );
         }
     }
     same_i8::<resnet8::int8::Resnet8>();
@@ -601,7 +606,10 @@ fn int8_networks_run_from_packed_words_as_loaded() {
         let mut got = want.clone();
         for arch in small_core::arch::available() {
             let mut arena = vec![0i8; N::ARENA];
-            N::load(&file, arch).unwrap().infer(&mut arena, &x, &mut want).unwrap();
+            N::load(&file, arch)
+                .unwrap()
+                .infer(&mut arena, &x, &mut want)
+                .unwrap();
             let mut words = vec![0.0; N::packed_len(arch)];
             N::pack(&file, arch, &mut words).unwrap();
             let net = N::from_packed(arch, Box::leak(words.into_boxed_slice())).unwrap();

@@ -329,7 +329,11 @@ mod from_the_macro {
         for (arch, packed) in [(Reference, &PACKED_I8[..]), (CortexM4, &PACKED_I8_M4[..])] {
             let mut want = vec![0.0; EveryOpInt8::packed_len(arch)];
             EveryOpInt8::pack(&file, arch, &mut want).unwrap();
-            assert!(bits(&want) == bits(packed), "{}: packed at build time", arch.name());
+            assert!(
+                bits(&want) == bits(packed),
+                "{}: packed at build time",
+                arch.name()
+            );
         }
         let q: Vec<i8> = (0..EveryOpInt8::DIMS[0].elements())
             .map(|i| (i * 7919 % 256) as u8 as i8)

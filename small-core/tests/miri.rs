@@ -548,3 +548,31 @@ fn concatenation_in_a_model() -> Result<(), Box<dyn std::error::Error>> {
     assert!(Blocked::from_buffer(cat.dims(), cat.as_slice()).is_ok());
     Ok(())
 }
+
+/// An int8 network on words packed ahead of time (`from_packed`: its
+/// layers read their rows and tiles in place through
+/// `small_core::words`) gives the bits of the network loaded from the
+/// same source.
+#[test]
+fn int8_model_from_packed_words() -> Result<(), Box<dyn std::error::Error>> {
+    // Reachable from a static for the program's lifetime: `from_packed`
+    // borrows it `'static`, and Miri counts it as no leak.
+    static WORDS: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
+    let source = Generated { seed: 6 };
+    let mut words = vec![0.0; CatI8::packed_len(ARCH)];
+    CatI8::pack(&source, ARCH, &mut words)?;
+    let packed = CatI8::from_packed(ARCH, WORDS.get_or_init(|| words))?;
+    let loaded = CatI8::load(&source, ARCH)?;
+    let mut rng = Rng::new(9);
+    let input: Vec<i8> = (0..CatI8::DIMS[0].elements())
+        .map(|_| (rng.unit() * 128.0) as i8)
+        .collect();
+    let run = |net: &CatI8| -> Result<Vec<i8>, Error> {
+        let mut arena = vec![0x55i8; CatI8::ARENA];
+        CatI8::input(&mut arena)?.fill_from_nhwc(&input)?;
+        net.forward(&mut arena)?;
+        Ok(CatI8::output(&arena)?.to_nhwc())
+    };
+    assert_eq!(run(&packed)?, run(&loaded)?);
+    Ok(())
+}
