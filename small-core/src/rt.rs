@@ -287,7 +287,7 @@ pub fn pack_i8_words(
     )
 }
 
-/// An `i8` layer's weights [`pack_i8_for`] packed for `arch`, borrowed for
+/// An `i8` layer's weights `pack_i8_for` packed for `arch`, borrowed for
 /// the program's lifetime (flash): no copy. Only the length can be
 /// checked: words packed for another layer give wrong outputs, never an
 /// out-of-bounds read (the kernels index by the layer's shape, within
