@@ -247,7 +247,8 @@ pub fn pack_i8_for(
 
 /// Packs an `i8` layer's weights `w` for channel tiles of `tc` on `arch`
 /// into the words `out` ([`packed_len_i8`]): a layer with weights as
-/// [`crate::pack::pack_i8`] with `arch`'s dot product, a pool as
+/// [`crate::pack::pack_i8`] with `arch`'s dot product (which refuses a
+/// residual layer without its ADD), a pool as
 /// [`crate::pack::pack_i8_clamp`].
 #[cfg(feature = "alloc")]
 pub fn pack_i8_words(
@@ -265,12 +266,6 @@ pub fn pack_i8_words(
     );
     if !spec.has_weights() {
         return pack_i8_clamp(spec, w.min, w.max, acc);
-    }
-    if spec.residual && w.add.is_none() {
-        return Err(Error::Unsupported {
-            what: "residual i8 layer",
-            detail: "its weights hold no ADD quantization",
-        });
     }
     let m = &arch.params().machine;
     pack_i8(

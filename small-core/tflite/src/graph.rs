@@ -115,27 +115,25 @@ impl Model {
         // `op`'s own padding on the padded plane.
         let (ph, pw) = (h + top + bottom, w + left + right);
         let (oh, ow) = (own.height(ph, fh, sh).ok()?, own.width(pw, fw, sw).ok()?);
-        let padding = Padding::Explicit {
-            top: top + oh.before,
-            bottom: bottom + oh.after,
-            left: left + ow.before,
-            right: right + ow.after,
-        };
+        let sums = [
+            top + oh.before,
+            bottom + oh.after,
+            left + ow.before,
+            right + ow.after,
+        ];
         let (same_h, same_w) = (
             Padding::Same.height(h, fh, sh).ok()?,
             Padding::Same.width(w, fw, sw).ok()?,
         );
-        let sums = |d: small_ir::Dim| (d.before, d.after);
-        let is_same = (
-            padding.height(h, fh, sh).ok().map(sums),
-            padding.width(w, fw, sw).ok().map(sums),
-        ) == (Some(sums(same_h)), Some(sums(same_w)));
-        let padding = if is_same {
-            Padding::Same
-        } else if padding.is_none(fh, fw) {
-            Padding::Valid
-        } else {
-            padding
+        let padding = match sums {
+            s if s == [same_h.before, same_h.after, same_w.before, same_w.after] => Padding::Same,
+            [0, 0, 0, 0] => Padding::Valid,
+            [top, bottom, left, right] => Padding::Explicit {
+                top,
+                bottom,
+                left,
+                right,
+            },
         };
         Some((x, padding))
     }

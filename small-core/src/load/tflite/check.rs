@@ -365,56 +365,48 @@ impl<'m> Target<'m> {
     }
 
     /// The int8 identity layer of a standalone ADD, RELU, RELU6, PAD or
-    /// LOGISTIC, all
-    /// weights one, of scale one. For ADD, its requantization (by exactly
-    /// one) returns its input `x`, then TFLite's ADD of `x` and the
-    /// second input; for RELU, LiteRT's requantization to the output's
-    /// scale and the clamp.
+    /// LOGISTIC, all weights one, of scale one. For ADD, its
+    /// requantization (by exactly one) returns its input `x`, then
+    /// TFLite's ADD of `x` and the second input; PAD copies the same way;
+    /// for RELU, LiteRT's requantization to the output's scale and the
+    /// clamp; for LOGISTIC, LiteRT's table as the requantization.
     fn identity_i8(&self, qx: Quant, channels: usize) -> Result<Int8LayerWeights, LoadError> {
         let qy = self.quant("output", self.output_of(self.op)?)?;
-        let (rescale, out, (min, max), add) = if self.op.kind == OpKind::Logistic {
-            // LiteRT's table, entry by entry: `q - zp_in` through the
-            // logistic in `f32`; its output is quantized 1/256, -128.
-            if qy.scale != 1.0 / 256.0 || qy.zero_point != -128 {
-                return Err(self.mismatch(
-                    "LOGISTIC output quantization",
-                    "scale 1/256, zero point -128 (as TFLite requires)".into(),
-                    format!("{qy:?}"),
-                ));
+        let full = (i8::MIN, i8::MAX);
+        let (rescale, out, (min, max), add) = match self.op.kind {
+            OpKind::Logistic => {
+                // LiteRT's table, entry by entry: `q - zp_in` through the
+                // logistic in `f32`; its output is quantized 1/256, -128.
+                if qy.scale != 1.0 / 256.0 || qy.zero_point != -128 {
+                    return Err(self.mismatch(
+                        "LOGISTIC output quantization",
+                        "scale 1/256, zero point -128 (as TFLite requires)".into(),
+                        format!("{qy:?}"),
+                    ));
+                }
+                (Rescale::logistic(qx.scale, qy.scale), qy, full, None)
             }
-            (
-                Rescale::logistic(qx.scale, qy.scale),
-                qy,
-                (i8::MIN, i8::MAX),
-                None,
-            )
-        } else if self.op.kind == OpKind::Pad {
-            // PAD copies: input and output are quantized alike
-            // (`Model::pad_amounts`), the multiplier exactly 1.
-            (
-                Rescale::conv(qx.scale, 1.0, qx.scale),
-                qx,
-                (i8::MIN, i8::MAX),
-                None,
-            )
-        } else if self.op.kind == OpKind::Add {
-            let skip = self.tensor("ADD input 2", 1)?;
-            let q2 = self.quant("ADD input 2", skip)?;
-            let params = AddParams::new(qx, q2, qy, self.op.activation()?);
-            // A multiplier of exactly 1 (`x * 1 / x`): the ADD's input.
-            (
-                Rescale::conv(qx.scale, 1.0, qx.scale),
-                qx,
-                (i8::MIN, i8::MAX),
-                Some(params),
-            )
-        } else {
-            // LiteRT's RELU / RELU6: `input_scale / output_scale` in
-            // float, then doubled, the double-rounding multiply, the clamp.
-            let real = (qx.scale / qy.scale) as f64;
-            let rescale = Rescale::DoubleRounding(Multiplier::from_real(real));
-            let range = activation_range(self.op.activation()?, qy);
-            (rescale, qy, range, None)
+            // A multiplier of exactly 1 (`x * 1 / x`): the input itself,
+            // which PAD writes (input and output quantized alike:
+            // `Model::pad_amounts`) and ADD adds to its second input.
+            OpKind::Pad | OpKind::Add => {
+                let add = if self.op.kind == OpKind::Add {
+                    let q2 = self.quant("ADD input 2", self.tensor("ADD input 2", 1)?)?;
+                    Some(AddParams::new(qx, q2, qy, self.op.activation()?))
+                } else {
+                    None
+                };
+                (Rescale::conv(qx.scale, 1.0, qx.scale), qx, full, add)
+            }
+            _ => {
+                // LiteRT's RELU / RELU6: `input_scale / output_scale` in
+                // float, then doubled, the double-rounding multiply, the
+                // clamp.
+                let real = (qx.scale / qy.scale) as f64;
+                let rescale = Rescale::DoubleRounding(Multiplier::from_real(real));
+                let range = activation_range(self.op.activation()?, qy);
+                (rescale, qy, range, None)
+            }
         };
         Ok(Int8LayerWeights {
             weights: alloc::vec![1; channels],
