@@ -8,8 +8,8 @@
 //! Tiny models directory has the network's file, else the built-in
 //! weights and input of the host tests.
 
-use crate::golden::{models_dir, read_f32};
-use crate::models::Network;
+use crate::golden::{models_dir, read_f32, read_i8};
+use crate::models::{Int8Network, Network};
 use small_core::LayerSpec;
 use small_core::load::tflite;
 use small_core::load::{Generated, LayerRef, LayerWeights, LoadError, WeightSource};
@@ -54,7 +54,11 @@ pub struct Case {
 /// Golden input of each trained network: KWS's is the real sample
 /// (`kws_sample_input_int8.bin`), the others the first.
 fn golden_input<N: Network>() -> usize {
-    if N::NAME == "ds-cnn" { 8 } else { 0 }
+    golden_input_of(N::NAME)
+}
+
+fn golden_input_of(name: &str) -> usize {
+    if name == "ds-cnn" { 8 } else { 0 }
 }
 
 /// The case of network `N`, with the models directory looked up from the
@@ -92,4 +96,56 @@ pub fn case<N: Network>(repo: &Path) -> Result<Case, String> {
 /// Little-endian bytes of `v`: how the build script embeds `f32`s.
 pub fn le_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// One int8 inference the firmware runs: always the trained file (an
+/// int8 network's weights carry their quantization, which built-in
+/// weights would have to invent) and LiteRT's golden input and output.
+pub struct CaseI8 {
+    /// The trained int8 model.
+    pub model: Box<tflite::Model>,
+    /// The NHWC int8 input.
+    pub input: Vec<i8>,
+    /// LiteRT's int8 output for it (NHWC).
+    pub golden: Vec<i8>,
+    /// What it is, for people: weights and input.
+    pub what: String,
+    /// The files it was read from.
+    pub files: Vec<PathBuf>,
+}
+
+/// The int8 case of network `N` (same golden input as [`case`]), with the
+/// models directory looked up from the repository root `repo`; an error
+/// naming the directory when its file is not there.
+pub fn case_i8<N: Int8Network>(repo: &Path) -> Result<CaseI8, String> {
+    let dir = models_dir(repo);
+    let path = dir.join(N::FILE);
+    if !path.exists() {
+        return Err(format!(
+            "the int8 {} image needs the trained {} in the MLPerf Tiny models directory {} \
+             (set SMALL_MODELS)",
+            N::NAME,
+            N::FILE,
+            dir.display()
+        ));
+    }
+    let model = tflite::Model::from_file(&path).map_err(|e| e.to_string())?;
+    let n = golden_input_of(N::NAME);
+    let golden = dir.join(format!("{}.golden", N::FILE.trim_end_matches(".tflite")));
+    let (input, output) = (
+        golden.join(format!("{n}.input.bin")),
+        golden.join(format!("{n}.output.bin")),
+    );
+    Ok(CaseI8 {
+        model: Box::new(model),
+        input: read_i8(&input)?,
+        golden: read_i8(&output)?,
+        what: format!("trained weights ({}), golden input {n}", N::FILE),
+        files: vec![path, input, output],
+    })
+}
+
+/// The bytes of `v`: how the build script embeds `i8`s.
+pub fn i8_bytes(v: &[i8]) -> Vec<u8> {
+    v.iter().map(|&x| x as u8).collect()
 }

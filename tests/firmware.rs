@@ -4,8 +4,10 @@
 //! `scripts/test`'s `firmware` stage builds one firmware image per network,
 //! runs each under `qemu-system-arm` (mps2-an386) and leaves in
 //! `SMALL_FIRMWARE_DIR` its ELF (`<net>.elf`), what it printed
-//! (`<net>.out`) and the instructions of one inference (`<net>.insn`,
-//! from the QEMU plugin). This test then runs the same case
+//! (`<net>.out`) and the instructions and estimated cycles of one
+//! inference (`<net>.cyc`, from the QEMU plugin `cycle_window`). An int8
+//! image (`<net>-int8`) must equal the host's int8 reference and
+//! LiteRT's golden output byte for byte. This test then runs the same case
 //! (`small_examples::firmware::case`: the same weights and input) on the
 //! host's reference layers and requires every output of the firmware to
 //! be within the bound propagated through the network
@@ -17,10 +19,12 @@
 //! takes Debian's cross toolchain, which the stage provides.
 
 use small_core::Blocked;
-use small_core::model::reference_run;
+use small_core::load::tflite;
+use small_core::model::{reference_run, reference_run_i8};
+use small_core::reference::int8;
 use small_examples::check::{Propagation, argmax, bounds, first_mismatch, max_diff};
 use small_examples::firmware::{self, Case, Weights};
-use small_examples::models::{Head, Network, ad, dscnn, resnet8, sweep, vww};
+use small_examples::models::{Head, Int8Network, Network, ad, dscnn, resnet8, sweep, vww};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -33,18 +37,45 @@ const RAM_ORIGIN: u32 = 0x2000_0000;
 /// What one firmware image printed and takes.
 struct Run {
     name: &'static str,
+    int8: bool,
     what: String,
-    max_diff: f32,
+    /// How the output compared with the host.
+    max_diff: String,
     summary: String,
     tiles: Vec<String>,
     weights: usize,
     arena: usize,
     stack: usize,
     size: Sizes,
-    instructions: Option<u64>,
-    /// TensorFlow Lite Micro, float32 reference kernels, on the same board
-    /// (shared/TOOLCHAINS.md), millions of instructions.
-    tflm: &'static str,
+    /// Instructions and the Cortex-M4 cycle estimate of one inference
+    /// (the QEMU plugin's window), if counted.
+    counts: Option<Counts>,
+    /// What TensorFlow Lite Micro takes for the same network on the same
+    /// emulator: the anchor of the report.
+    tflm: Tflm,
+}
+
+/// Instructions and estimated cycles of one inference.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Counts {
+    instructions: u64,
+    cycles: u64,
+}
+
+/// TensorFlow Lite Micro on the same emulator (issue #23's anchors,
+/// `shared/tools/qemu-insn-window`): float32 reference kernels
+/// (instructions only), or int8 with CMSIS-NN (instructions, estimated
+/// cycles, arena bytes).
+#[derive(Debug, Clone, Copy)]
+enum Tflm {
+    F32 {
+        instructions: &'static str,
+    },
+    Int8 {
+        instructions: f64,
+        cycles: f64,
+        arena: f64,
+    },
 }
 
 #[test]
@@ -55,12 +86,30 @@ fn firmware_matches_host() {
     };
     let dir = Path::new(&dir);
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let runs = [
-        image::<dscnn::DsCnn>(dir, &repo, "dscnn", "34.5–38.0"),
-        image::<ad::Autoencoder>(dir, &repo, "ad", "1.36"),
-        image::<resnet8::Resnet8>(dir, &repo, "resnet8", "85.8–99.9"),
-        image::<vww::Vww>(dir, &repo, "vww", "78.8–86.3"),
+    let f32 = |instructions| Tflm::F32 { instructions };
+    let cmsis = |instructions, cycles, arena| Tflm::Int8 {
+        instructions,
+        cycles,
+        arena,
+    };
+    let mut runs = vec![
+        image::<dscnn::DsCnn>(dir, &repo, "dscnn", f32("34.5–38.0")),
+        image::<ad::Autoencoder>(dir, &repo, "ad", f32("1.36")),
+        image::<resnet8::Resnet8>(dir, &repo, "resnet8", f32("85.8–99.9")),
+        image::<vww::Vww>(dir, &repo, "vww", f32("78.8–86.3")),
     ];
+    // The int8 images need the trained files: the stage builds them only
+    // when the models directory has them (it says so when not).
+    if dir.join("dscnn-int8.out").exists() || std::env::var_os("CI").is_some() {
+        runs.extend([
+            image_i8::<dscnn::int8::DsCnn>(dir, &repo, "dscnn-int8", cmsis(7.70, 9.82, 22.8)),
+            image_i8::<ad::int8::Autoencoder>(dir, &repo, "ad-int8", cmsis(0.58, 0.74, 2.6)),
+            image_i8::<resnet8::int8::Resnet8>(dir, &repo, "resnet8-int8", cmsis(29.9, 40.2, 55.0)),
+            image_i8::<vww::int8::Vww>(dir, &repo, "vww-int8", cmsis(24.1, 31.0, 100.7)),
+        ]);
+    } else {
+        println!("note: no int8 images (no MLPerf Tiny models when the stage ran)");
+    }
     let ok: Vec<&Run> = runs.iter().filter_map(|r| r.as_ref().ok()).collect();
     let mut report = report(&ok);
     let sweep = sweep(dir, &repo);
@@ -89,7 +138,7 @@ fn image<N: Network>(
     dir: &Path,
     repo: &Path,
     image: &'static str,
-    tflm: &'static str,
+    tflm: Tflm,
 ) -> Result<Run, String> {
     let out = read_output(dir, image)?;
     let [net] = &out[..] else {
@@ -108,29 +157,139 @@ fn image<N: Network>(
             argmax(golden)
         ));
     }
-    let read = |ext: &str| {
-        let p = dir.join(format!("{image}.{ext}"));
-        std::fs::read(&p).map_err(|e| format!("{image}: cannot read {}: {e}", p.display()))
-    };
-    let instructions = match read("insn") {
-        Ok(b) => {
-            Some(parse_insn(&String::from_utf8_lossy(&b)).map_err(|e| format!("{image}: {e}"))?)
-        }
-        Err(_) => None,
-    };
+    let (size, counts) = measured(dir, image)?;
     Ok(Run {
         name: N::NAME,
+        int8: false,
         what: case.what,
-        max_diff: y.1,
+        max_diff: format!("max |firmware - host reference| {:.2e}", y.1),
         summary: net.summary.clone().unwrap_or_default(),
         tiles: net.tiles.clone(),
         weights: net.weights,
         arena: net.arena,
         stack: net.stack,
-        size: Sizes::of_elf(&read("elf")?).map_err(|e| format!("{image}.elf: {e}"))?,
-        instructions,
+        size,
+        counts,
         tflm,
     })
+}
+
+/// The image of one int8 MLPerf Tiny network: its output equal, byte for
+/// byte, to the host's int8 reference layers and to LiteRT's golden
+/// output; its size and counts read.
+fn image_i8<N: Int8Network>(
+    dir: &Path,
+    repo: &Path,
+    image: &'static str,
+    tflm: Tflm,
+) -> Result<Run, String> {
+    let out = read_output(dir, image)?;
+    let [net] = &out[..] else {
+        return Err(format!(
+            "{image}: {} networks in the output, expected 1",
+            out.len()
+        ));
+    };
+    let case = firmware::case_i8::<N>(repo)?;
+    let what = format!("{} int8 on cortex_m4: {}", N::NAME, case.what);
+    if net.case != what {
+        return Err(format!(
+            "{image}: the firmware ran `{}` but the host has `{what}` (rebuild it with the same SMALL_MODELS)",
+            net.case
+        ));
+    }
+    let values = reference_run_i8(&*case.model, N::LAYERS, N::DIMS, &case.input)
+        .map_err(|e| format!("{image}: reference: {e}"))?;
+    let want = &values[N::OUTPUT];
+    // LiteRT's output is after the SOFTMAX head the network leaves to its
+    // caller: apply LiteRT's int8 SOFTMAX to the firmware's logits.
+    let head = softmax_head(&case.model).map_err(|e| format!("{image}: {e}"))?;
+    let probabilities = match &head {
+        Some(p) => {
+            let mut y = vec![0i8; net.q.len()];
+            int8::softmax(&net.q, net.q.len(), p, &mut y)
+                .map_err(|e| format!("{image}: softmax: {e}"))?;
+            y
+        }
+        None => net.q.clone(),
+    };
+    for (whose, got, w) in [
+        ("the host's int8 reference", &net.q, want),
+        ("LiteRT's golden output", &probabilities, &case.golden),
+    ] {
+        if got != w {
+            let i = got.iter().zip(w.iter()).position(|(a, b)| a != b);
+            return Err(format!(
+                "{image}: output differs from {whose}: {got:?} against {w:?}, first difference at {i:?}"
+            ));
+        }
+    }
+    let (size, counts) = measured(dir, image)?;
+    Ok(Run {
+        name: N::NAME,
+        int8: true,
+        what: case.what,
+        max_diff: format!(
+            "{} outputs equal to the host reference and LiteRT",
+            want.len()
+        ),
+        summary: format!("class {}", argmax_i8(&net.q)),
+        tiles: net.tiles.clone(),
+        weights: net.weights,
+        arena: net.arena,
+        stack: net.stack,
+        size,
+        counts,
+        tflm,
+    })
+}
+
+/// LiteRT's int8 SOFTMAX when the model ends in one (its parameters from
+/// the operator and its input's scale).
+fn softmax_head(model: &tflite::Model) -> Result<Option<int8::SoftmaxParams>, String> {
+    let Some(op) = model
+        .operators()
+        .last()
+        .filter(|o| o.kind == tflite::OpKind::Softmax)
+    else {
+        return Ok(None);
+    };
+    let scale = op
+        .input(0)
+        .and_then(|t| model.tensor(t))
+        .and_then(|t| t.quantization.as_ref())
+        .and_then(|q| q.scales.first().copied())
+        .ok_or("the SOFTMAX input has no scale")?;
+    int8::SoftmaxParams::new(op.options.beta.unwrap_or(1.0), scale)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// The largest value's index.
+fn argmax_i8(v: &[i8]) -> usize {
+    let mut best = 0;
+    for (i, x) in v.iter().enumerate() {
+        if *x > v[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+/// The ELF's sizes and, if the plugin ran, the counts of image `image`.
+fn measured(dir: &Path, image: &str) -> Result<(Sizes, Option<Counts>), String> {
+    let read = |ext: &str| {
+        let p = dir.join(format!("{image}.{ext}"));
+        std::fs::read(&p).map_err(|e| format!("{image}: cannot read {}: {e}", p.display()))
+    };
+    let counts = match read("cyc") {
+        Ok(b) => {
+            Some(parse_counts(&String::from_utf8_lossy(&b)).map_err(|e| format!("{image}: {e}"))?)
+        }
+        Err(_) => None,
+    };
+    let size = Sizes::of_elf(&read("elf")?).map_err(|e| format!("{image}.elf: {e}"))?;
+    Ok((size, counts))
 }
 
 /// The kernel sweep image: every small network's output checked. Returns
@@ -235,6 +394,8 @@ struct Section {
     y: Vec<f32>,
     /// Every layer's output, blocked layout (the sweep prints them).
     layers: Vec<Vec<f32>>,
+    /// An int8 network's output, NHWC (`q` lines).
+    q: Vec<i8>,
     summary: Option<String>,
     /// `layer O_wbxTC` per layer.
     tiles: Vec<String>,
@@ -256,6 +417,7 @@ fn parse(text: &str) -> Result<Vec<Section>, String> {
                 case: c.to_string(),
                 y: Vec::new(),
                 layers: Vec::new(),
+                q: Vec::new(),
                 summary: None,
                 tiles: Vec::new(),
                 weights: usize::MAX,
@@ -300,6 +462,18 @@ fn parse(text: &str) -> Result<Vec<Section>, String> {
                 let bits = u32::from_str_radix(w, 16).map_err(|e| format!("`{w}`: {e}"))?;
                 v.push(f32::from_bits(bits));
             }
+        } else if let Some(rest) = line.strip_prefix("q ") {
+            let mut words = rest.split_whitespace();
+            let first: usize = number(words.next(), "value index")?;
+            if first != s.q.len() {
+                return Err(format!(
+                    "line `{line}`: index {first}, expected {}",
+                    s.q.len()
+                ));
+            }
+            for w in words {
+                s.q.push(number(Some(w), "int8 value")?);
+            }
         } else if let Some(b) = line.strip_prefix("blocking ") {
             s.tiles.push(b.to_string());
         } else if line.starts_with("class ") || line.starts_with("reconstruction ") {
@@ -330,13 +504,20 @@ fn number<T: std::str::FromStr>(w: Option<&str>, what: &str) -> Result<T, String
         .ok_or_else(|| format!("missing or bad {what}"))
 }
 
-/// Instructions of the first window of the QEMU plugin's output
-/// (`window 0 <n>`).
-fn parse_insn(text: &str) -> Result<u64, String> {
-    text.lines()
+/// Instructions and estimated cycles of the first window of the QEMU
+/// plugin's output (`cycle_window`: `window 0 <instructions> <cycles>
+/// <cycles with load pairing>`). The report quotes the plain estimate,
+/// as issue #23's anchors do.
+fn parse_counts(text: &str) -> Result<Counts, String> {
+    let line = text
+        .lines()
         .find_map(|l| l.strip_prefix("window 0 "))
-        .ok_or_else(|| format!("no `window 0` line in the instruction count: {text:?}"))
-        .and_then(|n| number(Some(n.trim()), "instruction count"))
+        .ok_or_else(|| format!("no `window 0` line in the plugin's output: {text:?}"))?;
+    let mut w = line.split_whitespace();
+    Ok(Counts {
+        instructions: number(w.next(), "instruction count")?,
+        cycles: number(w.next(), "cycle estimate")?,
+    })
 }
 
 /// Bytes of an image by where they live.
@@ -401,7 +582,8 @@ fn kib(b: usize) -> String {
     format!("{:.1}", b as f64 / 1024.0)
 }
 
-/// The size report: each image beside the Nano 33 BLE's budget.
+/// The size report: each image beside the Nano 33 BLE's budget and
+/// TensorFlow Lite Micro on the same emulator.
 fn report(runs: &[&Run]) -> String {
     let mut r = String::new();
     let _ = writeln!(
@@ -413,9 +595,12 @@ fn report(runs: &[&Run]) -> String {
     );
     let _ = writeln!(
         r,
-        "| network | weights (flash) | flash total | arena | stack | RAM total | fits the Nano 33 BLE | instructions / inference | TFLM f32 (same board) |"
+        "| network | type | weights (flash) | flash total | arena | stack | RAM total | fits the Nano 33 BLE | instructions | est. cycles | TFLM, same emulator | small-rs / TFLM |"
     );
-    let _ = writeln!(r, "|---|---:|---:|---:|---:|---:|---|---:|---:|");
+    let _ = writeln!(
+        r,
+        "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|"
+    );
     for x in runs {
         let ram = x.size.data + x.size.bss + x.stack;
         let fits = match (x.size.flash() <= NANO_FLASH, ram <= NANO_RAM) {
@@ -435,13 +620,43 @@ fn report(runs: &[&Run]) -> String {
                 format!("**no**: {}", why.join(", "))
             }
         };
-        let insn = x
-            .instructions
-            .map_or("not counted".into(), |n| format!("{:.2} M", n as f64 / 1e6));
+        let mega = |n: u64| format!("{:.2} M", n as f64 / 1e6);
+        let (insn, cycles) = x
+            .counts
+            .map_or(("not counted".into(), "not counted".into()), |c| {
+                (mega(c.instructions), mega(c.cycles))
+            });
+        let (tflm, ratio) = match (x.tflm, x.counts) {
+            (Tflm::F32 { instructions }, c) => (
+                format!("{instructions} M instructions (reference kernels)"),
+                c.map_or(String::new(), |_| "see instructions".into()),
+            ),
+            (
+                Tflm::Int8 {
+                    instructions,
+                    cycles,
+                    arena,
+                },
+                c,
+            ) => (
+                format!(
+                    "CMSIS-NN: {instructions:.2} M instructions, {cycles:.2} M cycles, arena {arena:.1} KB"
+                ),
+                c.map_or(String::new(), |c| {
+                    format!(
+                        "instructions {:.2}x, cycles {:.2}x, arena {:.2}x",
+                        c.instructions as f64 / (instructions * 1e6),
+                        c.cycles as f64 / (cycles * 1e6),
+                        x.arena as f64 / (arena * 1e3)
+                    )
+                }),
+            ),
+        };
         let _ = writeln!(
             r,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} M |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             x.name,
+            if x.int8 { "int8" } else { "f32" },
             kib(x.weights),
             kib(x.size.flash()),
             kib(x.arena),
@@ -449,20 +664,25 @@ fn report(runs: &[&Run]) -> String {
             kib(ram),
             fits,
             insn,
-            x.tflm
+            cycles,
+            tflm,
+            ratio
         );
     }
     let _ = writeln!(
         r,
         "\nflash total = code + constants + weights + initialized data; RAM total = data + bss \
          (the arena) + stack high-water. Instructions are QEMU guest instructions between \
-         `mark_start` and `mark_stop` (a relative cost, not cycles)."
+         `mark_start` and `mark_stop`; est. cycles weight them by the Cortex-M4 TRM's timings \
+         (shared/tools/qemu-insn-window/cycle_window.c, no wait states). TFLM's arena is in KB \
+         of 1000 bytes, as measured."
     );
     for x in runs {
         let _ = writeln!(
             r,
-            "- {}: {}; {}; max |firmware - host reference| {:.2e}; tiles (O_wb x TC): {}",
+            "- {}{}: {}; {}; {}; tiles (O_wb x TC): {}",
             x.name,
+            if x.int8 { " int8" } else { "" },
             x.what,
             x.summary,
             x.max_diff,
@@ -494,8 +714,20 @@ fn output_parses_and_rejects() {
     assert!(parse(&good.replacen("memory", "mem", 1)).is_err());
     assert!(parse(&format!("{good}error: arena too small\n")).is_err());
     assert!(parse("y 0 00000000\nok\n").is_err());
-    assert_eq!(parse_insn("window 0 1234\ntotal 99\n"), Ok(1234));
-    assert!(parse_insn("total 99\n").is_err());
+    let int8 = "small-rs firmware: ad int8 on cortex_m4: x\nq 0 -128 5 127\nq 3 0\n\
+                memory: weights 8 B (flash), arena 4 B, stack high-water 100 B\nok\n";
+    assert_eq!(parse(int8).unwrap()[0].q, [-128, 5, 127, 0]);
+    assert!(parse(&int8.replace("q 3", "q 4")).is_err());
+    assert!(parse(&int8.replace("127", "128")).is_err());
+    assert_eq!(
+        parse_counts("window 0 1234 2000 1900\ntotal 99\n"),
+        Ok(Counts {
+            instructions: 1234,
+            cycles: 2000
+        })
+    );
+    assert!(parse_counts("total 99\n").is_err());
+    assert!(parse_counts("window 0 1234\n").is_err());
 }
 
 #[test]

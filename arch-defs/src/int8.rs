@@ -26,7 +26,16 @@
 //! code that gives the same bits.
 
 use crate::Simd;
-use small_ir::quant::{Rescale, clamp_i8, output, rounding_average, row};
+use small_ir::quant::{
+    Multiplier, Rescale, clamp_i8, multiply_by_quantized_multiplier, output, rounding_average, row,
+};
+
+/// The first rescale word of [`Rescale::DoubleRounding`].
+const DOUBLE_ROUNDING: i32 = Rescale::DoubleRounding(Multiplier {
+    multiplier: 0,
+    shift: 0,
+})
+.to_words()[0];
 
 /// Integer dot-product and output-stage primitives of `Int8<A>`.
 ///
@@ -241,6 +250,17 @@ pub(crate) unsafe fn requantize_scalar<A: Dot + ?Sized>(
 unsafe fn lane_output(acc: i32, lane: *const i32, stride: usize) -> i8 {
     // SAFETY: the caller guarantees the rows.
     let at = |r: usize| unsafe { lane.add(r * stride).read() };
+    let kind = at(row::RESCALE);
+    if kind == DOUBLE_ROUNDING || kind == row::STEPPED {
+        // Every convolution of a TFLite model: inline, no variant decode
+        // (the same arithmetic as `output`'s, which has every variant).
+        let v = multiply_by_quantized_multiplier(acc, at(row::RESCALE + 1), at(row::RESCALE + 2));
+        return clamp_i8(
+            v.wrapping_add(at(row::ZERO_POINT)),
+            at(row::MIN),
+            at(row::MAX),
+        );
+    }
     let words = [at(row::RESCALE), at(row::RESCALE + 1), at(row::RESCALE + 2)];
     output(
         acc,
@@ -350,6 +370,44 @@ pub(crate) unsafe fn clamp_scalar<A: Dot + ?Sized>(
 /// the portable form every arch's integer kernels are checked against.
 macro_rules! scalar_int8 {
     ($arch:ty) => {
+        $crate::int8::scalar_int8_simd!($arch);
+
+        impl $crate::Dot for $crate::Int8<$arch> {
+            $crate::int8::rows_at_stages!();
+            $crate::int8::mac_in_self!();
+            const DOT: usize = 1;
+            const X_OFFSET: i32 = 0;
+            type X = i32;
+            type W = i32;
+            #[inline(always)]
+            unsafe fn group(p: *const i8) -> i32 {
+                // SAFETY: the caller guarantees `p` is valid for one read.
+                i32::from(unsafe { p.read() })
+            }
+            #[inline(always)]
+            unsafe fn weights(p: *const i8) -> i32 {
+                // SAFETY: as `group`.
+                i32::from(unsafe { p.read() })
+            }
+            #[inline(always)]
+            unsafe fn dot(acc: i32, x: i32, w: i32) -> i32 {
+                acc.wrapping_add(x.wrapping_mul(w))
+            }
+            #[inline(always)]
+            unsafe fn widen(p: *const i8) -> i32 {
+                // SAFETY: as `group`.
+                i32::from(unsafe { p.read() })
+            }
+        }
+    };
+}
+pub(crate) use scalar_int8;
+
+/// The [`Simd`] part of [`scalar_int8`]: one `i32` lane. An arch with a
+/// scalar integer core and its own [`Dot`] (Cortex-M4's DSP extension)
+/// uses it alone.
+macro_rules! scalar_int8_simd {
+    ($arch:ty) => {
         /// The `i8` element type on a scalar arch: each element widened to
         /// one `i32` accumulator, which wraps as TFLite's `int32` does.
         impl $crate::Simd for $crate::Int8<$arch> {
@@ -400,37 +458,9 @@ macro_rules! scalar_int8 {
                 a.wrapping_mul(b)
             }
         }
-
-        impl $crate::Dot for $crate::Int8<$arch> {
-            $crate::int8::rows_at_stages!();
-            $crate::int8::mac_in_self!();
-            const DOT: usize = 1;
-            const X_OFFSET: i32 = 0;
-            type X = i32;
-            type W = i32;
-            #[inline(always)]
-            unsafe fn group(p: *const i8) -> i32 {
-                // SAFETY: the caller guarantees `p` is valid for one read.
-                i32::from(unsafe { p.read() })
-            }
-            #[inline(always)]
-            unsafe fn weights(p: *const i8) -> i32 {
-                // SAFETY: as `group`.
-                i32::from(unsafe { p.read() })
-            }
-            #[inline(always)]
-            unsafe fn dot(acc: i32, x: i32, w: i32) -> i32 {
-                acc.wrapping_add(x.wrapping_mul(w))
-            }
-            #[inline(always)]
-            unsafe fn widen(p: *const i8) -> i32 {
-                // SAFETY: as `group`.
-                i32::from(unsafe { p.read() })
-            }
-        }
     };
 }
-pub(crate) use scalar_int8;
+pub(crate) use scalar_int8_simd;
 
 /// Checks of an arch's `Int8` primitives against the scalar definition.
 #[cfg(test)]

@@ -20,6 +20,12 @@ pub const MACHINE: Machine = Machine {
     broadcast_from_memory: false,
     int8_dot: 1,
     int8_x_offset: 0,
+    // i8 lives in the same vector registers, one per operand; the f32
+    // latency stands in for the dot product's (the blocking is measured).
+    int8_regs: 32,
+    int8_operand_regs: 1,
+    int8_latency: 4,
+    int8_load_cost: 1,
 };
 
 /// Always available.

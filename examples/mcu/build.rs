@@ -1,11 +1,12 @@
-//! Packs the weights of each network of the image for cortex_m4 on the host (small-core's
+//! Packs the weights of each network of the image (f32, or int8 with
+//! the `int8` feature) for cortex_m4 on the host (small-core's
 //! `pack`, the same code the host runs) and writes them, with the input,
 //! as little-endian `f32` files the firmware embeds in flash; and puts
 //! `memory.x` where `cortex-m-rt`'s `link.x` finds it.
 
 use small_core::Arch;
-use small_examples::firmware::{self, le_bytes};
-use small_examples::models::{Network, ad, dscnn, resnet8, sweep, vww};
+use small_examples::firmware::{self, i8_bytes, le_bytes};
+use small_examples::models::{Int8Network, Network, ad, dscnn, resnet8, sweep, vww};
 use std::path::{Path, PathBuf};
 
 fn main() {
@@ -22,7 +23,13 @@ fn main() {
         .filter(|f| feature(f))
         .collect();
     let repo = here.join("../..");
+    let int8 = feature("INT8");
     let result = match chosen[..] {
+        ["DSCNN"] if int8 => emit_i8::<dscnn::int8::DsCnn>(&repo, &out),
+        ["AD"] if int8 => emit_i8::<ad::int8::Autoencoder>(&repo, &out),
+        ["RESNET8"] if int8 => emit_i8::<resnet8::int8::Resnet8>(&repo, &out),
+        ["VWW"] if int8 => emit_i8::<vww::int8::Vww>(&repo, &out),
+        ["SWEEP"] if int8 => Err("the sweep image is f32 only".into()),
         ["DSCNN"] => emit::<dscnn::DsCnn>(&repo, &out),
         ["AD"] => emit::<ad::Autoencoder>(&repo, &out),
         ["RESNET8"] => emit::<resnet8::Resnet8>(&repo, &out),
@@ -33,7 +40,7 @@ fn main() {
             .and(emit::<sweep::SweepGroupFc>(&repo, &out)),
         _ => Err(format!(
             "enable exactly one image feature (dscnn, ad, resnet8, vww, sweep), not {chosen:?}; \
-             e.g. --no-default-features --features ad"
+             e.g. --no-default-features --features ad (and int8 for the int8 network)"
         )),
     };
     if let Err(e) = result {
@@ -61,3 +68,24 @@ fn emit<N: Network>(repo: &Path, out: &Path) -> Result<(), String> {
     )
 }
 // ANCHOR_END: emit
+
+/// The same for the int8 network `N`: its words (rows and `i8` weight
+/// tiles, packed for cortex_m4) and its `i8` input.
+fn emit_i8<N: Int8Network>(repo: &Path, out: &Path) -> Result<(), String> {
+    let case = firmware::case_i8::<N>(repo)?;
+    for f in &case.files {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    let mut packed = vec![0.0; N::packed_len(Arch::CortexM4)];
+    N::pack(&*case.model, Arch::CortexM4, &mut packed).map_err(|e| e.to_string())?;
+    let write = |ext: &str, bytes: &[u8]| {
+        let name = format!("{}.{ext}", N::NAME);
+        std::fs::write(out.join(&name), bytes).map_err(|e| format!("write {name}: {e}"))
+    };
+    write("weights", &le_bytes(&packed))?;
+    write("input", &i8_bytes(&case.input))?;
+    write(
+        "case",
+        format!("{} int8 on cortex_m4: {}", N::NAME, case.what).as_bytes(),
+    )
+}

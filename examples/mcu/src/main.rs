@@ -94,8 +94,8 @@ pub extern "C" fn mark_stop() {
 #[entry]
 fn main() -> ! {
     // cortex-m-rt makes this a `&'static mut` owned by `main` alone.
-    static mut ARENA: [f32; ARENA_LEN] = [0.0; ARENA_LEN];
-    let code = match run(ARENA) {
+    static mut ARENA: Aligned<[Elem; ARENA_LEN]> = Aligned([ZERO; ARENA_LEN]);
+    let code = match run(&mut ARENA.0) {
         Ok(()) => {
             hprintln!("ok");
             debug::EXIT_SUCCESS
@@ -113,6 +113,16 @@ fn main() -> ! {
 }
 // ANCHOR_END: main
 
+/// The arena's element type: `i8` in an int8 image, else `f32`.
+#[cfg(feature = "int8")]
+type Elem = i8;
+#[cfg(feature = "int8")]
+const ZERO: i8 = 0;
+#[cfg(not(feature = "int8"))]
+type Elem = f32;
+#[cfg(not(feature = "int8"))]
+const ZERO: f32 = 0.0;
+
 fn floats(bytes: &'static Aligned<[u8]>, what: &'static str) -> Result<&'static [f32], Fail> {
     bytemuck::try_cast_slice(&bytes.0).map_err(|_| Fail::Embedded(what))
 }
@@ -120,6 +130,7 @@ fn floats(bytes: &'static Aligned<[u8]>, what: &'static str) -> Result<&'static 
 // ANCHOR: run
 /// Runs network `$net` once on its embedded weights and input and prints
 /// the output, `$summary` of it, each layer's tile and the memory it took.
+#[cfg(not(feature = "int8"))]
 macro_rules! run_net {
     ($net:ty, $name:literal, $arena:expr, $summary:ident) => {{
         let (weights, input, case) = embedded!($name);
@@ -155,33 +166,110 @@ macro_rules! run_net {
     }};
 }
 
-#[cfg(feature = "dscnn")]
+/// Runs the int8 network `$net` once on its embedded words and `i8`
+/// input and prints its NHWC output (`q <first index> <values>...`),
+/// each layer's tile and the memory it took: [`run_net`] for int8.
+#[cfg(feature = "int8")]
+macro_rules! run_i8 {
+    ($net:ty, $name:literal, $arena:expr) => {{
+        let (weights, input, case) = embedded!($name);
+        hprintln!("small-rs firmware: {}", case);
+        let weights = floats(weights, "weights")?;
+        // Every byte pattern is an `i8`: the view cannot fail.
+        let input: &[i8] = bytemuck::cast_slice(&input.0);
+        let net = <$net>::from_packed(Arch::CortexM4, weights)?;
+        let arena = &mut $arena[..<$net>::ARENA];
+        <$net>::input(arena)?.fill_from_nhwc(input)?;
+
+        let painted = stack::paint();
+        mark_start();
+        net.forward(arena)?;
+        mark_stop();
+        let stack_bytes = stack::used(painted);
+
+        const OUT: usize = <$net>::DIMS[<$net>::OUTPUT].elements();
+        let mut y = [0i8; OUT];
+        <$net>::output(arena)?.write_nhwc(&mut y)?;
+        for (i, chunk) in y.chunks(16).enumerate() {
+            hprint!("q {}", i * 16);
+            for v in chunk {
+                hprint!(" {}", v);
+            }
+            hprintln!();
+        }
+        for (layer, b) in <$net>::LAYERS.iter().zip(net.blockings()) {
+            if let Some(b) = b {
+                hprintln!("blocking {} {}x{}", layer.name, b.o_wb, b.tc);
+            }
+        }
+        hprintln!(
+            "memory: weights {} B (flash), arena {} B, stack high-water {} B",
+            weights.len() * 4,
+            <$net>::ARENA,
+            stack_bytes
+        );
+    }};
+}
+
+#[cfg(all(feature = "dscnn", feature = "int8"))]
+const ARENA_LEN: usize = models::dscnn::int8::DsCnn::ARENA;
+#[cfg(all(feature = "dscnn", feature = "int8"))]
+fn run(arena: &mut [i8]) -> Result<(), Fail> {
+    run_i8!(models::dscnn::int8::DsCnn, "ds-cnn", arena);
+    Ok(())
+}
+
+#[cfg(all(feature = "dscnn", not(feature = "int8")))]
 const ARENA_LEN: usize = models::dscnn::DsCnn::ARENA;
-#[cfg(feature = "dscnn")]
+#[cfg(all(feature = "dscnn", not(feature = "int8")))]
 fn run(arena: &mut [f32]) -> Result<(), Fail> {
     run_net!(models::dscnn::DsCnn, "ds-cnn", arena, class);
     Ok(())
 }
 
-#[cfg(feature = "ad")]
+#[cfg(all(feature = "ad", feature = "int8"))]
+const ARENA_LEN: usize = models::ad::int8::Autoencoder::ARENA;
+#[cfg(all(feature = "ad", feature = "int8"))]
+fn run(arena: &mut [i8]) -> Result<(), Fail> {
+    run_i8!(models::ad::int8::Autoencoder, "ad", arena);
+    Ok(())
+}
+
+#[cfg(all(feature = "ad", not(feature = "int8")))]
 const ARENA_LEN: usize = models::ad::Autoencoder::ARENA;
-#[cfg(feature = "ad")]
+#[cfg(all(feature = "ad", not(feature = "int8")))]
 fn run(arena: &mut [f32]) -> Result<(), Fail> {
     run_net!(models::ad::Autoencoder, "ad", arena, mse);
     Ok(())
 }
 
-#[cfg(feature = "resnet8")]
+#[cfg(all(feature = "resnet8", feature = "int8"))]
+const ARENA_LEN: usize = models::resnet8::int8::Resnet8::ARENA;
+#[cfg(all(feature = "resnet8", feature = "int8"))]
+fn run(arena: &mut [i8]) -> Result<(), Fail> {
+    run_i8!(models::resnet8::int8::Resnet8, "resnet8", arena);
+    Ok(())
+}
+
+#[cfg(all(feature = "resnet8", not(feature = "int8")))]
 const ARENA_LEN: usize = models::resnet8::Resnet8::ARENA;
-#[cfg(feature = "resnet8")]
+#[cfg(all(feature = "resnet8", not(feature = "int8")))]
 fn run(arena: &mut [f32]) -> Result<(), Fail> {
     run_net!(models::resnet8::Resnet8, "resnet8", arena, class);
     Ok(())
 }
 
-#[cfg(feature = "vww")]
+#[cfg(all(feature = "vww", feature = "int8"))]
+const ARENA_LEN: usize = models::vww::int8::Vww::ARENA;
+#[cfg(all(feature = "vww", feature = "int8"))]
+fn run(arena: &mut [i8]) -> Result<(), Fail> {
+    run_i8!(models::vww::int8::Vww, "vww_0.25", arena);
+    Ok(())
+}
+
+#[cfg(all(feature = "vww", not(feature = "int8")))]
 const ARENA_LEN: usize = models::vww::Vww::ARENA;
-#[cfg(feature = "vww")]
+#[cfg(all(feature = "vww", not(feature = "int8")))]
 fn run(arena: &mut [f32]) -> Result<(), Fail> {
     run_net!(models::vww::Vww, "vww_0.25", arena, class);
     Ok(())
@@ -251,6 +339,7 @@ const fn max(a: usize, b: usize) -> usize {
 /// A tensor in its blocked layout (padding lanes included, which must be
 /// zero), as `f32` bit patterns, 8 a line, each line `y <first index>` for
 /// the output or `t<layer> <first index>` for a layer's.
+#[cfg(not(feature = "int8"))]
 fn print_blocked(layer: Option<usize>, y: &[f32]) {
     for (i, chunk) in y.chunks(8).enumerate() {
         match layer {
@@ -269,7 +358,7 @@ fn print_blocked(layer: Option<usize>, y: &[f32]) {
 fn nothing(_input: &[f32], _out: &[f32]) {}
 
 /// The reconstruction's mean squared error (the anomaly score of one window).
-#[cfg(feature = "ad")]
+#[cfg(all(feature = "ad", not(feature = "int8")))]
 fn mse(input: &[f32], out: &[f32]) {
     let mse = input
         .iter()
@@ -281,7 +370,10 @@ fn mse(input: &[f32], out: &[f32]) {
 }
 
 /// The class: the largest logit (softmax keeps the order).
-#[cfg(any(feature = "dscnn", feature = "resnet8", feature = "vww"))]
+#[cfg(all(
+    any(feature = "dscnn", feature = "resnet8", feature = "vww"),
+    not(feature = "int8")
+))]
 fn class(_input: &[f32], out: &[f32]) {
     let mut best = 0;
     for (i, v) in out.iter().enumerate() {

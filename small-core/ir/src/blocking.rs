@@ -138,8 +138,19 @@ pub fn for_dtype(m: &Machine, spec: &LayerSpec) -> Machine {
         crate::Dtype::F32 => *m,
         crate::Dtype::I8 => Machine {
             broadcast_from_memory: false,
+            vector_regs: m.int8_regs,
+            fma_latency: m.int8_latency,
             ..*m
         },
+    }
+}
+
+/// Registers one broadcast operand (an input or a weight vector) of
+/// `spec` takes on `m`.
+fn operand_regs(m: &Machine, spec: &LayerSpec) -> usize {
+    match spec.dtype {
+        crate::Dtype::F32 => 1,
+        crate::Dtype::I8 => m.int8_operand_regs,
     }
 }
 
@@ -169,7 +180,7 @@ fn each(m: &Machine, spec: &LayerSpec, f: &mut impl FnMut(Candidate)) {
                     columns,
                     regs: o_wb * nv + other,
                     score,
-                    rate: rate(m, score),
+                    rate: rate(m, spec, score),
                 });
             }
         }
@@ -249,16 +260,23 @@ pub fn accumulators_to_hide(m: &Machine, spec: &LayerSpec) -> usize {
 /// Fraction of the FMA rate a tile doing `score` FMAs per load attains:
 /// bound by the load ports (`loads_per_cycle x score` FMAs per cycle) and
 /// by the issue width (`s / (s + 1)` of the issued instructions are FMAs).
-fn rate(m: &Machine, score: f64) -> f64 {
+fn rate(m: &Machine, spec: &LayerSpec, score: f64) -> f64 {
     let fmas = m.fma_per_cycle as f64;
     let by_loads = m.loads_per_cycle as f64 * score;
-    let by_issue = m.issue_per_cycle as f64 * score / (score + 1.0);
+    let load_cost = match spec.dtype {
+        crate::Dtype::F32 => 1.0,
+        crate::Dtype::I8 => m.int8_load_cost as f64,
+    };
+    let by_issue = m.issue_per_cycle as f64 * score / (score + load_cost);
     f64::min(f64::min(by_loads, by_issue) / fmas, 1.0)
 }
 
 /// How an arch's `i8` dot product reduces, for [`explain`].
 fn dot_form(m: &Machine) -> &'static str {
     match (m.int8_dot, m.int8_x_offset) {
+        (4, 0) if m.int8_operand_regs == 2 => {
+            "each step sums 4 input channels per lane as two i16 pairs (i8 widened by SXTB16, two SMLADs)"
+        }
         (4, 0) => "each step sums 4 input channels per lane (i8 x i8 -> i32, 4-wide dot product)",
         (4, _) => {
             "each step sums 4 input channels per lane (u8 x i8 -> i32 with activations offset by 128, compensated in the bias)"
@@ -286,13 +304,14 @@ fn forms(spec: &LayerSpec) -> &'static [bool] {
 
 /// Registers a kernel needs besides its `O_wb * nv` accumulators.
 fn other_registers(m: &Machine, spec: &LayerSpec, nv: usize, columns: bool) -> usize {
+    let op = operand_regs(m, spec);
     match (spec.kind(), spec.reduction) {
         // One filter row of weights and the streamed input column.
         (KernelKind::Channelwise, Reduction::Fma) => spec.fw * nv + 1,
         (KernelKind::Channelwise, _) => 1,
-        (KernelKind::Broadcast, _) if columns => spec.fw * nv + 1,
+        (KernelKind::Broadcast, _) if columns => (spec.fw * nv + 1) * op,
         // nv weight vectors and the broadcast input (unless it comes from memory).
-        (KernelKind::Broadcast, _) => nv + usize::from(!m.broadcast_from_memory),
+        (KernelKind::Broadcast, _) => (nv + usize::from(!m.broadcast_from_memory)) * op,
     }
 }
 

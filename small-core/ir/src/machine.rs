@@ -40,6 +40,23 @@ pub struct Machine {
     /// What the dot product adds to every activation (`Dot::X_OFFSET`:
     /// 128 where it multiplies unsigned bytes), compensated at pack time.
     pub int8_x_offset: i32,
+    /// Registers an `i8` kernel's accumulators and operands may use: the
+    /// vector registers where `i8` lives in them, the general-purpose
+    /// registers left beside the kernel's pointers and counters where it
+    /// lives in those (Cortex-M4).
+    pub int8_regs: usize,
+    /// Registers one `Dot::X` or `Dot::W` occupies: 1, or 2 where the
+    /// arch widens four bytes into two registers of `i16` pairs
+    /// (Cortex-M4's `SXTB16`).
+    pub int8_operand_regs: usize,
+    /// Cycles before a `Dot::dot`'s result can feed the next one into the
+    /// same accumulator.
+    pub int8_latency: usize,
+    /// Issue slots of fetching one `i8` operand (`Dot::group`,
+    /// `Dot::weights`) per slot of one `Dot::dot`, on an issue-bound core:
+    /// 1 where both are one instruction; Cortex-M4 2 (`LDR` and two
+    /// `SXTB16`, about 4 cycles, against two 1-cycle `SMLAD`s).
+    pub int8_load_cost: usize,
 }
 
 impl Machine {

@@ -65,15 +65,24 @@ use crate::Activation;
 /// assert_eq!(srdhm(1 << 30, 1 << 30), 1 << 29); // 0.5 * 0.5 in Q31
 /// assert_eq!(srdhm(i32::MIN, i32::MIN), i32::MAX);
 /// ```
+#[inline(always)]
 pub const fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {
     if a == i32::MIN && b == i32::MIN {
         return i32::MAX;
     }
+    // gemmlowp: `(ab + nudge) / 2^31`, C++'s truncating division, with
+    // `nudge = 2^30` for `ab >= 0` and `1 - 2^30` below. That is
+    // `floor((ab + 2^30) / 2^31)` for every `ab`. For `ab >= 0` both
+    // floor. For `ab = -n < 0` the numerator is negative, so gemmlowp
+    // gives `-floor((n + 2^30 - 1) / 2^31)`, and `floor((2^30 - n) / 2^31)
+    // = -ceil((n - 2^30) / 2^31) = -floor((n - 2^30 + 2^31 - 1) / 2^31)`,
+    // the same. One arithmetic shift is a few instructions on a 32-bit
+    // core (`SMULL`, an add with carry, two shifts) where the division
+    // needed a sign fix-up; the tests compare both forms.
     let ab = a as i64 * b as i64;
-    let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
-    // C++ `/` truncates toward zero, as Rust's does. |ab| <= 2^62, so the
-    // sum fits, and the quotient fits in i32 once MIN * MIN is excluded.
-    ((ab + nudge) / (1i64 << 31)) as i32
+    // |ab| <= 2^62, so the sum fits, and the result fits in i32 once
+    // MIN * MIN is excluded.
+    ((ab + (1 << 30)) >> 31) as i32
 }
 
 /// gemmlowp's `RoundingDivideByPOT`: `x / 2^exponent` rounded to nearest,
@@ -89,6 +98,7 @@ pub const fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {
 ///
 /// An `exponent` above 31 is a caller bug (gemmlowp asserts); it is
 /// treated as 31 here rather than panicking.
+#[inline(always)]
 pub const fn rounding_divide_by_pot(x: i32, exponent: u32) -> i32 {
     let exponent = if exponent > 31 { 31 } else { exponent };
     let mask = ((1i64 << exponent) - 1) as i32;
@@ -119,6 +129,7 @@ pub const fn rounding_divide_by_pot(x: i32, exponent: u32) -> i32 {
 /// assert_eq!(multiply_by_quantized_multiplier(100, m, shift), 25);
 /// assert_eq!(multiply_by_quantized_multiplier(5, m, shift), 2); // 1.25, rounded twice
 /// ```
+#[inline(always)]
 pub const fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> i32 {
     let left = if shift > 0 { shift as u32 } else { 0 };
     let right = if shift > 0 { 0 } else { shift.unsigned_abs() };
@@ -629,6 +640,7 @@ pub const fn output(acc: i32, rescale: Rescale, zero_point: i32, min: i32, max: 
 }
 
 /// `v` clamped to `min..=max`, as an `i8` (`min..=max` must lie in `i8`).
+#[inline(always)]
 pub const fn clamp_i8(v: i32, min: i32, max: i32) -> i8 {
     let v = if v < min { min } else { v };
     (if v > max { max } else { v }) as i8
@@ -773,6 +785,71 @@ impl AddRescale {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// gemmlowp's literal form, which `saturating_rounding_doubling_high_mul`
+    /// computes with a shift.
+    fn srdhm_literal(a: i32, b: i32) -> i32 {
+        if a == i32::MIN && b == i32::MIN {
+            return i32::MAX;
+        }
+        let ab = a as i64 * b as i64;
+        let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
+        ((ab + nudge) / (1i64 << 31)) as i32
+    }
+
+    #[test]
+    fn srdhm_shift_form_equals_gemmlowp() {
+        let edges = [
+            i32::MIN,
+            i32::MIN + 1,
+            -(1 << 30) - 1,
+            -(1 << 30),
+            -(1 << 30) + 1,
+            -3,
+            -2,
+            -1,
+            0,
+            1,
+            2,
+            3,
+            (1 << 30) - 1,
+            1 << 30,
+            (1 << 30) + 1,
+            i32::MAX - 1,
+            i32::MAX,
+        ];
+        for &a in &edges {
+            for &b in &edges {
+                assert_eq!(
+                    saturating_rounding_doubling_high_mul(a, b),
+                    srdhm_literal(a, b),
+                    "{a} {b}"
+                );
+            }
+        }
+        // Ties: ab = k * 2^31 +- 2^30 exactly, both signs.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (a, b) = (x as i32, (x >> 32) as i32);
+            assert_eq!(
+                saturating_rounding_doubling_high_mul(a, b),
+                srdhm_literal(a, b),
+                "{a} {b}"
+            );
+            let small = (x >> 40) as i32 >> (x % 24);
+            for t in [1 << 30, 3 << 29, 1 << 29] {
+                for s in [1, -1] {
+                    assert_eq!(
+                        saturating_rounding_doubling_high_mul(small * s, t),
+                        srdhm_literal(small * s, t)
+                    );
+                }
+            }
+        }
+    }
 
     const MIN: i32 = i32::MIN;
     const MAX: i32 = i32::MAX;
