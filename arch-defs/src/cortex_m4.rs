@@ -62,6 +62,7 @@ pub const MACHINE: Machine = Machine {
     // SMLAD: 1 cycle, its result forwarded to the next (TRM table 3-2).
     int8_latency: 1,
     int8_load_cost: 2,
+    excludes_reference: true,
 };
 
 /// True when compiled for an M-profile core with an FPU (fixed at compile

@@ -121,6 +121,15 @@ impl ArchId {
     }
 }
 
+/// True where an arch with [`Machine::excludes_reference`] is available
+/// (fixed at compile time for such an arch): the generated layers then
+/// carry no `reference` kernels.
+pub fn reference_excluded() -> bool {
+    ArchId::ALL
+        .iter()
+        .any(|&a| a.params().machine.excludes_reference && a.available())
+}
+
 /// The primitive operations an arch offers to generated kernels, for one
 /// element type ([`Simd::Elem`]): `f32` on the arch's own type (`Avx2`),
 /// `i8` on [`Int8`] of it (`Int8<Avx2>`), so that a kernel names one type

@@ -26,11 +26,14 @@ pub const MACHINE: Machine = Machine {
     int8_operand_regs: 1,
     int8_latency: 4,
     int8_load_cost: 1,
+    excludes_reference: false,
 };
 
-/// Always available.
+/// Available everywhere, except where an arch that excludes it
+/// ([`Machine::excludes_reference`]: the Cortex-M4) is compiled in: its
+/// kernels are left out of such programs.
 pub fn available() -> bool {
-    true
+    !crate::reference_excluded()
 }
 
 /// Portable scalar arch.

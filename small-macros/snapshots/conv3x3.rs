@@ -238,6 +238,18 @@ impl Conv3x3 {
                 )
             }
             #[cfg(all())]
+            #[cfg(
+                not(
+                    any(
+                        all(
+                            target_arch = "arm",
+                            target_feature = "mclass",
+                            target_feature = "fpregs",
+                            target_feature = "dsp"
+                        )
+                    )
+                )
+            )]
             ::small_core::Arch::Reference => {
                 ::small_core::__rt::execute(
                     &p,
@@ -688,6 +700,18 @@ mod __small_layer_Conv3x3 {
             unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
         }
     }
+    #[cfg(
+        not(
+            any(
+                all(
+                    target_arch = "arm",
+                    target_feature = "mclass",
+                    target_feature = "fpregs",
+                    target_feature = "dsp"
+                )
+            )
+        )
+    )]
     #[cfg(all())]
     pub mod reference {
         use ::small_core::arch_defs::Simd as _;

@@ -205,6 +205,18 @@ impl Conv3x3I8 {
                 )
             }
             #[cfg(all())]
+            #[cfg(
+                not(
+                    any(
+                        all(
+                            target_arch = "arm",
+                            target_feature = "mclass",
+                            target_feature = "fpregs",
+                            target_feature = "dsp"
+                        )
+                    )
+                )
+            )]
             ::small_core::Arch::Reference => {
                 ::small_core::__rt::execute(
                     &p,
@@ -770,6 +782,18 @@ mod __small_layer_Conv3x3I8 {
             unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
         }
     }
+    #[cfg(
+        not(
+            any(
+                all(
+                    target_arch = "arm",
+                    target_feature = "mclass",
+                    target_feature = "fpregs",
+                    target_feature = "dsp"
+                )
+            )
+        )
+    )]
     #[cfg(all())]
     pub mod reference {
         use ::small_core::arch_defs::{Dot as _, Simd as _};

@@ -222,6 +222,18 @@ impl MaxPool {
                 )
             }
             #[cfg(all())]
+            #[cfg(
+                not(
+                    any(
+                        all(
+                            target_arch = "arm",
+                            target_feature = "mclass",
+                            target_feature = "fpregs",
+                            target_feature = "dsp"
+                        )
+                    )
+                )
+            )]
             ::small_core::Arch::Reference => {
                 ::small_core::__rt::execute(
                     &p,
@@ -501,6 +513,18 @@ mod __small_layer_MaxPool {
             unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
         }
     }
+    #[cfg(
+        not(
+            any(
+                all(
+                    target_arch = "arm",
+                    target_feature = "mclass",
+                    target_feature = "fpregs",
+                    target_feature = "dsp"
+                )
+            )
+        )
+    )]
     #[cfg(all())]
     pub mod reference {
         use ::small_core::arch_defs::Simd as _;

@@ -57,6 +57,12 @@ pub struct Machine {
     /// 1 where both are one instruction; Cortex-M4 2 (`LDR` and two
     /// `SXTB16`, about 4 cycles, against two 1-cycle `SMLAD`s).
     pub int8_load_cost: usize,
+    /// Where this arch compiles it always runs (its `available()` is a
+    /// compile-time fact, as on a microcontroller), so the portable
+    /// `reference` kernels are left out of the program there: generated
+    /// layers do not dispatch to them and `reference` reports itself
+    /// unavailable. Cortex-M4: true (its images carry no fallback).
+    pub excludes_reference: bool,
 }
 
 impl Machine {

@@ -6,7 +6,7 @@
 mod kernel;
 
 use crate::spec::Spec;
-use arch_defs::ArchParams;
+use arch_defs::{ARCHS, ArchParams};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use small_ir::blocking::{self, Blocking};
@@ -30,7 +30,23 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
         .map(|a| (*a, blocking::derive(a.name, &a.machine, spec)))
         .collect();
 
-    let kernels = blockings.iter().map(|(a, b)| arch_module(spec, a, b));
+    // The `reference` kernels are left out where an arch that excludes
+    // them compiles (`Machine::excludes_reference`: a microcontroller).
+    let excluders: Vec<TokenStream> = ARCHS
+        .iter()
+        .filter(|a| a.machine.excludes_reference)
+        .map(cfg_condition)
+        .collect();
+    let reference_excluded = |a: &ArchParams| -> Option<TokenStream> {
+        (a.name == "reference" && !excluders.is_empty()).then(|| quote!(any(#(#excluders),*)))
+    };
+    let kernels = blockings.iter().map(|(a, b)| {
+        let module = arch_module(spec, a, b);
+        match reference_excluded(a) {
+            Some(c) => quote!(#[cfg(not(#c))] #module),
+            None => module,
+        }
+    });
     let blocking_consts = blockings.iter().map(|(a, b)| blocking_const(a, b));
     let mut explain = String::new();
     for (a, b) in &blockings {
@@ -39,6 +55,10 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
     }
     let dispatch = blockings.iter().map(|(a, _)| {
         let cfg = cfg_of(a);
+        let cfg = match reference_excluded(a) {
+            Some(c) => quote!(#cfg #[cfg(not(#c))]),
+            None => cfg,
+        };
         let (module, ident) = (format_ident!("{}", a.name), format_ident!("{}", a.ident));
         quote! {
             #cfg
@@ -311,13 +331,19 @@ fn simd_type(module: &syn::Ident, ident: &syn::Ident, dtype: Dtype) -> TokenStre
 
 /// `#[cfg(all(key = "value", ...))]`: where arch `a`'s code compiles.
 pub fn cfg_of(a: &ArchParams) -> TokenStream {
+    let c = cfg_condition(a);
+    quote!(#[cfg(#c)])
+}
+
+/// `all(key = "value", ...)`: the condition of [`cfg_of`].
+fn cfg_condition(a: &ArchParams) -> TokenStream {
     let (keys, values): (Vec<_>, Vec<_>) = a
         .machine
         .cfg
         .iter()
         .map(|(k, v)| (format_ident!("{}", k), *v))
         .unzip();
-    quote!(#[cfg(all(#(#keys = #values),*))])
+    quote!(all(#(#keys = #values),*))
 }
 
 /// `#[target_feature(enable = "a,b")]` for arch `a`, or nothing.
