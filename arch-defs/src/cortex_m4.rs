@@ -134,7 +134,7 @@ mod imp {
     /// 16 multiply-adds. The depthwise kernels widen single bytes
     /// (`LDRSB`) and multiply-add in `i32` (`MLA`).
     impl crate::Dot for crate::Int8<CortexM4> {
-        crate::int8::rows_at_stages!();
+        crate::int8::scalar_stages!();
         crate::int8::mac_in_self!();
         const DOT: usize = 4;
         const X_OFFSET: i32 = 0;

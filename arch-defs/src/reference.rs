@@ -115,4 +115,15 @@ mod tests {
         };
         assert_eq!(acc, 5 - 128 * 127 + 127 * -128);
     }
+
+    /// The scalar output stages, staged ([`crate::int8::ScalarStage`]: the
+    /// Cortex-M4's too) and not, against `small_ir::quant::output`.
+    #[test]
+    fn int8_output_stages_match_the_definition() {
+        // SAFETY: the reference arch runs everywhere.
+        unsafe {
+            crate::int8::check::check_output_stages::<Int8<Reference>>(50_000);
+            crate::int8::check::check_requantize_add::<Int8<Reference>>(5_000);
+        }
+    }
 }
