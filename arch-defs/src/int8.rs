@@ -149,8 +149,8 @@ pub trait Dot: Simd<Elem = i8> {
     }
 }
 
-/// Where a vector's per-channel rows are: the [`Dot::Stage`] of an arch
-/// whose output stages read their rows when they run.
+/// Where a vector's per-channel rows are: the [`Dot::AddStage`] of an
+/// arch whose residual output stage reads its rows when it runs.
 #[derive(Debug, Clone, Copy)]
 pub struct RowsAt {
     /// Row 0 of the vector's first channel.
@@ -158,40 +158,6 @@ pub struct RowsAt {
     /// Values per row.
     pub stride: usize,
 }
-
-/// The staged output stages as the unstaged ones ([`RowsAt`]): for an
-/// arch that does not load its rows ahead. Expands inside an `impl Dot`.
-macro_rules! rows_at_stages {
-    () => {
-        type Stage = $crate::int8::RowsAt;
-        type AddStage = $crate::int8::RowsAt;
-        #[inline(always)]
-        unsafe fn stage(rows: *const i32, stride: usize) -> $crate::int8::RowsAt {
-            $crate::int8::RowsAt { rows, stride }
-        }
-        #[inline(always)]
-        unsafe fn add_stage(rows: *const i32, stride: usize) -> $crate::int8::RowsAt {
-            $crate::int8::RowsAt { rows, stride }
-        }
-        #[inline(always)]
-        unsafe fn requantize_staged(p: *mut i8, acc: Self::V, at: $crate::int8::RowsAt) {
-            // SAFETY: the caller's guarantees (see the trait).
-            unsafe { <Self as $crate::Dot>::requantize(p, acc, at.rows, at.stride) }
-        }
-        #[inline(always)]
-        unsafe fn requantize_add_staged(
-            p: *mut i8,
-            acc: Self::V,
-            skip: *const i8,
-            at: $crate::int8::RowsAt,
-        ) {
-            // SAFETY: the caller's guarantees (see the trait).
-            unsafe { <Self as $crate::Dot>::requantize_add(p, acc, skip, at.rows, at.stride) }
-        }
-    };
-}
-
-pub(crate) use rows_at_stages;
 
 /// One channel's output stage, decoded once for the outputs of a tile:
 /// the [`Dot::Stage`] of a one-lane (scalar) arch. A double rounding
