@@ -161,6 +161,20 @@ pub const fn out_padded(spec: &LayerSpec) -> usize {
     spec.out_channels().div_ceil(CB) * CB
 }
 
+/// Output-channel tiles of `tc` channels the loop nest computes: every
+/// tile of [`out_padded`] for `f32`, whose padding lanes must be zero
+/// (each layer writes them); for `i8` only the tiles that hold a channel,
+/// as an `i8` tensor's padding lanes are never read for a value (the
+/// packed weights of those lanes are zero, and every other kernel maps a
+/// padding lane to a padding lane), so they are left as they are. VWW
+/// 0.25's 8-channel layers: half the tiles on a one-lane arch.
+pub const fn computed_tiles(spec: &LayerSpec, tc: usize) -> usize {
+    match spec.dtype {
+        Dtype::F32 => out_padded(spec) / tc,
+        Dtype::I8 => spec.out_channels().div_ceil(tc),
+    }
+}
+
 /// Input channel blocks `[first, end)` that output tile `ot` (of `tc`
 /// channels) reads in a broadcast kernel.
 pub const fn tile_blocks(spec: &LayerSpec, tc: usize, ot: usize) -> (usize, usize) {

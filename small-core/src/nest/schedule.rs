@@ -7,8 +7,8 @@ use core::ops::Range;
 
 use super::{Kernel, Problem};
 use crate::Element;
-use crate::pack::out_padded;
 use crate::{CB, KernelKind};
+use small_ir::geometry::computed_tiles;
 
 /// Multiply-accumulates below which a part is not worth a thread. The
 /// pool's fork and join cost 0.26 µs (median, 2 threads, Zen 5 VM,
@@ -82,7 +82,7 @@ impl<E: Element> Problem<'_, E> {
         if self.elementwise {
             CB / self.tc
         } else {
-            out_padded(self.spec) / self.tc
+            computed_tiles(self.spec, self.tc)
         }
     }
 
@@ -149,7 +149,7 @@ impl Share {
         let tiles = if p.elementwise {
             const { CB / K::TC }
         } else {
-            const { out_padded(&K::SPEC) / K::TC }
+            const { computed_tiles(&K::SPEC, K::TC) }
         };
         let row_tiles = p.ow.div_ceil(K::O_WB).max(1);
         let per_tile = if p.oh == 1 { row_tiles } else { p.oh.max(1) };

@@ -13,11 +13,11 @@
 
 use core::ops::Range;
 
-use small_ir::geometry::blocked_at;
+use small_ir::geometry::{blocked_at, computed_tiles};
 
 use super::schedule::{Share, chunks};
 use super::{Kernel, Packed, Problem, Tile};
-use crate::pack::{out_padded, tile_blocks, tile_len};
+use crate::pack::{tile_blocks, tile_len};
 use crate::{CB, Element, KernelKind};
 
 impl<E: Element> Problem<'_, E> {
@@ -331,7 +331,7 @@ unsafe fn channel_tiles<K: Kernel>(
     in_plane: usize,
     out_plane: usize,
 ) {
-    let tiles = const { out_padded(&K::SPEC) / K::TC };
+    let tiles = const { computed_tiles(&K::SPEC, K::TC) };
     let wlen = const { tile_len(&K::SPEC, K::TC) };
     // The next channel tile: `TC` lanes on, or the next block's plane.
     let next = |t: &mut Tile<K::Elem>, ot: usize| {
