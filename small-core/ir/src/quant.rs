@@ -461,7 +461,8 @@ impl Rescale {
 /// product rounds, so a core without a double-precision FPU (Cortex-M4:
 /// software `f64`, about 500 instructions per output) pays a 64 x 32-bit
 /// product and a few shifts. `scale = m * 2^e` with `m` its 53-bit
-/// significand: `|acc| * m` is exact in 128 bits; the `f64` product is
+/// significand: `|acc| * m` is exact in 84 bits (two 64-bit products);
+/// the `f64` product is
 /// that rounded to 53 significant bits, to nearest even; then `round`
 /// rounds half away from zero. Both roundings are symmetric, so the
 /// magnitude is rounded and the sign applied after. Any other `scale`
@@ -476,7 +477,9 @@ impl Rescale {
 pub const fn mul_round_real(acc: i32, scale: f64) -> i32 {
     let bits = scale.to_bits();
     let biased = ((bits >> 52) & 0x7ff) as i32;
-    if scale.is_nan() || scale <= 0.0 || biased == 0x7ff {
+    // Zero, negative, infinite or NaN (decided on the bits: an f64
+    // compare is a library call on a core without double precision).
+    if bits == 0 || bits >> 63 == 1 || biased == 0x7ff {
         return saturate_i64(round_f64(acc as f64 * scale));
     }
     // scale = m * 2^e, exactly (subnormal: no implicit bit).
@@ -485,30 +488,38 @@ pub const fn mul_round_real(acc: i32, scale: f64) -> i32 {
     } else {
         ((bits & ((1 << 52) - 1)) | (1 << 52), biased - 1075)
     };
-    let p = acc.unsigned_abs() as u128 * m as u128;
-    if p == 0 {
+    // p = |acc| * m < 2^84 as hi * 2^32 + lo, in 64-bit products.
+    let a = acc.unsigned_abs() as u64;
+    let low = a * (m & 0xffff_ffff);
+    let (hi, lo) = (a * (m >> 32) + (low >> 32), low as u32);
+    if hi == 0 && lo == 0 {
         return 0;
     }
-    // The f64 product: p to 53 significant bits, to nearest even.
-    let len = 128 - p.leading_zeros() as i32;
-    let (mut q, mut t) = (p, e);
-    if len > 53 {
-        let k = (len - 53) as u32;
-        let (rem, half) = (p & ((1u128 << k) - 1), 1u128 << (k - 1));
-        q = p >> k;
-        if rem > half || (rem == half && q & 1 == 1) {
-            q += 1;
-        }
-        t += k as i32;
-    }
-    // `round` of q * 2^t, half away from zero (q <= 2^53).
-    let magnitude: u128 = if t >= 0 {
-        if t > 40 { u128::MAX >> 1 } else { q << t }
+    // The f64 product: p to 53 significant bits, to nearest even. p has
+    // at most 84 bits, so at most 31 go: q and the remainder fit 64 and
+    // 32 bits.
+    let len = if hi == 0 {
+        32 - lo.leading_zeros() as i32
+    } else {
+        96 - hi.leading_zeros() as i32
+    };
+    let (q, t) = if len <= 53 {
+        ((hi << 32) | lo as u64, e)
+    } else {
+        let k = (len - 53) as u32; // 1..=31
+        let q = (hi << (32 - k)) | (lo >> k) as u64;
+        let (rem, half) = (lo & ((1 << k) - 1), 1u32 << (k - 1));
+        let up = rem > half || (rem == half && q & 1 == 1);
+        (q + up as u64, e + k as i32)
+    };
+    // `round` of q * 2^t, half away from zero (q <= 2^53; q << 10 fits).
+    let magnitude: u64 = if t >= 0 {
+        if t > 10 { u64::MAX } else { q << t }
     } else if t < -60 {
         0
     } else {
         let sh = (-t) as u32;
-        (q + (1u128 << (sh - 1))) >> sh
+        (q + (1u64 << (sh - 1))) >> sh
     };
     if acc < 0 {
         if magnitude > 1 << 31 {
@@ -516,7 +527,7 @@ pub const fn mul_round_real(acc: i32, scale: f64) -> i32 {
         } else {
             (magnitude as i64).wrapping_neg() as i32
         }
-    } else if magnitude > i32::MAX as u128 {
+    } else if magnitude > i32::MAX as u64 {
         i32::MAX
     } else {
         magnitude as i32
