@@ -53,12 +53,20 @@ pub struct Case {
 
 /// Golden input of each trained network: KWS's is the real sample
 /// (`kws_sample_input_int8.bin`), the others the first.
-fn golden_input<N: Network>() -> usize {
-    golden_input_of(N::NAME)
+fn golden_input(name: &str) -> usize {
+    if name == "ds-cnn" { 8 } else { 0 }
 }
 
-fn golden_input_of(name: &str) -> usize {
-    if name == "ds-cnn" { 8 } else { 0 }
+/// The golden input of network `name` for the trained `file` in `dir`:
+/// its number, and its input and output files (f32 or int8 alike).
+fn golden_files(dir: &Path, file: &str, name: &str) -> (usize, PathBuf, PathBuf) {
+    let n = golden_input(name);
+    let golden = dir.join(format!("{}.golden", file.trim_end_matches(".tflite")));
+    (
+        n,
+        golden.join(format!("{n}.input.bin")),
+        golden.join(format!("{n}.output.bin")),
+    )
 }
 
 /// The case of network `N`, with the models directory looked up from the
@@ -78,12 +86,7 @@ pub fn case<N: Network>(repo: &Path) -> Result<Case, String> {
     };
     let path = dir.join(file);
     let model = tflite::Model::from_file(&path).map_err(|e| e.to_string())?; // names the path
-    let n = golden_input::<N>();
-    let golden = dir.join(format!("{}.golden", file.trim_end_matches(".tflite")));
-    let (input, output) = (
-        golden.join(format!("{n}.input.bin")),
-        golden.join(format!("{n}.output.bin")),
-    );
+    let (n, input, output) = golden_files(&dir, file, N::NAME);
     Ok(Case {
         weights: Weights::Trained(Box::new(model)),
         input: read_f32(&input)?,
@@ -130,12 +133,7 @@ pub fn case_i8<N: Int8Network>(repo: &Path) -> Result<CaseI8, String> {
         ));
     }
     let model = tflite::Model::from_file(&path).map_err(|e| e.to_string())?;
-    let n = golden_input_of(N::NAME);
-    let golden = dir.join(format!("{}.golden", N::FILE.trim_end_matches(".tflite")));
-    let (input, output) = (
-        golden.join(format!("{n}.input.bin")),
-        golden.join(format!("{n}.output.bin")),
-    );
+    let (n, input, output) = golden_files(&dir, N::FILE, N::NAME);
     Ok(CaseI8 {
         model: Box::new(model),
         input: read_i8(&input)?,
