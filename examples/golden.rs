@@ -1,6 +1,8 @@
 //! Reading the golden data of `../shared/models` (see its README): raw
 //! little-endian `f32` tensors, or raw int8 bytes, no header.
 
+use small_core::load::tflite;
+use small_core::reference::int8;
 use std::path::{Path, PathBuf};
 
 /// The `f32`s of a raw little-endian file; an error names the file if it
@@ -32,4 +34,30 @@ pub fn models_dir(repo: &Path) -> PathBuf {
     std::env::var_os("SMALL_MODELS")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo.join("../shared/models"))
+}
+
+/// The parameters of the int8 SOFTMAX a file ends in, if it does: the
+/// head an int8 network leaves to its caller, which LiteRT's golden
+/// outputs are after.
+pub fn int8_softmax(model: &tflite::Model) -> Result<Option<int8::SoftmaxParams>, String> {
+    let Some(op) = model
+        .operators()
+        .last()
+        .filter(|o| o.kind == tflite::OpKind::Softmax)
+    else {
+        return Ok(None);
+    };
+    let input = op
+        .input(0)
+        .and_then(|i| model.tensor(i))
+        .ok_or("SOFTMAX without an input")?;
+    let scale = input
+        .quantization
+        .as_ref()
+        .and_then(|q| q.scales.first().copied())
+        .ok_or("SOFTMAX input without a scale")?;
+    let beta = op.options.beta.unwrap_or(1.0);
+    int8::SoftmaxParams::new(beta, scale)
+        .map(Some)
+        .map_err(|e| e.to_string())
 }

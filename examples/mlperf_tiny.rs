@@ -15,7 +15,7 @@ use small_core::model::Model;
 use small_core::reference::int8;
 use small_core::{Arch, Dims};
 use small_examples::check::{self, Propagation, argmax, first_mismatch, head_bound, max_diff};
-use small_examples::golden::{read_f32, read_i8};
+use small_examples::golden::{int8_softmax, read_f32, read_i8};
 use small_examples::models::{Head, Int8Network, Network, ad, dscnn, resnet8, vww};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -492,30 +492,6 @@ fn trained_i8<N: Int8Network>(arch: Arch, dir: &Path, o: &Options) -> Result<Row
     };
     let input = first_input.unwrap_or_default();
     finish_i8(&net, &mut arena, &input, check, bad.is_none(), o)
-}
-
-/// The parameters of the int8 SOFTMAX a file ends in, if it does.
-fn int8_softmax(model: &tflite::Model) -> Result<Option<int8::SoftmaxParams>, String> {
-    let Some(op) = model
-        .operators()
-        .last()
-        .filter(|o| o.kind == tflite::OpKind::Softmax)
-    else {
-        return Ok(None);
-    };
-    let input = op
-        .input(0)
-        .and_then(|i| model.tensor(i))
-        .ok_or("SOFTMAX without an input")?;
-    let scale = input
-        .quantization
-        .as_ref()
-        .and_then(|q| q.scales.first().copied())
-        .ok_or("SOFTMAX input without a scale")?;
-    let beta = op.options.beta.unwrap_or(1.0);
-    int8::SoftmaxParams::new(beta, scale)
-        .map(Some)
-        .map_err(|e| e.to_string())
 }
 
 fn print_layers<N: Model>(

@@ -19,11 +19,11 @@
 //! takes Debian's cross toolchain, which the stage provides.
 
 use small_core::Blocked;
-use small_core::load::tflite;
 use small_core::model::{reference_run, reference_run_i8};
 use small_core::reference::int8;
 use small_examples::check::{Propagation, argmax, bounds, first_mismatch, max_diff};
 use small_examples::firmware::{self, Case, Weights};
+use small_examples::golden::int8_softmax;
 use small_examples::models::{Head, Int8Network, Network, ad, dscnn, resnet8, sweep, vww};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -203,7 +203,7 @@ fn image_i8<N: Int8Network>(
     let want = &values[N::OUTPUT];
     // LiteRT's output is after the SOFTMAX head the network leaves to its
     // caller: apply LiteRT's int8 SOFTMAX to the firmware's logits.
-    let head = softmax_head(&case.model).map_err(|e| format!("{image}: {e}"))?;
+    let head = int8_softmax(&case.model).map_err(|e| format!("{image}: {e}"))?;
     let probabilities = match &head {
         Some(p) => {
             let mut y = vec![0i8; net.q.len()];
@@ -242,27 +242,6 @@ fn image_i8<N: Int8Network>(
         counts,
         tflm,
     })
-}
-
-/// LiteRT's int8 SOFTMAX when the model ends in one (its parameters from
-/// the operator and its input's scale).
-fn softmax_head(model: &tflite::Model) -> Result<Option<int8::SoftmaxParams>, String> {
-    let Some(op) = model
-        .operators()
-        .last()
-        .filter(|o| o.kind == tflite::OpKind::Softmax)
-    else {
-        return Ok(None);
-    };
-    let scale = op
-        .input(0)
-        .and_then(|t| model.tensor(t))
-        .and_then(|t| t.quantization.as_ref())
-        .and_then(|q| q.scales.first().copied())
-        .ok_or("the SOFTMAX input has no scale")?;
-    int8::SoftmaxParams::new(op.options.beta.unwrap_or(1.0), scale)
-        .map(Some)
-        .map_err(|e| e.to_string())
 }
 
 /// The largest value's index.

@@ -15,7 +15,7 @@ use small_core::load::tflite::verify_wiring;
 use small_core::load::{Generated, tflite};
 use small_core::model::NONE;
 use small_core::reference::int8;
-use small_examples::golden::read_i8;
+use small_examples::golden::{int8_softmax, read_i8};
 use small_examples::models::{Int8Network, ad, dscnn, resnet8, vww};
 use std::path::Path;
 
@@ -88,20 +88,7 @@ fn golden<N: Int8Network>() {
     let model = tflite::Model::from_file(dir.join(N::FILE)).unwrap();
     let tensor = verify_wiring::<N>(&model).unwrap_or_else(|e| panic!("{}: {e}", N::NAME));
     let golden = dir.join(format!("{}.golden", N::FILE.trim_end_matches(".tflite")));
-    let softmax = model
-        .operators()
-        .last()
-        .filter(|o| o.kind == tflite::OpKind::Softmax)
-        .map(|op| {
-            let scale = model
-                .tensor(op.input(0).unwrap())
-                .unwrap()
-                .quantization
-                .as_ref()
-                .unwrap()
-                .scales[0];
-            int8::SoftmaxParams::new(op.options.beta.unwrap_or(1.0), scale).unwrap()
-        });
+    let softmax = int8_softmax(&model).unwrap();
     let inputs: Vec<usize> = (0..)
         .take_while(|i| golden.join(format!("{i}.input.bin")).exists())
         .filter(|&i| !cfg!(target_arch = "aarch64") || i < 2)
