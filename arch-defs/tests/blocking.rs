@@ -135,6 +135,54 @@ fn cortex_m4_tiles_match_hand_worked_cases() {
 }
 // ANCHOR_END: hand_worked
 
+/// An `i8` broadcast layer with at most half a dot group of input
+/// channels multiplies lane by lane on the M4 (`int8_lane_steps`), its
+/// operands one register each; nowhere else.
+#[test]
+fn cortex_m4_steps_narrow_int8_inputs_lane_by_lane() {
+    let m4 = &arch_defs::cortex_m4::MACHINE;
+    let i8 = |fc: usize, k: usize, g: usize| LayerSpec {
+        dtype: small_ir::Dtype::I8,
+        ..spec(3, 3, fc, k, g, 1, Reduction::Fma)
+    };
+    assert!(blocking::int8_lane_steps(m4, &i8(1, 64, 1)));
+    assert!(blocking::int8_lane_steps(m4, &i8(2, 16, 1)));
+    assert!(!blocking::int8_lane_steps(m4, &i8(3, 16, 1)));
+    assert!(!blocking::int8_lane_steps(m4, &i8(16, 16, 1)));
+    // Depthwise (channelwise) and f32 layers have no dot groups.
+    assert!(!blocking::int8_lane_steps(m4, &i8(1, 1, 16)));
+    assert!(!blocking::int8_lane_steps(
+        m4,
+        &spec(3, 3, 1, 16, 1, 1, Reduction::Fma)
+    ));
+    // Vector archs keep their groups (a lane's weights are not adjacent).
+    for m in [&arch_defs::reference::MACHINE, &arch_defs::avx512::MACHINE] {
+        assert!(!blocking::int8_lane_steps(m, &i8(1, 64, 1)));
+    }
+    // Operands of one register: the model sees 10 registers, 1 per
+    // operand and a load costing one multiply-add's slot.
+    let m = blocking::for_dtype(m4, &i8(1, 64, 1));
+    assert_eq!(
+        (m.vector_regs, m.int8_operand_regs, m.int8_load_cost),
+        (10, 1, 1)
+    );
+    let stem = LayerSpec {
+        dtype: small_ir::Dtype::I8,
+        ..spec(10, 4, 1, 64, 1, 2, Reduction::Fma)
+    };
+    // DS-CNN's stem, 10x4 stride 2, 1 -> 64: per tap (O_wb nv + nv + 1
+    // <= 10 registers, s = O_wb nv / (O_wb + nv), rate s / (s + 1)):
+    // 2x2 0.5, 3x2 0.545; column-streamed (4 nv + 1 besides the
+    // accumulators) 5x1 0.556 is the best. Within 0.9 of it the widest
+    // channel tile leads (issue-bound), then the fewest accumulators: 2x2.
+    let stem = LayerSpec {
+        dtype: small_ir::Dtype::I8,
+        ..spec(10, 4, 1, 64, 1, 2, Reduction::Fma)
+    };
+    assert_eq!(tile(m4, &stem), (2, 2));
+    assert_eq!(derive(m4, &stem).registers, 7);
+}
+
 #[test]
 fn accumulators_hide_fma_latency() {
     for arch in arch_defs::ARCHS.iter().map(|a| &a.machine) {

@@ -133,16 +133,42 @@ pub fn derive<A>(arch: A, m: &Machine, spec: &LayerSpec) -> Blocking<A> {
 /// broadcast comes from memory. Each of its steps reduces `int8_dot` input
 /// channels, which changes the work per step but not the register count
 /// or the per-step load/operation balance the model rates.
+///
+/// A kernel that steps over its input lanes one at a time
+/// ([`int8_lane_steps`]) fetches an operand with one load and keeps it
+/// in one register.
 pub fn for_dtype(m: &Machine, spec: &LayerSpec) -> Machine {
     match spec.dtype {
         crate::Dtype::F32 => *m,
-        crate::Dtype::I8 => Machine {
-            broadcast_from_memory: false,
-            vector_regs: m.int8_regs,
-            fma_latency: m.int8_latency,
-            ..*m
-        },
+        crate::Dtype::I8 => {
+            let lane_steps = int8_lane_steps(m, spec);
+            Machine {
+                broadcast_from_memory: false,
+                vector_regs: m.int8_regs,
+                fma_latency: m.int8_latency,
+                int8_operand_regs: if lane_steps { 1 } else { m.int8_operand_regs },
+                int8_load_cost: if lane_steps { 1 } else { m.int8_load_cost },
+                ..*m
+            }
+        }
     }
+}
+
+/// True if the `i8` broadcast kernel of `spec` on `m` multiplies its input
+/// lanes one at a time (widened bytes, one multiply-add per product)
+/// instead of in groups of the dot product's `int8_dot` lanes: on a
+/// one-lane arch whose dot product widens a group into several registers
+/// (`int8_operand_regs > 1`, Cortex-M4: a word, two `SXTB16`s, two
+/// `SMLAD`s), when the layer's input holds at most half a group of
+/// channels. DS-CNN's 1-channel stem would otherwise multiply three zero
+/// weights with every input: per tap of a 2x2 tile 20 instructions
+/// where lane steps take 8 (four `LDRSB`, four `MLA`).
+pub fn int8_lane_steps(m: &Machine, spec: &LayerSpec) -> bool {
+    spec.dtype == crate::Dtype::I8
+        && spec.kind() == KernelKind::Broadcast
+        && m.lanes == 1
+        && m.int8_operand_regs > 1
+        && 2 * spec.in_channels() <= m.int8_dot
 }
 
 /// Registers one broadcast operand (an input or a weight vector) of

@@ -25,14 +25,21 @@ pub struct Shape {
     /// Broadcast kernels: stream each input column once per filter row and
     /// lane through every tap that reads it (see [`columns_compute`]).
     pub columns: bool,
-    /// Input lanes one step of a broadcast kernel reduces: 1 for `f32`, the
-    /// arch's integer dot width for `i8` (`Machine::int8_dot`).
+    /// Input lanes one step of a broadcast kernel reduces: 1 for `f32` and
+    /// channelwise kernels, the arch's integer dot width for an `i8`
+    /// broadcast kernel (`Machine::int8_dot`). The weights are packed in
+    /// groups of it.
     pub dot: usize,
+    /// An `i8` broadcast kernel that multiplies one input lane per step
+    /// (`small_ir::blocking::int8_lane_steps`), its weights still packed in
+    /// groups of `dot`.
+    pub lane_steps: bool,
 }
 
 impl Shape {
     /// The kernel of `spec` with blocking `b` on an arch of `lanes` lanes.
-    pub fn new(spec: &LayerSpec, lanes: usize, int8_dot: usize, b: &Blocking) -> Self {
+    pub fn new(spec: &LayerSpec, m: &small_ir::Machine, b: &Blocking) -> Self {
+        let (lanes, int8_dot) = (m.lanes, m.int8_dot);
         let channelwise = spec.kind() == KernelKind::Channelwise;
         Shape {
             spec: *spec,
@@ -47,10 +54,12 @@ impl Shape {
             only_tail: !channelwise && spec.in_channels() < CB,
             channelwise,
             columns: b.columns,
+            // A channelwise kernel's weights are `[tap][TC]` (no dot groups).
             dot: match spec.dtype {
-                Dtype::F32 => 1,
-                Dtype::I8 => int8_dot,
+                Dtype::I8 if !channelwise => int8_dot,
+                _ => 1,
             },
+            lane_steps: small_ir::blocking::int8_lane_steps(m, spec),
         }
     }
     fn int8(&self) -> bool {
@@ -58,12 +67,16 @@ impl Shape {
     }
     /// The first lane of every step over `lanes` input lanes.
     fn steps(&self, lanes: usize) -> impl Iterator<Item = usize> {
-        let dot = self.dot;
-        (0..lanes.div_ceil(dot)).map(move |g| g * dot)
+        let step = if self.lane_steps { 1 } else { self.dot };
+        (0..lanes.div_ceil(step)).map(move |g| g * step)
+    }
+    /// True for an `i8` kernel that reduces in dot-product groups.
+    fn groups(&self) -> bool {
+        self.int8() && !self.lane_steps
     }
     /// The input operand of a broadcast step at `p`.
     fn broadcast(&self, p: TokenStream) -> TokenStream {
-        if self.int8() {
+        if self.groups() {
             quote!(A::group(#p))
         } else {
             quote!(A::broadcast(#p))
@@ -71,15 +84,17 @@ impl Shape {
     }
     /// The weight vector of a broadcast step at `p`.
     fn weights(&self, p: TokenStream) -> TokenStream {
-        if self.int8() {
+        if self.groups() {
             quote!(A::weights(#p))
+        } else if self.int8() {
+            quote!(A::widen(#p))
         } else {
             quote!(A::load(#p))
         }
     }
     /// `c += i * w` of a broadcast step.
     fn mac(&self, c: &Ident, i: TokenStream, w: TokenStream) -> TokenStream {
-        if self.int8() {
+        if self.groups() {
             quote!(#c = A::dot(#c, #i, #w);)
         } else {
             quote!(#c = A::fma(#c, #i, #w);)
@@ -919,5 +934,36 @@ fn avg_scale(s: &Shape, ll: usize, guarded: bool) -> TokenStream {
     quote! {
         let cols = t.hi.min(#end).saturating_sub(t.lo.max(#first)) as f32;
         let scale = A::splat(1.0 / (rows * cols));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A depthwise `i8` kernel of several one-lane vectors on an arch whose
+    /// dot product sums 4 lanes (Cortex-M4) reads each channel's weight
+    /// where the packer (`small_core::pack`: `dot = 1` for channelwise
+    /// layers) writes it. It once scaled the channel by the dot width,
+    /// which only a tile of several vectors shows.
+    #[test]
+    fn depthwise_weights_are_where_the_packer_puts_them() {
+        let spec = LayerSpec {
+            dtype: Dtype::I8,
+            ..LayerSpec::new(3, 3, 1, 1, 16)
+        };
+        assert_eq!(spec.kind(), KernelKind::Channelwise);
+        let m = arch_defs::cortex_m4::MACHINE;
+        let b = Blocking {
+            vectors: 4,
+            ..small_ir::blocking::derive("cortex_m4", &m, &spec)
+        };
+        let s = Shape::new(&spec, &m, &b);
+        for tap in 0..spec.fh * spec.fw {
+            for v in 0..s.nv {
+                let packed = geometry::tiles_at(&spec, s.tc(), 1, 0, 0, tap, 0, v * s.lanes);
+                assert_eq!(w_at(&s, tap, 0, v), packed, "tap {tap}, vector {v}");
+            }
+        }
     }
 }

@@ -360,7 +360,7 @@ pub fn features_of(a: &ArchParams) -> TokenStream {
 fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
     let cfg = cfg_of(a);
     let (module, ident) = (format_ident!("{}", a.name), format_ident!("{}", a.ident));
-    let shape = kernel::Shape::new(spec, a.machine.lanes, a.machine.int8_dot, b);
+    let shape = kernel::Shape::new(spec, &a.machine, b);
     let full = kernel::body(&shape, kernel::Mode::Full);
     let edge = kernel::body(&shape, kernel::Mode::Edge);
 
