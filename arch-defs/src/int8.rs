@@ -27,9 +27,9 @@
 
 use crate::Simd;
 use small_ir::quant::{
-    Multiplier, Rescale, clamp_i8, multiply_by_quantized_multiplier, output, rounding_average, row,
+    Multiplier, Prepared, Rescale, clamp_i8, multiply_by_quantized_multiplier, output,
+    rounding_average, row,
 };
-use small_ir::step::Step;
 
 /// The first rescale word of [`Rescale::DoubleRounding`].
 const DOUBLE_ROUNDING: i32 = Rescale::DoubleRounding(Multiplier {
@@ -161,15 +161,17 @@ pub struct RowsAt {
 
 /// One channel's output stage, decoded once for the outputs of a tile:
 /// the [`Dot::Stage`] of a one-lane (scalar) arch. A double rounding
-/// becomes its [`Step`] (one 32x32->64 multiply, an add and two shifts per
-/// output: on a Cortex-M4 about 20 instructions with the zero point, the
-/// clamp and the store, where decoding the rows for each output took
-/// 55); any other variant reads its rows per output, as the unstaged
-/// stage does.
+/// becomes its [`Prepared`] multiplier (a 32x32->64 multiply, the doubling
+/// high half and the rounding division with its mask hoisted); any other
+/// variant reads its rows per output, as the unstaged stage does. On a
+/// Cortex-M4 an output then takes about 15 instructions with the zero
+/// point, the clamp and the store; the single 64-bit [`small_ir::step::Step`] the vector
+/// code uses took 25-30 (its negative ties need a 64-bit compare and
+/// select there), and decoding the rows for each output 55.
 #[derive(Debug, Clone, Copy)]
 pub struct ScalarStage {
     at: RowsAt,
-    step: Option<Step>,
+    step: Option<Prepared>,
     zero_point: i32,
     min: i32,
     max: i32,
@@ -187,7 +189,7 @@ impl ScalarStage {
         let at = |r: usize| unsafe { rows.add(r * stride).read() };
         let kind = at(row::RESCALE);
         let step = if kind == DOUBLE_ROUNDING || kind == row::STEPPED {
-            Step::double_rounding(Multiplier {
+            Prepared::new(Multiplier {
                 multiplier: at(row::RESCALE + 1),
                 shift: at(row::RESCALE + 2),
             })

@@ -139,6 +139,71 @@ pub const fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i3
     )
 }
 
+/// [`multiply_by_quantized_multiplier`] with its per-channel parts worked
+/// out once, for code that applies one multiplier to many accumulators a
+/// lane at a time (a scalar core's output stage): the left shift, and the
+/// mask and threshold base of [`rounding_divide_by_pot`]. Per value that
+/// leaves one 32x32->64 multiply, an add with carry, two shifts for the
+/// doubling high half, and a shift, a mask, a compare and an add for the
+/// division: on a Cortex-M4 about a dozen instructions, against twenty
+/// for the single 64-bit step of [`crate::step::Step`], whose negative
+/// ties cost a 64-bit compare and select there.
+///
+/// ```
+/// use small_ir::quant::{multiply_by_quantized_multiplier as mbqm, Multiplier, Prepared};
+/// let m = Multiplier { multiplier: 1 << 30, shift: -1 };
+/// let p = Prepared::new(m).unwrap();
+/// for x in [5, -5, 100, -101, i32::MAX, i32::MIN] {
+///     assert_eq!(p.apply(x), mbqm(x, m.multiplier, m.shift));
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prepared {
+    multiplier: i32,
+    left: u32,
+    right: u32,
+    mask: i32,
+    threshold: i32,
+}
+
+impl Prepared {
+    /// The parts of `m`, or `None` for the mantissa `i32::MIN`, with which
+    /// the doubling high half saturates (TFLite's mantissas are positive).
+    pub const fn new(m: Multiplier) -> Option<Prepared> {
+        if m.multiplier == i32::MIN {
+            return None;
+        }
+        let left = if m.shift > 0 { m.shift as u32 } else { 0 };
+        let right = if m.shift > 0 {
+            0
+        } else {
+            m.shift.unsigned_abs()
+        };
+        let right = if right > 31 { 31 } else { right };
+        let mask = ((1i64 << right) - 1) as i32;
+        Some(Prepared {
+            multiplier: m.multiplier,
+            left,
+            right,
+            mask,
+            threshold: mask >> 1,
+        })
+    }
+
+    /// [`multiply_by_quantized_multiplier`]`(x, m.multiplier, m.shift)`
+    /// for the `m` of [`Prepared::new`].
+    #[inline(always)]
+    pub const fn apply(self, x: i32) -> i32 {
+        // `saturating_rounding_doubling_high_mul` without its saturation,
+        // which needs the multiplier `i32::MIN`.
+        let ab = x.wrapping_shl(self.left) as i64 * self.multiplier as i64;
+        let high = ((ab + (1 << 30)) >> 31) as i32;
+        // `rounding_divide_by_pot`, its mask and threshold base hoisted.
+        let threshold = self.threshold + (high < 0) as i32;
+        (high >> self.right) + ((high & self.mask) > threshold) as i32
+    }
+}
+
 /// TFLite's `MultiplyByQuantizedMultiplier` under `TFLITE_SINGLE_ROUNDING`:
 /// `(x * multiplier + 2^(30 - shift)) >> (31 - shift)` in 64 bits, one
 /// rounding to nearest with ties toward +∞.
@@ -876,6 +941,81 @@ mod tests {
         let ab = a as i64 * b as i64;
         let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
         ((ab + nudge) / (1i64 << 31)) as i32
+    }
+
+    /// `Prepared` gives `multiply_by_quantized_multiplier`'s bits for every
+    /// multiplier but `i32::MIN` and every shift, at the extremes of the
+    /// accumulator and on random ones; a threshold without its sign term
+    /// (ties of negative values rounded up) or a division by the wrong
+    /// power fails it.
+    #[test]
+    fn prepared_equals_multiply_by_quantized_multiplier() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let edges = [
+            0,
+            1,
+            -1,
+            2,
+            -2,
+            3,
+            -3,
+            5,
+            -5,
+            1 << 20,
+            -(1 << 20),
+            i32::MAX,
+            i32::MIN,
+            i32::MIN + 1,
+        ];
+        let multipliers = [
+            0,
+            1,
+            -1,
+            1 << 30,
+            (1 << 30) + 1,
+            i32::MAX,
+            i32::MIN + 1,
+            1_518_500_250,
+        ];
+        assert_eq!(
+            Prepared::new(Multiplier {
+                multiplier: i32::MIN,
+                shift: -1
+            }),
+            None
+        );
+        let mut checked = 0u32;
+        for shift in -40..=31 {
+            for round in 0..400 {
+                let multiplier = match multipliers.get(round) {
+                    Some(&m) => m,
+                    None => match next() as i32 {
+                        i32::MIN => 1 << 30,
+                        m => m,
+                    },
+                };
+                let m = Multiplier { multiplier, shift };
+                let p = Prepared::new(m).expect("not i32::MIN");
+                for i in 0..edges.len() + 8 {
+                    let acc = match edges.get(i) {
+                        Some(&a) => a,
+                        // Small accumulators, as convolutions give, and any.
+                        None if i % 2 == 0 => (next() as i32) >> 12,
+                        None => next() as i32,
+                    };
+                    let want = multiply_by_quantized_multiplier(acc, multiplier, shift);
+                    assert_eq!(p.apply(acc), want, "x {acc}, {m:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 600_000);
     }
 
     /// The `f64` form [`mul_round_real`] computes in integers.
