@@ -1,52 +1,8 @@
-//! Helpers shared by the integration tests: a seeded generator, random
-//! tensors, the reference oracle for a generated layer's spec, and the
-//! tolerance derived from the reduction length.
+//! Helpers shared by the integration tests of `small-tests`: those of the
+//! kernel suites (`small-kernel-tests`), the models directory and a
+//! program's layers.
 
-pub use small_core::reference::{layer as reference_forward, tolerances};
-
-/// Small seeded generator (PCG-style LCG): reproducible, no dependency.
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from a seed.
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    /// Next 32 random bits.
-    pub fn next_u32(&mut self) -> u32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) as u32
-    }
-    /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.next_u32() as usize % (hi - lo + 1)
-    }
-    /// Uniform in `[-1, 1)`.
-    pub fn unit(&mut self) -> f32 {
-        self.next_u32() as f32 / (1u64 << 31) as f32 - 1.0
-    }
-    /// `n` values uniform in `[-1, 1)`.
-    pub fn vec(&mut self, n: usize) -> Vec<f32> {
-        (0..n).map(|_| self.unit()).collect()
-    }
-}
-
-/// Index and values of the first element outside its tolerance.
-pub fn first_mismatch(got: &[f32], want: &[f32], tol: &[f32]) -> Option<(usize, f32, f32, f32)> {
-    (0..want.len())
-        .find(|&i| {
-            // NaN on either side is a mismatch.
-            let within = matches!(
-                (got[i] - want[i]).abs().partial_cmp(&tol[i]),
-                Some(core::cmp::Ordering::Less | core::cmp::Ordering::Equal)
-            );
-            !within
-        })
-        .map(|i| (i, got[i], want[i], tol[i]))
-}
+pub use small_kernel_tests::{Rng, first_mismatch, reference_forward, tolerances};
 
 /// The README's code blocks, compiled and run as doctests so they cannot drift.
 #[cfg(doctest)]

@@ -5,13 +5,13 @@
 //!
 //! Each stage is compared with the reference layer applied to the previous
 //! *generated* output, within the bound derived from that stage's reduction
-//! length (`small_tests::tolerances`), so an error names the stage; the
+//! length (`small_kernel_tests::tolerances`), so an error names the stage; the
 //! end-to-end class must also match the reference chain's.
 
 use small_core::Filter;
 use small_core::reference::{self, Shape};
 use small_core::{Activation, Arch, Blocked, Dims, Error, LayerSpec, layer, ops};
-use small_tests::{Rng, first_mismatch, reference_forward, tolerances};
+use small_kernel_tests::{Rng, first_mismatch, reference_forward, tolerances};
 
 #[layer(fh = 3, fw = 3, fc = 3, k = 16, stride = 2, padding = same, activation = relu6)]
 struct Conv;

@@ -4,11 +4,11 @@
 //! not a multiple of `O_wb`, channels that are not a multiple of `CB`,
 //! strides 1-3, both paddings, filters from 1x1 to 12 wide and 10x4,
 //! inputs smaller than the filter. FMA layers are compared within the bound derived from their
-//! reduction length (`small_tests::tolerances`); max layers exactly.
+//! reduction length (`small_kernel_tests::tolerances`); max layers exactly.
 
 use small_core::reference::Shape;
 use small_core::{Arch, Blocked, Dims, Error, Filter, LayerSpec, Order, layer};
-use small_tests::{Rng, first_mismatch, reference_forward, tolerances};
+use small_kernel_tests::{Rng, first_mismatch, reference_forward, tolerances};
 
 /// Builds the layer on an arch and runs it: (arch, weights, bias, input, residual).
 type Run<'a> = &'a dyn Fn(

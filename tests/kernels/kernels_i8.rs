@@ -12,7 +12,7 @@ use small_core::reference::int8::AddParams;
 use small_core::reference::int8::{self, Requant};
 use small_core::reference::{Conv, Shape, Window};
 use small_core::{Arch, Blocked, Blocking, Dims, Error, Filter, LayerSpec, Reduction, layer};
-use small_tests::Rng;
+use small_kernel_tests::Rng;
 
 /// A residual layer's skip tensor and ADD.
 type Skip<'a> = Option<(&'a Blocked<Vec<i8>, i8>, &'a AddParams)>;
