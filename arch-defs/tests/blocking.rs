@@ -166,10 +166,6 @@ fn cortex_m4_steps_narrow_int8_inputs_lane_by_lane() {
         (m.vector_regs, m.int8_operand_regs, m.int8_load_cost),
         (10, 1, 1)
     );
-    let stem = LayerSpec {
-        dtype: small_ir::Dtype::I8,
-        ..spec(10, 4, 1, 64, 1, 2, Reduction::Fma)
-    };
     // DS-CNN's stem, 10x4 stride 2, 1 -> 64: per tap (O_wb nv + nv + 1
     // <= 10 registers, s = O_wb nv / (O_wb + nv), rate s / (s + 1)):
     // 2x2 0.5, 3x2 0.545; column-streamed (4 nv + 1 besides the
