@@ -147,3 +147,32 @@ pub fn case_i8<N: Int8Network>(repo: &Path) -> Result<CaseI8, String> {
 pub fn i8_bytes(v: &[i8]) -> Vec<u8> {
     v.iter().map(|&x| x as u8).collect()
 }
+
+/// The int8 graphs of `tests/data/tflite` the firmware's int8 sweep image
+/// (`--features sweep,int8`) runs, by file stem: every int8 operator
+/// (`every_op_int8`), PADs, LOGISTIC, MEAN, and the random graphs, whose
+/// shapes (1-8 input channels, odd widths, strides, SAME and VALID,
+/// residual ADDs, concatenations) reach every kernel's edge tiles. Each
+/// runs on its first saved input, and `tests/firmware.rs` requires its
+/// output to equal the host's int8 reference (which
+/// `tests/tflite_graphs.rs` holds to LiteRT's) byte for byte.
+pub const INT8_GRAPHS: &[&str] = &[
+    "every_op_int8",
+    "pad_int8",
+    "logistic_mid_int8",
+    "logistic_head_int8",
+    "mean_int8",
+    "mean_keepdims_int8",
+    "random_01",
+    "random_03",
+    "random_05",
+    "random_07",
+    "random_09",
+    "random_11",
+    "random_13",
+    "random_15",
+    "random_17",
+    "random_19",
+    "random_21",
+    "random_23",
+];

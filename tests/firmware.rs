@@ -7,7 +7,8 @@
 //! (`<net>.out`) and the instructions and estimated cycles of one
 //! inference (`<net>.cyc`, from the QEMU plugin `cycle_window`). An int8
 //! image (`<net>-int8`) must equal the host's int8 reference and
-//! LiteRT's golden output byte for byte. This test then runs the same case
+//! LiteRT's golden output byte for byte, and so must each int8 test graph
+//! of the `sweep-int8` image (`firmware::INT8_GRAPHS`). This test then runs the same case
 //! (`small_examples::firmware::case`: the same weights and input) on the
 //! host's reference layers and requires every output of the firmware to
 //! be within the bound propagated through the network
@@ -113,13 +114,15 @@ fn firmware_matches_host() {
     let ok: Vec<&Run> = runs.iter().filter_map(|r| r.as_ref().ok()).collect();
     let mut report = report(&ok);
     let sweep = sweep(dir, &repo);
-    if let Ok(line) = &sweep {
+    let sweep_i8 = sweep_i8(dir, &repo);
+    for line in [&sweep, &sweep_i8].into_iter().flatten() {
         report.push_str(line);
     }
     println!("{report}");
     std::fs::write(dir.join("report.md"), &report).expect("write report.md");
     let mut failed: Vec<&String> = runs.iter().filter_map(|r| r.as_ref().err()).collect();
     failed.extend(sweep.as_ref().err());
+    failed.extend(sweep_i8.as_ref().err());
     assert!(failed.is_empty(), "firmware failed:\n{failed:#?}");
 }
 
@@ -306,6 +309,66 @@ fn sweep(dir: &Path, repo: &Path) -> Result<String, String> {
          of every layer's output within its bound (max |firmware - host reference| {worst:.2e}); tiles: {}\n",
         out.len(),
         tiles.join(", ")
+    ))
+}
+
+/// The int8 sweep image: each graph of `firmware::INT8_GRAPHS` on its
+/// first saved input, its output equal to the host's int8 reference byte
+/// for byte (and, for a graph without a SOFTMAX or LOGISTIC head, to
+/// LiteRT's saved output). Returns the report's line.
+fn sweep_i8(dir: &Path, repo: &Path) -> Result<String, String> {
+    use small_core::load::tflite::Model as File;
+    let out = read_output(dir, "sweep-int8")?;
+    if out.len() != firmware::INT8_GRAPHS.len() {
+        return Err(format!(
+            "sweep-int8: {} graphs in the output, expected {}",
+            out.len(),
+            firmware::INT8_GRAPHS.len()
+        ));
+    }
+    let (mut layers, mut outputs) = (0, 0);
+    for (stem, s) in firmware::INT8_GRAPHS.iter().zip(&out) {
+        let at = |e: &dyn std::fmt::Display| format!("sweep-int8 {stem}: {e}");
+        if s.case != format!("{stem} int8 graph on cortex_m4") {
+            return Err(at(&format!("the image ran `{}` here", s.case)));
+        }
+        let path = repo
+            .join("tests/data/tflite")
+            .join(format!("{stem}.tflite"));
+        let file = File::from_file(&path).map_err(|e| at(&e))?;
+        let program = small_codegen::Program::from_file(&file).map_err(|e| at(&e))?;
+        let (infos, dims) = small_tests::program_layers(&program);
+        let read = |ext: &str| std::fs::read(path.with_extension(ext)).map_err(|e| at(&e));
+        let n = program.input.elements();
+        let input: Vec<i8> = read("in")?.iter().take(n).map(|&b| b as i8).collect();
+        let values = reference_run_i8(&file, &infos, &dims, &input).map_err(|e| at(&e))?;
+        let want = values.last().ok_or_else(|| at(&"no output"))?;
+        let mut golden = vec![("the host's int8 reference", want.clone())];
+        if matches!(program.head, small_codegen::Head::None) {
+            let saved = read("out")?
+                .iter()
+                .take(want.len())
+                .map(|&b| b as i8)
+                .collect();
+            golden.push(("LiteRT's saved output", saved));
+        }
+        for (whose, w) in golden {
+            if s.q != w {
+                let i = s.q.iter().zip(&w).position(|(a, b)| a != b);
+                return Err(at(&format!(
+                    "output differs from {whose} ({} against {} values), first difference at {i:?}",
+                    s.q.len(),
+                    w.len()
+                )));
+            }
+        }
+        layers += s.tiles.len();
+        outputs += s.q.len();
+    }
+    Ok(format!(
+        "- int8 sweep (small_examples::firmware::INT8_GRAPHS): {} graphs of tests/data/tflite, {layers} layers, \
+         {outputs} outputs equal to the host's int8 reference byte for byte\n",
+        out.len()
     ))
 }
 

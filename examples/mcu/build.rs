@@ -1,8 +1,8 @@
 //! Packs the weights of each network of the image (f32, or int8 with
-//! the `int8` feature) for cortex_m4 on the host (small-core's
-//! `pack`, the same code the host runs) and writes them, with the input,
-//! as little-endian `f32` files the firmware embeds in flash; and puts
-//! `memory.x` where `cortex-m-rt`'s `link.x` finds it.
+//! the `int8` feature; the int8 sweep's test graphs) for cortex_m4 on the
+//! host (small-core's `pack`, the same code the host runs) and writes
+//! them, with the input, as little-endian `f32` files the firmware embeds
+//! in flash; and puts `memory.x` where `cortex-m-rt`'s `link.x` finds it.
 
 use small_core::Arch;
 use small_examples::firmware::{self, i8_bytes, le_bytes};
@@ -29,7 +29,7 @@ fn main() {
         ["AD"] if int8 => emit_i8::<ad::int8::Autoencoder>(&repo, &out),
         ["RESNET8"] if int8 => emit_i8::<resnet8::int8::Resnet8>(&repo, &out),
         ["VWW"] if int8 => emit_i8::<vww::int8::Vww>(&repo, &out),
-        ["SWEEP"] if int8 => Err("the sweep image is f32 only".into()),
+        ["SWEEP"] if int8 => emit_graphs(),
         ["DSCNN"] => emit::<dscnn::DsCnn>(&repo, &out),
         ["AD"] => emit::<ad::Autoencoder>(&repo, &out),
         ["RESNET8"] => emit::<resnet8::Resnet8>(&repo, &out),
@@ -88,4 +88,17 @@ fn emit_i8<N: Int8Network>(repo: &Path, out: &Path) -> Result<(), String> {
         "case",
         format!("{} int8 on cortex_m4: {}", N::NAME, case.what).as_bytes(),
     )
+}
+
+/// The int8 sweep: each graph of `firmware::INT8_GRAPHS` packed for
+/// cortex_m4 (`small_core::build::pack_tflite`, which `packed_weights!`
+/// embeds); the programs and inputs come from the files themselves.
+fn emit_graphs() -> Result<(), String> {
+    for stem in firmware::INT8_GRAPHS {
+        small_core::build::pack_tflite(
+            &format!("../../tests/data/tflite/{stem}.tflite"),
+            Arch::CortexM4,
+        )?;
+    }
+    Ok(())
 }

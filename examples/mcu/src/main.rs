@@ -1,5 +1,6 @@
 //! small-rs on a Cortex-M4F, bare metal: one MLPerf Tiny network, or the
-//! kernel sweep's small networks (chosen by a Cargo feature), run once on
+//! kernel sweep's small networks (f32), or the int8 test graphs of
+//! `tests/data/tflite` (`sweep,int8`), chosen by a Cargo feature, run once on
 //! the `cortex_m4` kernels, their weights packed at build time and read
 //! straight from flash, their activations in one static arena sized by
 //! `model!` at compile time. No allocator.
@@ -22,6 +23,7 @@ use cortex_m_semihosting::{debug, hprint, hprintln};
 use panic_semihosting as _;
 use small_core::Arch;
 
+#[cfg(not(all(feature = "sweep", feature = "int8")))]
 use small_examples::models;
 
 mod stack;
@@ -31,7 +33,9 @@ mod stack;
 struct Aligned<B: ?Sized>(B);
 
 /// The packed weights, the NHWC input (little-endian `f32`) and the
-/// description the build script wrote for network `$name`.
+/// description the build script wrote for network `$name` (the int8
+/// sweep embeds its files itself).
+#[cfg(not(all(feature = "sweep", feature = "int8")))]
 macro_rules! embedded {
     ($name:literal) => {{
         static WEIGHTS: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(
@@ -57,7 +61,10 @@ macro_rules! embedded {
 /// What can go wrong.
 enum Fail {
     Core(small_core::Error),
+    #[cfg_attr(all(feature = "sweep", feature = "int8"), allow(dead_code))]
     Embedded(&'static str),
+    #[cfg_attr(not(all(feature = "sweep", feature = "int8")), allow(dead_code))]
+    Short(&'static str),
 }
 
 impl From<small_core::Error> for Fail {
@@ -71,6 +78,7 @@ impl fmt::Display for Fail {
         match self {
             Fail::Core(e) => write!(f, "{e}"),
             Fail::Embedded(what) => write!(f, "embedded {what} is not a whole, aligned f32 array"),
+            Fail::Short(what) => write!(f, "embedded {what} is shorter than the program's"),
         }
     }
 }
@@ -123,6 +131,7 @@ type Elem = f32;
 #[cfg(not(feature = "int8"))]
 const ZERO: f32 = 0.0;
 
+#[cfg(not(all(feature = "sweep", feature = "int8")))]
 fn floats(bytes: &'static Aligned<[u8]>, what: &'static str) -> Result<&'static [f32], Fail> {
     bytemuck::try_cast_slice(&bytes.0).map_err(|_| Fail::Embedded(what))
 }
@@ -169,7 +178,7 @@ macro_rules! run_net {
 /// Runs the int8 network `$net` once on its embedded words and `i8`
 /// input and prints its NHWC output (`q <first index> <values>...`),
 /// each layer's tile and the memory it took: [`run_net`] for int8.
-#[cfg(feature = "int8")]
+#[cfg(all(feature = "int8", not(feature = "sweep")))]
 macro_rules! run_i8 {
     ($net:ty, $name:literal, $arena:expr) => {{
         let (weights, input, case) = embedded!($name);
@@ -187,28 +196,41 @@ macro_rules! run_i8 {
         mark_stop();
         let stack_bytes = stack::used(painted);
 
-        const OUT: usize = <$net>::DIMS[<$net>::OUTPUT].elements();
-        let mut y = [0i8; OUT];
-        <$net>::output(arena)?.write_nhwc(&mut y)?;
-        for (i, chunk) in y.chunks(16).enumerate() {
-            hprint!("q {}", i * 16);
-            for v in chunk {
-                hprint!(" {}", v);
-            }
-            hprintln!();
-        }
-        for (layer, b) in <$net>::LAYERS.iter().zip(net.blockings()) {
-            if let Some(b) = b {
-                hprintln!("blocking {} {}x{}", layer.name, b.o_wb, b.tc);
-            }
-        }
-        hprintln!(
-            "memory: weights {} B (flash), arena {} B, stack high-water {} B",
-            weights.len() * 4,
-            <$net>::ARENA,
-            stack_bytes
-        );
+        let mut y = [0i8; <$net>::DIMS[<$net>::OUTPUT].elements()];
+        print_i8::<$net>(&net, arena, &mut y, weights.len() * 4, stack_bytes)?;
     }};
+}
+
+/// An int8 program's NHWC output (`q <first index> <values>...`, through
+/// `nhwc`, its size), each layer's tile and the memory it took.
+#[cfg(feature = "int8")]
+fn print_i8<N: small_core::model::Model<Elem = i8>>(
+    net: &N,
+    arena: &[i8],
+    nhwc: &mut [i8],
+    weight_bytes: usize,
+    stack_bytes: usize,
+) -> Result<(), Fail> {
+    N::output(arena)?.write_nhwc(nhwc)?;
+    for (i, chunk) in nhwc.chunks(16).enumerate() {
+        hprint!("q {}", i * 16);
+        for v in chunk {
+            hprint!(" {}", v);
+        }
+        hprintln!();
+    }
+    for (layer, b) in N::LAYERS.iter().zip(net.blockings()) {
+        if let Some(b) = b {
+            hprintln!("blocking {} {}x{}", layer.name, b.o_wb, b.tc);
+        }
+    }
+    hprintln!(
+        "memory: weights {} B (flash), arena {} B, stack high-water {} B",
+        weight_bytes,
+        N::ARENA,
+        stack_bytes
+    );
+    Ok(())
 }
 
 #[cfg(all(feature = "dscnn", feature = "int8"))]
@@ -275,7 +297,100 @@ fn run(arena: &mut [f32]) -> Result<(), Fail> {
     Ok(())
 }
 
-#[cfg(feature = "sweep")]
+/// The int8 sweep's programs: `small_examples::firmware::INT8_GRAPHS`,
+/// generated from their files at compile time.
+#[cfg(all(feature = "sweep", feature = "int8"))]
+mod graphs {
+    small_core::tflite_model!(pub EveryOp = "../../tests/data/tflite/every_op_int8.tflite");
+    small_core::tflite_model!(pub Pad = "../../tests/data/tflite/pad_int8.tflite");
+    small_core::tflite_model!(pub LogisticMid = "../../tests/data/tflite/logistic_mid_int8.tflite");
+    small_core::tflite_model!(pub LogisticHead = "../../tests/data/tflite/logistic_head_int8.tflite");
+    small_core::tflite_model!(pub Mean = "../../tests/data/tflite/mean_int8.tflite");
+    small_core::tflite_model!(pub MeanKeepdims = "../../tests/data/tflite/mean_keepdims_int8.tflite");
+    small_core::tflite_model!(pub Random01 = "../../tests/data/tflite/random_01.tflite");
+    small_core::tflite_model!(pub Random03 = "../../tests/data/tflite/random_03.tflite");
+    small_core::tflite_model!(pub Random05 = "../../tests/data/tflite/random_05.tflite");
+    small_core::tflite_model!(pub Random07 = "../../tests/data/tflite/random_07.tflite");
+    small_core::tflite_model!(pub Random09 = "../../tests/data/tflite/random_09.tflite");
+    small_core::tflite_model!(pub Random11 = "../../tests/data/tflite/random_11.tflite");
+    small_core::tflite_model!(pub Random13 = "../../tests/data/tflite/random_13.tflite");
+    small_core::tflite_model!(pub Random15 = "../../tests/data/tflite/random_15.tflite");
+    small_core::tflite_model!(pub Random17 = "../../tests/data/tflite/random_17.tflite");
+    small_core::tflite_model!(pub Random19 = "../../tests/data/tflite/random_19.tflite");
+    small_core::tflite_model!(pub Random21 = "../../tests/data/tflite/random_21.tflite");
+    small_core::tflite_model!(pub Random23 = "../../tests/data/tflite/random_23.tflite");
+}
+
+/// Calls `$m!(Program, "file stem", "file name")` for every int8 graph.
+#[cfg(all(feature = "sweep", feature = "int8"))]
+macro_rules! each_graph {
+    ($m:ident $(, $arg:expr)?) => {
+        $m!(graphs::EveryOp, "every_op_int8", "every_op_int8.tflite" $(, $arg)?);
+        $m!(graphs::Pad, "pad_int8", "pad_int8.tflite" $(, $arg)?);
+        $m!(graphs::LogisticMid, "logistic_mid_int8", "logistic_mid_int8.tflite" $(, $arg)?);
+        $m!(graphs::LogisticHead, "logistic_head_int8", "logistic_head_int8.tflite" $(, $arg)?);
+        $m!(graphs::Mean, "mean_int8", "mean_int8.tflite" $(, $arg)?);
+        $m!(graphs::MeanKeepdims, "mean_keepdims_int8", "mean_keepdims_int8.tflite" $(, $arg)?);
+        $m!(graphs::Random01, "random_01", "random_01.tflite" $(, $arg)?);
+        $m!(graphs::Random03, "random_03", "random_03.tflite" $(, $arg)?);
+        $m!(graphs::Random05, "random_05", "random_05.tflite" $(, $arg)?);
+        $m!(graphs::Random07, "random_07", "random_07.tflite" $(, $arg)?);
+        $m!(graphs::Random09, "random_09", "random_09.tflite" $(, $arg)?);
+        $m!(graphs::Random11, "random_11", "random_11.tflite" $(, $arg)?);
+        $m!(graphs::Random13, "random_13", "random_13.tflite" $(, $arg)?);
+        $m!(graphs::Random15, "random_15", "random_15.tflite" $(, $arg)?);
+        $m!(graphs::Random17, "random_17", "random_17.tflite" $(, $arg)?);
+        $m!(graphs::Random19, "random_19", "random_19.tflite" $(, $arg)?);
+        $m!(graphs::Random21, "random_21", "random_21.tflite" $(, $arg)?);
+        $m!(graphs::Random23, "random_23", "random_23.tflite" $(, $arg)?);
+    };
+}
+
+#[cfg(all(feature = "sweep", feature = "int8"))]
+const ARENA_LEN: usize = {
+    let mut most = 0;
+    macro_rules! arena {
+        ($net:ty, $stem:literal, $file:literal) => {
+            if <$net>::ARENA > most {
+                most = <$net>::ARENA;
+            }
+        };
+    }
+    each_graph!(arena);
+    most
+};
+
+/// Runs the int8 graph `$net` once on its first saved input
+/// (`<stem>.in` holds LiteRT's inputs one after another) and prints its
+/// output as [`run_i8`] does.
+#[cfg(all(feature = "sweep", feature = "int8"))]
+macro_rules! run_graph {
+    ($net:ty, $stem:literal, $file:literal, $arena:expr) => {{
+        static WEIGHTS: [f32; <$net>::packed_len(Arch::CortexM4)] =
+            small_core::packed_weights!($net, CortexM4, $file);
+        static INPUTS: &[u8] = include_bytes!(concat!("../../../tests/data/tflite/", $stem, ".in"));
+        hprintln!("small-rs firmware: {} int8 graph on cortex_m4", $stem);
+        let net = <$net>::from_packed(Arch::CortexM4, &WEIGHTS)?;
+        let arena = &mut $arena[..<$net>::ARENA];
+        let input = INPUTS
+            .get(..<$net>::DIMS[0].elements())
+            .ok_or(Fail::Short("input"))?;
+        <$net>::input(arena)?.fill_from_nhwc(bytemuck::cast_slice(input))?;
+        let painted = stack::paint();
+        net.forward(arena)?;
+        let stack_bytes = stack::used(painted);
+        let mut y = [0i8; <$net>::DIMS[<$net>::OUTPUT].elements()];
+        print_i8::<$net>(&net, arena, &mut y, WEIGHTS.len() * 4, stack_bytes)?;
+    }};
+}
+
+#[cfg(all(feature = "sweep", feature = "int8"))]
+fn run(arena: &mut [i8]) -> Result<(), Fail> {
+    each_graph!(run_graph, arena);
+    Ok(())
+}
+
+#[cfg(all(feature = "sweep", not(feature = "int8")))]
 const ARENA_LEN: usize = max(
     max(
         models::sweep::SweepConv::ARENA,
@@ -289,7 +404,7 @@ const ARENA_LEN: usize = max(
 /// Runs `$net` again one layer at a time and prints each layer's output
 /// (`t<layer> <first index> <hex>...`) before a later layer can reuse its
 /// space: the sweep checks every layer, not only the last.
-#[cfg(feature = "sweep")]
+#[cfg(all(feature = "sweep", not(feature = "int8")))]
 macro_rules! each_layer {
     ($net:ty, $name:literal, $arena:expr) => {{
         let (weights, input, _) = embedded!($name);
@@ -303,7 +418,7 @@ macro_rules! each_layer {
     }};
 }
 
-#[cfg(feature = "sweep")]
+#[cfg(all(feature = "sweep", not(feature = "int8")))]
 fn run(arena: &mut [f32]) -> Result<(), Fail> {
     run_net!(models::sweep::SweepConv, "sweep-conv", arena, nothing);
     each_layer!(models::sweep::SweepConv, "sweep-conv", arena);
@@ -331,7 +446,7 @@ fn run(arena: &mut [f32]) -> Result<(), Fail> {
     Ok(())
 }
 
-#[cfg(feature = "sweep")]
+#[cfg(all(feature = "sweep", not(feature = "int8")))]
 const fn max(a: usize, b: usize) -> usize {
     if a > b { a } else { b }
 }
@@ -354,7 +469,7 @@ fn print_blocked(layer: Option<usize>, y: &[f32]) {
 }
 
 /// No summary (the sweep's layers).
-#[cfg(feature = "sweep")]
+#[cfg(all(feature = "sweep", not(feature = "int8")))]
 fn nothing(_input: &[f32], _out: &[f32]) {}
 
 /// The reconstruction's mean squared error (the anomaly score of one window).
