@@ -24,7 +24,6 @@ pub const MACHINE: Machine = Machine {
     int8_operand_regs: 1,
     int8_latency: 4,
     int8_load_cost: 1,
-    int8_channelwise_vectors: 1,
     excludes_reference: false,
 };
 

@@ -62,10 +62,6 @@ pub const MACHINE: Machine = Machine {
     // SMLAD: 1 cycle, its result forwarded to the next (TRM table 3-2).
     int8_latency: 1,
     int8_load_cost: 2,
-    // A depthwise tile's fixed work (about 250 instructions: call, bias,
-    // zero point, output stages, row loop, edge tests) outweighs the
-    // spills of 4 channels' accumulators and weights.
-    int8_channelwise_vectors: 4,
     excludes_reference: true,
 };
 

@@ -135,38 +135,6 @@ fn cortex_m4_tiles_match_hand_worked_cases() {
 }
 // ANCHOR_END: hand_worked
 
-/// An `i8` depthwise tile on the M4 covers `int8_channelwise_vectors` (4)
-/// channels, at the width the model picks for one; elsewhere, and for
-/// `f32`, the model picks both.
-#[test]
-fn cortex_m4_int8_depthwise_tiles_take_four_channels() {
-    let m4 = arch_defs::cortex_m4::MACHINE;
-    let dw = LayerSpec {
-        dtype: small_ir::Dtype::I8,
-        ..spec(3, 3, 1, 1, 64, 1, Reduction::Fma)
-    };
-    let one = Machine {
-        int8_channelwise_vectors: 1,
-        ..m4
-    };
-    let (o_wb, tc) = tile(&one, &dw);
-    assert_eq!(tc, 1, "the register count alone keeps one channel");
-    assert_eq!(tile(&m4, &dw), (o_wb, 4));
-    // 4 x O_wb accumulators, 3 x 4 weights and the input.
-    assert_eq!(derive(&m4, &dw).registers, 4 * o_wb + 13);
-    // Pooling has no weights and f32 depthwise its own model.
-    let pool = LayerSpec {
-        dtype: small_ir::Dtype::I8,
-        ..spec(3, 3, 1, 1, 64, 1, Reduction::Max)
-    };
-    assert_eq!(tile(&m4, &pool), tile(&one, &pool));
-    let f32_dw = spec(3, 3, 1, 1, 64, 1, Reduction::Fma);
-    assert_eq!(tile(&m4, &f32_dw), tile(&one, &f32_dw));
-    for m in [&arch_defs::avx2::MACHINE, &arch_defs::neon::MACHINE] {
-        assert_eq!(m.int8_channelwise_vectors, 1);
-    }
-}
-
 /// An `i8` broadcast layer with at most half a dot group of input
 /// channels multiplies lane by lane on the M4 (`int8_lane_steps`), its
 /// operands one register each; nowhere else.

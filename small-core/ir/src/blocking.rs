@@ -96,9 +96,7 @@ impl Candidate {
 /// Derives the blocking of `spec` on the arch `arch` whose numbers are `m`.
 pub fn derive<A>(arch: A, m: &Machine, spec: &LayerSpec) -> Blocking<A> {
     let m = &for_dtype(m, spec);
-    let widen = channelwise_vectors(m, spec);
-    let keep = |c: &Candidate| widen == 1 || c.nv == 1;
-    let mut c = pick(m, spec, keep).unwrap_or(Candidate {
+    let c = pick(m, spec, |_| true).unwrap_or(Candidate {
         nv: 1,
         o_wb: 1,
         columns: false,
@@ -106,11 +104,6 @@ pub fn derive<A>(arch: A, m: &Machine, spec: &LayerSpec) -> Blocking<A> {
         score: 0.0,
         rate: 0.0,
     });
-    if widen > 1 {
-        // The one-vector tile, `widen` vectors deep (`int8_channelwise_vectors`).
-        c.nv = widen;
-        c.regs = c.o_wb * widen + other_registers(m, spec, widen, c.columns);
-    }
     let tc = c.nv * m.lanes;
     let (g_b, k_b, f_cb) = match spec.kind() {
         KernelKind::Channelwise => (tc, 1, 1),
@@ -131,19 +124,6 @@ pub fn derive<A>(arch: A, m: &Machine, spec: &LayerSpec) -> Blocking<A> {
         registers: c.regs,
         ops_per_load: c.score,
         rate: c.rate,
-    }
-}
-
-/// Vectors of an `i8` depthwise tile of `spec` on `m` fixed by the arch
-/// ([`Machine::int8_channelwise_vectors`], if it divides the channel
-/// block), else 1: the model's choice.
-fn channelwise_vectors(m: &Machine, spec: &LayerSpec) -> usize {
-    let n = m.int8_channelwise_vectors;
-    let depthwise = spec.kind() == KernelKind::Channelwise && spec.reduction == Reduction::Fma;
-    if spec.dtype == crate::Dtype::I8 && depthwise && n > 1 && CB.is_multiple_of(n * m.lanes) {
-        n
-    } else {
-        1
     }
 }
 

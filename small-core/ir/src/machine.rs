@@ -57,14 +57,6 @@ pub struct Machine {
     /// 1 where both are one instruction; Cortex-M4 2 (`LDR` and two
     /// `SXTB16`, about 4 cycles, against two 1-cycle `SMLAD`s).
     pub int8_load_cost: usize,
-    /// Vectors an `i8` depthwise tile covers, at the `O_wb` the model
-    /// picks for one; 1 lets the model choose them too. Where a tile's
-    /// fixed work (the kernel call, the bias and zero point, each
-    /// channel's output stage, the row loop and its edge tests) costs more
-    /// than the spills of a wider tile, which the register count cannot
-    /// see: Cortex-M4 4 (measured: one, two, four and eight channels per
-    /// tile gave DS-CNN 13.33, 12.97, 12.81 and 12.85 M instructions).
-    pub int8_channelwise_vectors: usize,
     /// Where this arch compiles it always runs (its `available()` is a
     /// compile-time fact, as on a microcontroller), so the portable
     /// `reference` kernels are left out of the program there: generated
