@@ -386,7 +386,11 @@ macro_rules! run_graph {
 
 #[cfg(all(feature = "sweep", feature = "int8"))]
 fn run(arena: &mut [i8]) -> Result<(), Fail> {
+    // The markers (which the stage's instruction counter looks up) bracket
+    // the whole sweep.
+    mark_start();
     each_graph!(run_graph, arena);
+    mark_stop();
     Ok(())
 }
 
