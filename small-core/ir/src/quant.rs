@@ -943,6 +943,16 @@ mod tests {
         ((ab + nudge) / (1i64 << 31)) as i32
     }
 
+    /// A xorshift64 generator from `seed` (not 0).
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
     /// `Prepared` gives `multiply_by_quantized_multiplier`'s bits for every
     /// multiplier but `i32::MIN` and every shift, at the extremes of the
     /// accumulator and on random ones; a threshold without its sign term
@@ -950,13 +960,7 @@ mod tests {
     /// power fails it.
     #[test]
     fn prepared_equals_multiply_by_quantized_multiplier() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         let edges = [
             0,
             1,
@@ -1025,13 +1029,7 @@ mod tests {
 
     #[test]
     fn mul_round_real_equals_the_f64_product_rounded() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let accs = [
             0,
             1,
@@ -1131,11 +1129,9 @@ mod tests {
             }
         }
         // Ties: ab = k * 2^31 +- 2^30 exactly, both signs.
-        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..200_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             let (a, b) = (x as i32, (x >> 32) as i32);
             assert_eq!(
                 saturating_rounding_doubling_high_mul(a, b),
