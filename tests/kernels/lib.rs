@@ -1,9 +1,11 @@
 //! The kernel suites (`kernels.rs`, `kernels_i8.rs`, `chain.rs`): every
 //! generated kernel against the reference layer of its spec. Their own
-//! package, apart from `small-tests`, because they need no network: built
-//! without `small-examples` (every MLPerf Tiny network's kernels, the
-//! longest crate of the workspace), they compile beside it instead of
-//! after it.
+//! package, apart from `small-tests`, because they need no network: they
+//! build without `small-examples` (every MLPerf Tiny network's kernels,
+//! the longest crate of the workspace), so `cargo test -p
+//! small-kernel-tests` checks the kernels without building the networks.
+//! (In the full test command it saved no time: `small-examples`'s
+//! compile already kept both cores busy.)
 //!
 //! The library holds the helpers every integration test shares: a seeded
 //! generator, the reference oracle for a generated layer's spec, and the
