@@ -242,17 +242,13 @@ fn image_i8<N: Int8Network>(
         }
         None => net.q.clone(),
     };
-    for (whose, got, w) in [
-        ("the host's int8 reference", &net.q, want),
-        ("LiteRT's golden output", &probabilities, &case.golden),
-    ] {
-        if got != w {
-            let i = got.iter().zip(w.iter()).position(|(a, b)| a != b);
-            return Err(format!(
-                "{image}: output differs from {whose}: {got:?} against {w:?}, first difference at {i:?}"
-            ));
-        }
-    }
+    equal_i8(image, "the host's int8 reference", &net.q, want)?;
+    equal_i8(
+        image,
+        "LiteRT's golden output",
+        &probabilities,
+        &case.golden,
+    )?;
     let (size, counts) = measured(dir, image)?;
     Ok(Run {
         name: N::NAME,
@@ -338,6 +334,23 @@ fn sweep(dir: &Path, repo: &Path) -> Result<String, String> {
     ))
 }
 
+/// `Ok` if the int8 output `got` of `what` equals `want` byte for byte,
+/// else where they first differ.
+fn equal_i8(what: &str, whose: &str, got: &[i8], want: &[i8]) -> Result<(), String> {
+    if got == want {
+        return Ok(());
+    }
+    let first = got.iter().zip(want).position(|(a, b)| a != b);
+    let at = first.map_or(String::new(), |i| {
+        format!(": {} against {}", got[i], want[i])
+    });
+    Err(format!(
+        "{what}: output differs from {whose} ({} against {} values), first difference at {first:?}{at}",
+        got.len(),
+        want.len()
+    ))
+}
+
 /// The int8 sweep image: each graph of `firmware::INT8_GRAPHS` on its
 /// first saved input, its output equal to the host's int8 reference byte
 /// for byte (and, for a graph without a SOFTMAX or LOGISTIC head, to
@@ -379,14 +392,7 @@ fn sweep_i8(dir: &Path, repo: &Path) -> Result<String, String> {
             golden.push(("LiteRT's saved output", saved));
         }
         for (whose, w) in golden {
-            if s.q != w {
-                let i = s.q.iter().zip(&w).position(|(a, b)| a != b);
-                return Err(at(&format!(
-                    "output differs from {whose} ({} against {} values), first difference at {i:?}",
-                    s.q.len(),
-                    w.len()
-                )));
-            }
+            equal_i8(&format!("sweep-int8 {stem}"), whose, &s.q, &w)?;
         }
         layers += s.tiles.len();
         outputs += s.q.len();
