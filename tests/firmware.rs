@@ -19,9 +19,10 @@
 //! Without `SMALL_FIRMWARE_DIR` it prints SKIPPED: building the firmware
 //! takes Debian's cross toolchain, which the stage provides.
 
-use small_core::Blocked;
+use small_core::ir::geometry::{narrow_of, width_for};
 use small_core::model::{reference_run, reference_run_i8};
 use small_core::reference::int8;
+use small_core::{Blocked, Dims};
 use small_examples::check::{Propagation, argmax, bounds, first_mismatch, max_diff};
 use small_examples::firmware::{self, Case, Weights};
 use small_examples::golden::int8_softmax;
@@ -404,6 +405,23 @@ fn sweep_i8(dir: &Path, repo: &Path) -> Result<String, String> {
     ))
 }
 
+/// A blocked tensor as a Cortex-M stores it, in the host's layout: a
+/// tensor of fewer than `CB` channels has only `width` lanes per pixel
+/// there (`small_ir::geometry::NARROW` on `arm`), here `CB`, padded with
+/// zeros (`Blocked::from_buffer` then checks the lanes the firmware wrote
+/// past the channels are zero, and the length).
+fn host_layout(d: Dims, v: &[f32]) -> Vec<f32> {
+    let m4 = width_for(d.c, narrow_of("arm"));
+    if m4 == d.width() || v.len() != d.h * d.w * m4 {
+        return v.to_vec();
+    }
+    let mut out = vec![0.0; d.h * d.w * d.width()];
+    for (to, from) in out.chunks_exact_mut(d.width()).zip(v.chunks_exact(m4)) {
+        to[..m4].copy_from_slice(from);
+    }
+    out
+}
+
 /// Checks one network's output against the host: the same case on the
 /// reference layers, every element within the bound propagated through the
 /// network, and the blocked layout's padding lanes zero. Returns the case,
@@ -420,7 +438,7 @@ fn check<N: Network>(out: &Section, repo: &Path) -> Result<(Case, (Vec<f32>, f32
     }
     let nhwc = |id: usize, v: &[f32]| {
         let d = N::DIMS[id];
-        Blocked::from_buffer(d, v.to_vec())
+        Blocked::from_buffer(d, host_layout(d, v))
             .map(|b| b.to_nhwc())
             .map_err(|e| format!("{name}: firmware tensor {id}: {e}"))
     };

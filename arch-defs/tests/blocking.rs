@@ -195,3 +195,43 @@ fn accumulators_hide_fma_latency() {
         }
     }
 }
+
+/// A tensor of fewer than `CB` channels stores `width` lanes per pixel,
+/// which on a Cortex-M is its channels rounded up to 4: an output tile
+/// must lie inside them there, and for the portable reference arch on
+/// every target; AVX-512 (x86 only, where `width` is `CB`) keeps 16.
+#[test]
+fn output_tiles_fit_narrow_tensors() {
+    use small_ir::geometry::{narrow_of, width_for};
+    assert_eq!((narrow_of("arm"), narrow_of("x86_64")), (4, 16));
+    assert_eq!(
+        [1, 3, 4, 8, 12, 13, 16, 17].map(|c| width_for(c, 4)),
+        [4, 4, 4, 8, 12, 16, 16, 16]
+    );
+    let f32_pw = |k: usize| spec(1, 1, 16, k, 1, 1, Reduction::Fma);
+    let i8_pw = |k: usize| LayerSpec {
+        dtype: small_ir::Dtype::I8,
+        ..f32_pw(k)
+    };
+    let dw = |c: usize| spec(3, 3, 1, 1, c, 1, Reduction::Fma);
+    let m4 = &arch_defs::cortex_m4::MACHINE;
+    for s in [f32_pw(8), i8_pw(8), dw(8), f32_pw(12), i8_pw(3), dw(3)] {
+        let tc = derive(m4, &s).tc;
+        let w = width_for(s.out_channels(), 4);
+        assert!(w.is_multiple_of(tc), "M4 tile of {tc} in {w} lanes");
+        let tc = derive(&arch_defs::reference::MACHINE, &s).tc;
+        assert!(
+            w.is_multiple_of(tc) && 16 % tc == 0,
+            "reference tile of {tc}"
+        );
+    }
+    // 12 channels: 12 lanes on the M4, which takes 6 of them per tile
+    // (a tile of 4 no longer needs to divide 16); the reference's tile
+    // must divide both 12 (Cortex-M) and 16 (elsewhere).
+    assert_eq!(derive(m4, &f32_pw(12)).tc, 6);
+    assert_eq!(
+        derive(&arch_defs::reference::MACHINE, &f32_pw(12)).tc % 4,
+        0
+    );
+    assert_eq!(derive(&arch_defs::avx512::MACHINE, &f32_pw(8)).tc, 16);
+}

@@ -4,9 +4,12 @@
 //! `[C / CB][H][W][CB]`: channels are split into blocks of [`CB`]
 //! (fastest), then width, height, and the block index (slowest). Element
 //! `(c, y, x)` lives at `(c / CB) * H * W * CB + (y * W + x) * CB + c % CB`.
+//! A tensor of fewer than `CB` channels has one block, whose pixels are
+//! [`Dims::width`] lanes apart: `CB` on x86-64, the channels rounded up
+//! to 4 on Cortex-M and AArch64 ([`crate::ir::geometry::NARROW`]).
 //!
-//! **Invariant:** when `C` is not a multiple of `CB`, the lanes
-//! `C..round_up(C, CB)` of the last block are zero in every pixel. Kernels
+//! **Invariant:** when `C` is not a multiple of `CB`, the lanes from `C`
+//! to the end of the last block's pixel are zero in every pixel. Kernels
 //! rely on it: a convolution reads whole blocks (padded weights are zero
 //! too, so padding adds nothing), and every layer writes zeros there
 //! again, so layers chain without repacking. Every constructor checks or
@@ -22,7 +25,7 @@
 //! let t = Blocked::<Vec<f32>>::zeros(dims)?;
 //! assert_eq!((t.c(), t.h(), t.w()), (3, 2, 5));
 //! assert_eq!(t.dims(), dims);
-//! assert_eq!(t.as_slice().len(), dims.len()); // 2 x 5 pixels x CB lanes
+//! assert_eq!(t.as_slice().len(), dims.len()); // 2 x 5 pixels x dims.width() lanes
 //! # Ok::<(), small_core::Error>(())
 //! ```
 
@@ -44,7 +47,7 @@ pub(crate) use small_ir::geometry::tensor_len;
 /// let nhwc: Vec<f32> = (0..12).map(|v| v as f32).collect();
 /// let t = Blocked::from_nhwc(Dims { c: 3, h: 2, w: 2 }, &nhwc)?;
 /// assert_eq!(t.get(2, 1, 0), Some(8.0)); // channel 2 of pixel (y=1, x=0)
-/// assert_eq!(t.as_slice().len(), 2 * 2 * 16); // one block of 16 lanes
+/// assert_eq!(t.as_slice().len(), 2 * 2 * Dims { c: 3, h: 2, w: 2 }.width()); // one block
 /// assert_eq!(t.to_nhwc(), nhwc);
 /// # Ok::<(), small_core::Error>(())
 /// ```
@@ -125,8 +128,9 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
     }
 
     fn index(&self, c: usize, y: usize, x: usize) -> usize {
-        let (block, offset) = blocked_at(c, y * self.dims.w + x);
-        block * (self.dims.h * self.dims.w * CB) + offset
+        let width = self.dims.width();
+        let (block, offset) = blocked_at(c, y * self.dims.w + x, width);
+        block * (self.dims.h * self.dims.w * width) + offset
     }
 
     /// Indices of every padding lane (empty when `C % CB == 0`).
@@ -135,17 +139,17 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
         // constructor), but `(blocks - 1) * h` alone need not when the
         // plane is empty.
         let Dims { c, h, w } = self.dims;
-        let pixels = h * w;
-        let last = self.blocks().saturating_sub(1) * (pixels * CB);
+        let (pixels, width) = (h * w, self.dims.width());
+        let last = self.blocks().saturating_sub(1) * (pixels * width);
         let used = c - self.blocks().saturating_sub(1) * CB;
         // No padding lane, no pixel to visit: a tensor of 0 channels may
         // have 2^40 of them.
         let (lanes, pixels) = if c.is_multiple_of(CB) {
-            (CB..CB, 0)
+            (width..width, 0)
         } else {
-            (used..CB, pixels)
+            (used..width, pixels)
         };
-        (0..pixels).flat_map(move |p| lanes.clone().map(move |l| last + p * CB + l))
+        (0..pixels).flat_map(move |p| lanes.clone().map(move |l| last + p * width + l))
     }
 
     /// Writes the tensor in NHWC order (`[H][W][C]`, TFLite's) into `dst`.
@@ -206,17 +210,19 @@ impl<E: Element, B: AsRef<[E]> + AsMut<[E]>> Blocked<B, E> {
     pub fn fill_from_nhwc(&mut self, src: &[E]) -> Result<(), Error> {
         let Dims { c, h, w } = self.dims;
         crate::check_len("NHWC input", self.dims.elements(), src.len())?;
-        // Pixel-major copy: pixel p of channel block b is at (b * H * W + p) * CB.
-        let plane = h * w * CB;
+        // Pixel-major copy: pixel p of channel block b is at
+        // (b * H * W + p) * width.
+        let width = self.dims.width();
+        let plane = h * w * width;
         let data = self.data.as_mut();
         for (p, px) in src.chunks_exact(c.max(1)).enumerate() {
             for (b, lanes) in px.chunks(CB).enumerate() {
-                let at = b * plane + p * CB;
+                let at = b * plane + p * width;
                 // Padding lanes too: the buffer may hold anything (an arena).
                 // A fixed-size fill and a plain loop: a 3-channel image's two
                 // small copies per pixel were library calls, about 6 % of
                 // VWW's inference.
-                let block = &mut data[at..at + CB];
+                let block = &mut data[at..at + width];
                 block.fill(E::default());
                 for (d, s) in block.iter_mut().zip(lanes) {
                     *d = *s;
@@ -367,8 +373,10 @@ mod tests {
             for y in 0..h {
                 for x in 0..w {
                     assert_eq!(a.get(ch, y, x), Some(value(ch, y, x)), "({ch}, {y}, {x})");
-                    // One block (c < CB): lane `ch` of pixel `y * w + x`.
-                    assert_eq!(a.as_slice()[(y * w + x) * CB + ch], value(ch, y, x));
+                    // One block (c < CB): lane `ch` of pixel `y * w + x`,
+                    // pixels `width` lanes apart.
+                    let px = (y * w + x) * dims.width();
+                    assert_eq!(a.as_slice()[px + ch], value(ch, y, x));
                 }
             }
         }
@@ -432,10 +440,11 @@ mod tests {
             "NHWC input buffer has 11 elements, expected 12"
         );
         let mut buf = alloc::vec![0.0; blocked_len(3, 1, 2)];
-        buf[CB + 5] = 1.0; // lane 5 of pixel 1: padding for c = 3
+        let padding = Dims { c: 3, h: 1, w: 2 }.width() + 3; // lane 3 of pixel 1
+        buf[padding] = 1.0;
         assert_eq!(
             Blocked::from_buffer(Dims { c: 3, h: 1, w: 2 }, &buf[..]).unwrap_err(),
-            Error::NonZeroPadding { index: CB + 5 }
+            Error::NonZeroPadding { index: padding }
         );
         assert_eq!(
             Blocked::from_buffer(Dims { c: 3, h: 1, w: 2 }, &buf[1..]).unwrap_err(),

@@ -79,20 +79,17 @@ pub fn upsample_nearest<X: AsRef<[f32]>, Y: AsRef<[f32]> + AsMut<[f32]>>(
     ))?;
     check_dim("output height", oh, out.h())?;
     check_dim("output width", ow, out.w())?;
-    let (h, w, ow) = (x.h(), x.w(), out.w());
+    let (h, w, ow, lanes) = (x.h(), x.w(), out.w(), x.dims().width());
     let (src, dst) = (x.as_slice(), out.as_mut_slice());
-    for (blk, plane) in dst.chunks_exact_mut(out_plane(ow, h * sh)).enumerate() {
-        for (p, px) in plane.chunks_exact_mut(CB).enumerate() {
+    let out_plane = (ow * h * sh * lanes).max(lanes);
+    for (blk, plane) in dst.chunks_exact_mut(out_plane).enumerate() {
+        for (p, px) in plane.chunks_exact_mut(lanes).enumerate() {
             let (oy, ox) = (p / ow, p % ow);
-            let at = (blk * h * w + (oy / sh) * w + ox / sw) * CB;
-            px.copy_from_slice(&src[at..at + CB]);
+            let at = (blk * h * w + (oy / sh) * w + ox / sw) * lanes;
+            px.copy_from_slice(&src[at..at + lanes]);
         }
     }
     Ok(())
-}
-
-fn out_plane(w: usize, h: usize) -> usize {
-    (w * h * CB).max(CB)
 }
 
 /// Mean over height and width of every channel, for any input size;
@@ -108,10 +105,12 @@ pub fn global_avg_pool<X: AsRef<[f32]>>(x: &Blocked<X>, out: &mut [f32]) -> Resu
             actual: x.h(),
         });
     }
+    let lanes = x.dims().width();
     let mut sums = [0.0f32; CB];
     for (blk, chans) in out.chunks_mut(CB).enumerate() {
         sums.fill(0.0);
-        for px in x.as_slice()[blk * plane * CB..(blk + 1) * plane * CB].chunks_exact(CB) {
+        let block = &x.as_slice()[blk * plane * lanes..(blk + 1) * plane * lanes];
+        for px in block.chunks_exact(lanes) {
             sums.iter_mut().zip(px).for_each(|(s, v)| *s += v);
         }
         chans
@@ -190,20 +189,22 @@ pub fn copy_channels<E: Element, X: AsRef<[E]>, Y: AsRef<[E]> + AsMut<[E]>>(
             actual: out.c(),
         });
     }
-    // Both tensors' lengths are checked: a block plane fits.
+    // Both tensors' lengths are checked: a block plane fits. A tensor of
+    // fewer than CB channels may store fewer lanes per pixel (`width`).
     let pixels = x.h() * x.w();
-    let plane = pixels * CB;
+    let (sw, dw) = (x.dims().width(), out.dims().width());
     let (src, dst) = (x.as_slice(), out.as_mut_slice());
     let mut c = 0;
     while c < x.c() {
         let (sb, sl) = (c / CB, c % CB);
         let (db, dl) = ((offset + c) / CB, (offset + c) % CB);
         let n = (CB - sl).min(CB - dl).min(x.c() - c);
-        let (from, to) = (&src[sb * plane..][..plane], &mut dst[db * plane..][..plane]);
+        let from = &src[sb * pixels * sw..][..pixels * sw];
+        let to = &mut dst[db * pixels * dw..][..pixels * dw];
         if n == CB {
             to.copy_from_slice(from);
         } else {
-            for (t, f) in to.chunks_exact_mut(CB).zip(from.chunks_exact(CB)) {
+            for (t, f) in to.chunks_exact_mut(dw).zip(from.chunks_exact(sw)) {
                 t[dl..dl + n].copy_from_slice(&f[sl..sl + n]);
             }
         }
@@ -218,9 +219,10 @@ pub(crate) fn zero_padding<E: Element, Y: AsRef<[E]> + AsMut<[E]>>(out: &mut Blo
     if c.is_multiple_of(CB) {
         return;
     }
-    let plane = pixels * CB;
+    let lanes = out.dims().width();
+    let plane = pixels * lanes;
     let last = &mut out.as_mut_slice()[(c / CB) * plane..][..plane];
-    for px in last.chunks_exact_mut(CB) {
+    for px in last.chunks_exact_mut(lanes) {
         px[c % CB..].fill(E::default());
     }
 }

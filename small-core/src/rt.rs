@@ -15,7 +15,7 @@ pub use crate::weights::{Int8Weights, Weights};
 #[cfg(feature = "alloc")]
 pub use alloc::vec::Vec;
 pub use small_ir::error::{check_dim, check_len};
-pub use small_ir::geometry::packed_len;
+pub use small_ir::geometry::{packed_len, width};
 pub use small_ir::math::logistic;
 
 pub use crate::pack::{AddParams, Requant, pack, pack_i8, pack_i8_clamp};

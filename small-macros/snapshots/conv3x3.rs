@@ -334,6 +334,8 @@ mod __small_layer_Conv3x3 {
             #[inline(always)]
             unsafe fn full(t: &Tile<E>) {
                 unsafe {
+                    const IN_W: usize = ::small_core::__rt::width(2);
+                    const OUT_W: usize = ::small_core::__rt::width(8);
                     let bias = t.bias;
                     let b0 = A::load(bias);
                     let b1 = A::load(bias.wrapping_add(8));
@@ -355,16 +357,16 @@ mod __small_layer_Conv3x3 {
                         (
                             A::load(out),
                             A::load(out.wrapping_add(8)),
-                            A::load(out.wrapping_add(16)),
-                            A::load(out.wrapping_add(24)),
-                            A::load(out.wrapping_add(32)),
-                            A::load(out.wrapping_add(40)),
-                            A::load(out.wrapping_add(48)),
-                            A::load(out.wrapping_add(56)),
-                            A::load(out.wrapping_add(64)),
-                            A::load(out.wrapping_add(72)),
-                            A::load(out.wrapping_add(80)),
-                            A::load(out.wrapping_add(88)),
+                            A::load(out.wrapping_add(OUT_W)),
+                            A::load(out.wrapping_add(OUT_W + 8)),
+                            A::load(out.wrapping_add(2 * OUT_W)),
+                            A::load(out.wrapping_add(2 * OUT_W + 8)),
+                            A::load(out.wrapping_add(3 * OUT_W)),
+                            A::load(out.wrapping_add(3 * OUT_W + 8)),
+                            A::load(out.wrapping_add(4 * OUT_W)),
+                            A::load(out.wrapping_add(4 * OUT_W + 8)),
+                            A::load(out.wrapping_add(5 * OUT_W)),
+                            A::load(out.wrapping_add(5 * OUT_W + 8)),
                         )
                     } else {
                         (b0, b1, b0, b1, b0, b1, b0, b1, b0, b1, b0, b1)
@@ -375,26 +377,26 @@ mod __small_layer_Conv3x3 {
                     if t.tail {
                         for x in t.x0..t.x1 {
                             for y in 0..3 {
-                                let row = blk.wrapping_add(x * t.in_row + y * CB);
+                                let row = blk.wrapping_add(x * t.in_row + y * IN_W);
                                 let wr = wb.wrapping_add((x * 3 + y) * 32);
                                 let w0 = A::load(wr);
                                 let w1 = A::load(wr.wrapping_add(8));
                                 let i = A::broadcast(row);
                                 c0_0 = A::fma(c0_0, i, w0);
                                 c0_1 = A::fma(c0_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(16));
+                                let i = A::broadcast(row.wrapping_add(IN_W));
                                 c1_0 = A::fma(c1_0, i, w0);
                                 c1_1 = A::fma(c1_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(32));
+                                let i = A::broadcast(row.wrapping_add(2 * IN_W));
                                 c2_0 = A::fma(c2_0, i, w0);
                                 c2_1 = A::fma(c2_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(48));
+                                let i = A::broadcast(row.wrapping_add(3 * IN_W));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(64));
+                                let i = A::broadcast(row.wrapping_add(4 * IN_W));
                                 c4_0 = A::fma(c4_0, i, w0);
                                 c4_1 = A::fma(c4_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(80));
+                                let i = A::broadcast(row.wrapping_add(5 * IN_W));
                                 c5_0 = A::fma(c5_0, i, w0);
                                 c5_1 = A::fma(c5_1, i, w1);
                                 let w0 = A::load(wr.wrapping_add(16));
@@ -402,19 +404,19 @@ mod __small_layer_Conv3x3 {
                                 let i = A::broadcast(row.wrapping_add(1));
                                 c0_0 = A::fma(c0_0, i, w0);
                                 c0_1 = A::fma(c0_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(17));
+                                let i = A::broadcast(row.wrapping_add(IN_W + 1));
                                 c1_0 = A::fma(c1_0, i, w0);
                                 c1_1 = A::fma(c1_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(33));
+                                let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
                                 c2_0 = A::fma(c2_0, i, w0);
                                 c2_1 = A::fma(c2_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(49));
+                                let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(65));
+                                let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
                                 c4_0 = A::fma(c4_0, i, w0);
                                 c4_1 = A::fma(c4_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(81));
+                                let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
                                 c5_0 = A::fma(c5_0, i, w0);
                                 c5_1 = A::fma(c5_1, i, w1);
                             }
@@ -424,16 +426,16 @@ mod __small_layer_Conv3x3 {
                     if t.partial_out {
                         A::store(out, c0_0);
                         A::store(out.wrapping_add(8), c0_1);
-                        A::store(out.wrapping_add(16), c1_0);
-                        A::store(out.wrapping_add(24), c1_1);
-                        A::store(out.wrapping_add(32), c2_0);
-                        A::store(out.wrapping_add(40), c2_1);
-                        A::store(out.wrapping_add(48), c3_0);
-                        A::store(out.wrapping_add(56), c3_1);
-                        A::store(out.wrapping_add(64), c4_0);
-                        A::store(out.wrapping_add(72), c4_1);
-                        A::store(out.wrapping_add(80), c5_0);
-                        A::store(out.wrapping_add(88), c5_1);
+                        A::store(out.wrapping_add(OUT_W), c1_0);
+                        A::store(out.wrapping_add(OUT_W + 8), c1_1);
+                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
+                        A::store(out.wrapping_add(2 * OUT_W + 8), c2_1);
+                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
+                        A::store(out.wrapping_add(3 * OUT_W + 8), c3_1);
+                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
+                        A::store(out.wrapping_add(4 * OUT_W + 8), c4_1);
+                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
+                        A::store(out.wrapping_add(5 * OUT_W + 8), c5_1);
                     } else {
                         let zero = A::zero();
                         c0_0 = A::max(c0_0, zero);
@@ -441,25 +443,25 @@ mod __small_layer_Conv3x3 {
                         c0_1 = A::max(c0_1, zero);
                         A::store(out.wrapping_add(8), c0_1);
                         c1_0 = A::max(c1_0, zero);
-                        A::store(out.wrapping_add(16), c1_0);
+                        A::store(out.wrapping_add(OUT_W), c1_0);
                         c1_1 = A::max(c1_1, zero);
-                        A::store(out.wrapping_add(24), c1_1);
+                        A::store(out.wrapping_add(OUT_W + 8), c1_1);
                         c2_0 = A::max(c2_0, zero);
-                        A::store(out.wrapping_add(32), c2_0);
+                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
                         c2_1 = A::max(c2_1, zero);
-                        A::store(out.wrapping_add(40), c2_1);
+                        A::store(out.wrapping_add(2 * OUT_W + 8), c2_1);
                         c3_0 = A::max(c3_0, zero);
-                        A::store(out.wrapping_add(48), c3_0);
+                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
                         c3_1 = A::max(c3_1, zero);
-                        A::store(out.wrapping_add(56), c3_1);
+                        A::store(out.wrapping_add(3 * OUT_W + 8), c3_1);
                         c4_0 = A::max(c4_0, zero);
-                        A::store(out.wrapping_add(64), c4_0);
+                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
                         c4_1 = A::max(c4_1, zero);
-                        A::store(out.wrapping_add(72), c4_1);
+                        A::store(out.wrapping_add(4 * OUT_W + 8), c4_1);
                         c5_0 = A::max(c5_0, zero);
-                        A::store(out.wrapping_add(80), c5_0);
+                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
                         c5_1 = A::max(c5_1, zero);
-                        A::store(out.wrapping_add(88), c5_1);
+                        A::store(out.wrapping_add(5 * OUT_W + 8), c5_1);
                     }
                 }
             }
@@ -474,6 +476,8 @@ mod __small_layer_Conv3x3 {
         #[inline(never)]
         unsafe fn edge_tile(t: &Tile<E>) {
             unsafe {
+                const IN_W: usize = ::small_core::__rt::width(2);
+                const OUT_W: usize = ::small_core::__rt::width(8);
                 let bias = t.bias;
                 let b0 = A::load(bias);
                 let b1 = A::load(bias.wrapping_add(8));
@@ -495,16 +499,56 @@ mod __small_layer_Conv3x3 {
                     (
                         A::load(out),
                         A::load(out.wrapping_add(8)),
-                        if 1 < t.w { A::load(out.wrapping_add(16)) } else { A::zero() },
-                        if 1 < t.w { A::load(out.wrapping_add(24)) } else { A::zero() },
-                        if 2 < t.w { A::load(out.wrapping_add(32)) } else { A::zero() },
-                        if 2 < t.w { A::load(out.wrapping_add(40)) } else { A::zero() },
-                        if 3 < t.w { A::load(out.wrapping_add(48)) } else { A::zero() },
-                        if 3 < t.w { A::load(out.wrapping_add(56)) } else { A::zero() },
-                        if 4 < t.w { A::load(out.wrapping_add(64)) } else { A::zero() },
-                        if 4 < t.w { A::load(out.wrapping_add(72)) } else { A::zero() },
-                        if 5 < t.w { A::load(out.wrapping_add(80)) } else { A::zero() },
-                        if 5 < t.w { A::load(out.wrapping_add(88)) } else { A::zero() },
+                        if 1 < t.w {
+                            A::load(out.wrapping_add(OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 1 < t.w {
+                            A::load(out.wrapping_add(OUT_W + 8))
+                        } else {
+                            A::zero()
+                        },
+                        if 2 < t.w {
+                            A::load(out.wrapping_add(2 * OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 2 < t.w {
+                            A::load(out.wrapping_add(2 * OUT_W + 8))
+                        } else {
+                            A::zero()
+                        },
+                        if 3 < t.w {
+                            A::load(out.wrapping_add(3 * OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 3 < t.w {
+                            A::load(out.wrapping_add(3 * OUT_W + 8))
+                        } else {
+                            A::zero()
+                        },
+                        if 4 < t.w {
+                            A::load(out.wrapping_add(4 * OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 4 < t.w {
+                            A::load(out.wrapping_add(4 * OUT_W + 8))
+                        } else {
+                            A::zero()
+                        },
+                        if 5 < t.w {
+                            A::load(out.wrapping_add(5 * OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 5 < t.w {
+                            A::load(out.wrapping_add(5 * OUT_W + 8))
+                        } else {
+                            A::zero()
+                        },
                     )
                 } else {
                     (b0, b1, b0, b1, b0, b1, b0, b1, b0, b1, b0, b1)
@@ -515,7 +559,7 @@ mod __small_layer_Conv3x3 {
                 if t.tail {
                     for x in t.x0..t.x1 {
                         for y in 0..3 {
-                            let row = blk.wrapping_add(x * t.in_row + y * CB);
+                            let row = blk.wrapping_add(x * t.in_row + y * IN_W);
                             let wr = wb.wrapping_add((x * 3 + y) * 32);
                             if t.lo <= y && 5 + y < t.hi {
                                 let w0 = A::load(wr);
@@ -523,19 +567,19 @@ mod __small_layer_Conv3x3 {
                                 let i = A::broadcast(row);
                                 c0_0 = A::fma(c0_0, i, w0);
                                 c0_1 = A::fma(c0_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(16));
+                                let i = A::broadcast(row.wrapping_add(IN_W));
                                 c1_0 = A::fma(c1_0, i, w0);
                                 c1_1 = A::fma(c1_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(32));
+                                let i = A::broadcast(row.wrapping_add(2 * IN_W));
                                 c2_0 = A::fma(c2_0, i, w0);
                                 c2_1 = A::fma(c2_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(48));
+                                let i = A::broadcast(row.wrapping_add(3 * IN_W));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(64));
+                                let i = A::broadcast(row.wrapping_add(4 * IN_W));
                                 c4_0 = A::fma(c4_0, i, w0);
                                 c4_1 = A::fma(c4_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(80));
+                                let i = A::broadcast(row.wrapping_add(5 * IN_W));
                                 c5_0 = A::fma(c5_0, i, w0);
                                 c5_1 = A::fma(c5_1, i, w1);
                                 let w0 = A::load(wr.wrapping_add(16));
@@ -543,19 +587,19 @@ mod __small_layer_Conv3x3 {
                                 let i = A::broadcast(row.wrapping_add(1));
                                 c0_0 = A::fma(c0_0, i, w0);
                                 c0_1 = A::fma(c0_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(17));
+                                let i = A::broadcast(row.wrapping_add(IN_W + 1));
                                 c1_0 = A::fma(c1_0, i, w0);
                                 c1_1 = A::fma(c1_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(33));
+                                let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
                                 c2_0 = A::fma(c2_0, i, w0);
                                 c2_1 = A::fma(c2_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(49));
+                                let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
                                 c3_0 = A::fma(c3_0, i, w0);
                                 c3_1 = A::fma(c3_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(65));
+                                let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
                                 c4_0 = A::fma(c4_0, i, w0);
                                 c4_1 = A::fma(c4_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(81));
+                                let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
                                 c5_0 = A::fma(c5_0, i, w0);
                                 c5_1 = A::fma(c5_1, i, w1);
                             } else {
@@ -567,27 +611,27 @@ mod __small_layer_Conv3x3 {
                                     c0_1 = A::fma(c0_1, i, w1);
                                 }
                                 if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(16));
+                                    let i = A::broadcast(row.wrapping_add(IN_W));
                                     c1_0 = A::fma(c1_0, i, w0);
                                     c1_1 = A::fma(c1_1, i, w1);
                                 }
                                 if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(32));
+                                    let i = A::broadcast(row.wrapping_add(2 * IN_W));
                                     c2_0 = A::fma(c2_0, i, w0);
                                     c2_1 = A::fma(c2_1, i, w1);
                                 }
                                 if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(48));
+                                    let i = A::broadcast(row.wrapping_add(3 * IN_W));
                                     c3_0 = A::fma(c3_0, i, w0);
                                     c3_1 = A::fma(c3_1, i, w1);
                                 }
                                 if 4 < t.w && t.lo <= (4 + y) && (4 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(64));
+                                    let i = A::broadcast(row.wrapping_add(4 * IN_W));
                                     c4_0 = A::fma(c4_0, i, w0);
                                     c4_1 = A::fma(c4_1, i, w1);
                                 }
                                 if 5 < t.w && t.lo <= (5 + y) && (5 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(80));
+                                    let i = A::broadcast(row.wrapping_add(5 * IN_W));
                                     c5_0 = A::fma(c5_0, i, w0);
                                     c5_1 = A::fma(c5_1, i, w1);
                                 }
@@ -599,27 +643,27 @@ mod __small_layer_Conv3x3 {
                                     c0_1 = A::fma(c0_1, i, w1);
                                 }
                                 if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(17));
+                                    let i = A::broadcast(row.wrapping_add(IN_W + 1));
                                     c1_0 = A::fma(c1_0, i, w0);
                                     c1_1 = A::fma(c1_1, i, w1);
                                 }
                                 if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(33));
+                                    let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
                                     c2_0 = A::fma(c2_0, i, w0);
                                     c2_1 = A::fma(c2_1, i, w1);
                                 }
                                 if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(49));
+                                    let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
                                     c3_0 = A::fma(c3_0, i, w0);
                                     c3_1 = A::fma(c3_1, i, w1);
                                 }
                                 if 4 < t.w && t.lo <= (4 + y) && (4 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(65));
+                                    let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
                                     c4_0 = A::fma(c4_0, i, w0);
                                     c4_1 = A::fma(c4_1, i, w1);
                                 }
                                 if 5 < t.w && t.lo <= (5 + y) && (5 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(81));
+                                    let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
                                     c5_0 = A::fma(c5_0, i, w0);
                                     c5_1 = A::fma(c5_1, i, w1);
                                 }
@@ -632,24 +676,24 @@ mod __small_layer_Conv3x3 {
                     A::store(out, c0_0);
                     A::store(out.wrapping_add(8), c0_1);
                     if 1 < t.w {
-                        A::store(out.wrapping_add(16), c1_0);
-                        A::store(out.wrapping_add(24), c1_1);
+                        A::store(out.wrapping_add(OUT_W), c1_0);
+                        A::store(out.wrapping_add(OUT_W + 8), c1_1);
                     }
                     if 2 < t.w {
-                        A::store(out.wrapping_add(32), c2_0);
-                        A::store(out.wrapping_add(40), c2_1);
+                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
+                        A::store(out.wrapping_add(2 * OUT_W + 8), c2_1);
                     }
                     if 3 < t.w {
-                        A::store(out.wrapping_add(48), c3_0);
-                        A::store(out.wrapping_add(56), c3_1);
+                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
+                        A::store(out.wrapping_add(3 * OUT_W + 8), c3_1);
                     }
                     if 4 < t.w {
-                        A::store(out.wrapping_add(64), c4_0);
-                        A::store(out.wrapping_add(72), c4_1);
+                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
+                        A::store(out.wrapping_add(4 * OUT_W + 8), c4_1);
                     }
                     if 5 < t.w {
-                        A::store(out.wrapping_add(80), c5_0);
-                        A::store(out.wrapping_add(88), c5_1);
+                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
+                        A::store(out.wrapping_add(5 * OUT_W + 8), c5_1);
                     }
                 } else {
                     let zero = A::zero();
@@ -659,33 +703,33 @@ mod __small_layer_Conv3x3 {
                     A::store(out.wrapping_add(8), c0_1);
                     if 1 < t.w {
                         c1_0 = A::max(c1_0, zero);
-                        A::store(out.wrapping_add(16), c1_0);
+                        A::store(out.wrapping_add(OUT_W), c1_0);
                         c1_1 = A::max(c1_1, zero);
-                        A::store(out.wrapping_add(24), c1_1);
+                        A::store(out.wrapping_add(OUT_W + 8), c1_1);
                     }
                     if 2 < t.w {
                         c2_0 = A::max(c2_0, zero);
-                        A::store(out.wrapping_add(32), c2_0);
+                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
                         c2_1 = A::max(c2_1, zero);
-                        A::store(out.wrapping_add(40), c2_1);
+                        A::store(out.wrapping_add(2 * OUT_W + 8), c2_1);
                     }
                     if 3 < t.w {
                         c3_0 = A::max(c3_0, zero);
-                        A::store(out.wrapping_add(48), c3_0);
+                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
                         c3_1 = A::max(c3_1, zero);
-                        A::store(out.wrapping_add(56), c3_1);
+                        A::store(out.wrapping_add(3 * OUT_W + 8), c3_1);
                     }
                     if 4 < t.w {
                         c4_0 = A::max(c4_0, zero);
-                        A::store(out.wrapping_add(64), c4_0);
+                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
                         c4_1 = A::max(c4_1, zero);
-                        A::store(out.wrapping_add(72), c4_1);
+                        A::store(out.wrapping_add(4 * OUT_W + 8), c4_1);
                     }
                     if 5 < t.w {
                         c5_0 = A::max(c5_0, zero);
-                        A::store(out.wrapping_add(80), c5_0);
+                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
                         c5_1 = A::max(c5_1, zero);
-                        A::store(out.wrapping_add(88), c5_1);
+                        A::store(out.wrapping_add(5 * OUT_W + 8), c5_1);
                     }
                 }
             }
@@ -741,6 +785,8 @@ mod __small_layer_Conv3x3 {
             #[inline(always)]
             unsafe fn full(t: &Tile<E>) {
                 unsafe {
+                    const IN_W: usize = ::small_core::__rt::width(2);
+                    const OUT_W: usize = ::small_core::__rt::width(8);
                     let bias = t.bias;
                     let b0 = A::load(bias);
                     let b1 = A::load(bias.wrapping_add(1));
@@ -766,14 +812,14 @@ mod __small_layer_Conv3x3 {
                             A::load(out.wrapping_add(1)),
                             A::load(out.wrapping_add(2)),
                             A::load(out.wrapping_add(3)),
-                            A::load(out.wrapping_add(16)),
-                            A::load(out.wrapping_add(17)),
-                            A::load(out.wrapping_add(18)),
-                            A::load(out.wrapping_add(19)),
-                            A::load(out.wrapping_add(32)),
-                            A::load(out.wrapping_add(33)),
-                            A::load(out.wrapping_add(34)),
-                            A::load(out.wrapping_add(35)),
+                            A::load(out.wrapping_add(OUT_W)),
+                            A::load(out.wrapping_add(OUT_W + 1)),
+                            A::load(out.wrapping_add(OUT_W + 2)),
+                            A::load(out.wrapping_add(OUT_W + 3)),
+                            A::load(out.wrapping_add(2 * OUT_W)),
+                            A::load(out.wrapping_add(2 * OUT_W + 1)),
+                            A::load(out.wrapping_add(2 * OUT_W + 2)),
+                            A::load(out.wrapping_add(2 * OUT_W + 3)),
                         )
                     } else {
                         (b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3)
@@ -802,7 +848,7 @@ mod __small_layer_Conv3x3 {
                             c0_1 = A::fma(c0_1, i, w0_1);
                             c0_2 = A::fma(c0_2, i, w0_2);
                             c0_3 = A::fma(c0_3, i, w0_3);
-                            let i = A::broadcast(row.wrapping_add(16));
+                            let i = A::broadcast(row.wrapping_add(IN_W));
                             c0_0 = A::fma(c0_0, i, w1_0);
                             c0_1 = A::fma(c0_1, i, w1_1);
                             c0_2 = A::fma(c0_2, i, w1_2);
@@ -811,7 +857,7 @@ mod __small_layer_Conv3x3 {
                             c1_1 = A::fma(c1_1, i, w0_1);
                             c1_2 = A::fma(c1_2, i, w0_2);
                             c1_3 = A::fma(c1_3, i, w0_3);
-                            let i = A::broadcast(row.wrapping_add(32));
+                            let i = A::broadcast(row.wrapping_add(2 * IN_W));
                             c0_0 = A::fma(c0_0, i, w2_0);
                             c0_1 = A::fma(c0_1, i, w2_1);
                             c0_2 = A::fma(c0_2, i, w2_2);
@@ -824,7 +870,7 @@ mod __small_layer_Conv3x3 {
                             c2_1 = A::fma(c2_1, i, w0_1);
                             c2_2 = A::fma(c2_2, i, w0_2);
                             c2_3 = A::fma(c2_3, i, w0_3);
-                            let i = A::broadcast(row.wrapping_add(48));
+                            let i = A::broadcast(row.wrapping_add(3 * IN_W));
                             c1_0 = A::fma(c1_0, i, w2_0);
                             c1_1 = A::fma(c1_1, i, w2_1);
                             c1_2 = A::fma(c1_2, i, w2_2);
@@ -833,7 +879,7 @@ mod __small_layer_Conv3x3 {
                             c2_1 = A::fma(c2_1, i, w1_1);
                             c2_2 = A::fma(c2_2, i, w1_2);
                             c2_3 = A::fma(c2_3, i, w1_3);
-                            let i = A::broadcast(row.wrapping_add(64));
+                            let i = A::broadcast(row.wrapping_add(4 * IN_W));
                             c2_0 = A::fma(c2_0, i, w2_0);
                             c2_1 = A::fma(c2_1, i, w2_1);
                             c2_2 = A::fma(c2_2, i, w2_2);
@@ -855,7 +901,7 @@ mod __small_layer_Conv3x3 {
                             c0_1 = A::fma(c0_1, i, w0_1);
                             c0_2 = A::fma(c0_2, i, w0_2);
                             c0_3 = A::fma(c0_3, i, w0_3);
-                            let i = A::broadcast(row.wrapping_add(17));
+                            let i = A::broadcast(row.wrapping_add(IN_W + 1));
                             c0_0 = A::fma(c0_0, i, w1_0);
                             c0_1 = A::fma(c0_1, i, w1_1);
                             c0_2 = A::fma(c0_2, i, w1_2);
@@ -864,7 +910,7 @@ mod __small_layer_Conv3x3 {
                             c1_1 = A::fma(c1_1, i, w0_1);
                             c1_2 = A::fma(c1_2, i, w0_2);
                             c1_3 = A::fma(c1_3, i, w0_3);
-                            let i = A::broadcast(row.wrapping_add(33));
+                            let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
                             c0_0 = A::fma(c0_0, i, w2_0);
                             c0_1 = A::fma(c0_1, i, w2_1);
                             c0_2 = A::fma(c0_2, i, w2_2);
@@ -877,7 +923,7 @@ mod __small_layer_Conv3x3 {
                             c2_1 = A::fma(c2_1, i, w0_1);
                             c2_2 = A::fma(c2_2, i, w0_2);
                             c2_3 = A::fma(c2_3, i, w0_3);
-                            let i = A::broadcast(row.wrapping_add(49));
+                            let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
                             c1_0 = A::fma(c1_0, i, w2_0);
                             c1_1 = A::fma(c1_1, i, w2_1);
                             c1_2 = A::fma(c1_2, i, w2_2);
@@ -886,7 +932,7 @@ mod __small_layer_Conv3x3 {
                             c2_1 = A::fma(c2_1, i, w1_1);
                             c2_2 = A::fma(c2_2, i, w1_2);
                             c2_3 = A::fma(c2_3, i, w1_3);
-                            let i = A::broadcast(row.wrapping_add(65));
+                            let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
                             c2_0 = A::fma(c2_0, i, w2_0);
                             c2_1 = A::fma(c2_1, i, w2_1);
                             c2_2 = A::fma(c2_2, i, w2_2);
@@ -899,14 +945,14 @@ mod __small_layer_Conv3x3 {
                         A::store(out.wrapping_add(1), c0_1);
                         A::store(out.wrapping_add(2), c0_2);
                         A::store(out.wrapping_add(3), c0_3);
-                        A::store(out.wrapping_add(16), c1_0);
-                        A::store(out.wrapping_add(17), c1_1);
-                        A::store(out.wrapping_add(18), c1_2);
-                        A::store(out.wrapping_add(19), c1_3);
-                        A::store(out.wrapping_add(32), c2_0);
-                        A::store(out.wrapping_add(33), c2_1);
-                        A::store(out.wrapping_add(34), c2_2);
-                        A::store(out.wrapping_add(35), c2_3);
+                        A::store(out.wrapping_add(OUT_W), c1_0);
+                        A::store(out.wrapping_add(OUT_W + 1), c1_1);
+                        A::store(out.wrapping_add(OUT_W + 2), c1_2);
+                        A::store(out.wrapping_add(OUT_W + 3), c1_3);
+                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
+                        A::store(out.wrapping_add(2 * OUT_W + 1), c2_1);
+                        A::store(out.wrapping_add(2 * OUT_W + 2), c2_2);
+                        A::store(out.wrapping_add(2 * OUT_W + 3), c2_3);
                     } else {
                         let zero = A::zero();
                         c0_0 = A::max(c0_0, zero);
@@ -918,21 +964,21 @@ mod __small_layer_Conv3x3 {
                         c0_3 = A::max(c0_3, zero);
                         A::store(out.wrapping_add(3), c0_3);
                         c1_0 = A::max(c1_0, zero);
-                        A::store(out.wrapping_add(16), c1_0);
+                        A::store(out.wrapping_add(OUT_W), c1_0);
                         c1_1 = A::max(c1_1, zero);
-                        A::store(out.wrapping_add(17), c1_1);
+                        A::store(out.wrapping_add(OUT_W + 1), c1_1);
                         c1_2 = A::max(c1_2, zero);
-                        A::store(out.wrapping_add(18), c1_2);
+                        A::store(out.wrapping_add(OUT_W + 2), c1_2);
                         c1_3 = A::max(c1_3, zero);
-                        A::store(out.wrapping_add(19), c1_3);
+                        A::store(out.wrapping_add(OUT_W + 3), c1_3);
                         c2_0 = A::max(c2_0, zero);
-                        A::store(out.wrapping_add(32), c2_0);
+                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
                         c2_1 = A::max(c2_1, zero);
-                        A::store(out.wrapping_add(33), c2_1);
+                        A::store(out.wrapping_add(2 * OUT_W + 1), c2_1);
                         c2_2 = A::max(c2_2, zero);
-                        A::store(out.wrapping_add(34), c2_2);
+                        A::store(out.wrapping_add(2 * OUT_W + 2), c2_2);
                         c2_3 = A::max(c2_3, zero);
-                        A::store(out.wrapping_add(35), c2_3);
+                        A::store(out.wrapping_add(2 * OUT_W + 3), c2_3);
                     }
                 }
             }
@@ -946,6 +992,8 @@ mod __small_layer_Conv3x3 {
         #[inline(never)]
         unsafe fn edge_tile(t: &Tile<E>) {
             unsafe {
+                const IN_W: usize = ::small_core::__rt::width(2);
+                const OUT_W: usize = ::small_core::__rt::width(8);
                 let bias = t.bias;
                 let b0 = A::load(bias);
                 let b1 = A::load(bias.wrapping_add(1));
@@ -971,14 +1019,46 @@ mod __small_layer_Conv3x3 {
                         A::load(out.wrapping_add(1)),
                         A::load(out.wrapping_add(2)),
                         A::load(out.wrapping_add(3)),
-                        if 1 < t.w { A::load(out.wrapping_add(16)) } else { A::zero() },
-                        if 1 < t.w { A::load(out.wrapping_add(17)) } else { A::zero() },
-                        if 1 < t.w { A::load(out.wrapping_add(18)) } else { A::zero() },
-                        if 1 < t.w { A::load(out.wrapping_add(19)) } else { A::zero() },
-                        if 2 < t.w { A::load(out.wrapping_add(32)) } else { A::zero() },
-                        if 2 < t.w { A::load(out.wrapping_add(33)) } else { A::zero() },
-                        if 2 < t.w { A::load(out.wrapping_add(34)) } else { A::zero() },
-                        if 2 < t.w { A::load(out.wrapping_add(35)) } else { A::zero() },
+                        if 1 < t.w {
+                            A::load(out.wrapping_add(OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 1 < t.w {
+                            A::load(out.wrapping_add(OUT_W + 1))
+                        } else {
+                            A::zero()
+                        },
+                        if 1 < t.w {
+                            A::load(out.wrapping_add(OUT_W + 2))
+                        } else {
+                            A::zero()
+                        },
+                        if 1 < t.w {
+                            A::load(out.wrapping_add(OUT_W + 3))
+                        } else {
+                            A::zero()
+                        },
+                        if 2 < t.w {
+                            A::load(out.wrapping_add(2 * OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 2 < t.w {
+                            A::load(out.wrapping_add(2 * OUT_W + 1))
+                        } else {
+                            A::zero()
+                        },
+                        if 2 < t.w {
+                            A::load(out.wrapping_add(2 * OUT_W + 2))
+                        } else {
+                            A::zero()
+                        },
+                        if 2 < t.w {
+                            A::load(out.wrapping_add(2 * OUT_W + 3))
+                        } else {
+                            A::zero()
+                        },
                     )
                 } else {
                     (b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3)
@@ -1010,7 +1090,7 @@ mod __small_layer_Conv3x3 {
                             c0_3 = A::fma(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(16));
+                            let i = A::broadcast(row.wrapping_add(IN_W));
                             c0_0 = A::fma(c0_0, i, w1_0);
                             c0_1 = A::fma(c0_1, i, w1_1);
                             c0_2 = A::fma(c0_2, i, w1_2);
@@ -1021,7 +1101,7 @@ mod __small_layer_Conv3x3 {
                             c1_3 = A::fma(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(32));
+                            let i = A::broadcast(row.wrapping_add(2 * IN_W));
                             c0_0 = A::fma(c0_0, i, w2_0);
                             c0_1 = A::fma(c0_1, i, w2_1);
                             c0_2 = A::fma(c0_2, i, w2_2);
@@ -1036,7 +1116,7 @@ mod __small_layer_Conv3x3 {
                             c2_3 = A::fma(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(48));
+                            let i = A::broadcast(row.wrapping_add(3 * IN_W));
                             c1_0 = A::fma(c1_0, i, w2_0);
                             c1_1 = A::fma(c1_1, i, w2_1);
                             c1_2 = A::fma(c1_2, i, w2_2);
@@ -1047,7 +1127,7 @@ mod __small_layer_Conv3x3 {
                             c2_3 = A::fma(c2_3, i, w1_3);
                         }
                         if t.lo <= 4 && 4 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(64));
+                            let i = A::broadcast(row.wrapping_add(4 * IN_W));
                             c2_0 = A::fma(c2_0, i, w2_0);
                             c2_1 = A::fma(c2_1, i, w2_1);
                             c2_2 = A::fma(c2_2, i, w2_2);
@@ -1073,7 +1153,7 @@ mod __small_layer_Conv3x3 {
                             c0_3 = A::fma(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(17));
+                            let i = A::broadcast(row.wrapping_add(IN_W + 1));
                             c0_0 = A::fma(c0_0, i, w1_0);
                             c0_1 = A::fma(c0_1, i, w1_1);
                             c0_2 = A::fma(c0_2, i, w1_2);
@@ -1084,7 +1164,7 @@ mod __small_layer_Conv3x3 {
                             c1_3 = A::fma(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(33));
+                            let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
                             c0_0 = A::fma(c0_0, i, w2_0);
                             c0_1 = A::fma(c0_1, i, w2_1);
                             c0_2 = A::fma(c0_2, i, w2_2);
@@ -1099,7 +1179,7 @@ mod __small_layer_Conv3x3 {
                             c2_3 = A::fma(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(49));
+                            let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
                             c1_0 = A::fma(c1_0, i, w2_0);
                             c1_1 = A::fma(c1_1, i, w2_1);
                             c1_2 = A::fma(c1_2, i, w2_2);
@@ -1110,7 +1190,7 @@ mod __small_layer_Conv3x3 {
                             c2_3 = A::fma(c2_3, i, w1_3);
                         }
                         if t.lo <= 4 && 4 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(65));
+                            let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
                             c2_0 = A::fma(c2_0, i, w2_0);
                             c2_1 = A::fma(c2_1, i, w2_1);
                             c2_2 = A::fma(c2_2, i, w2_2);
@@ -1125,16 +1205,16 @@ mod __small_layer_Conv3x3 {
                     A::store(out.wrapping_add(2), c0_2);
                     A::store(out.wrapping_add(3), c0_3);
                     if 1 < t.w {
-                        A::store(out.wrapping_add(16), c1_0);
-                        A::store(out.wrapping_add(17), c1_1);
-                        A::store(out.wrapping_add(18), c1_2);
-                        A::store(out.wrapping_add(19), c1_3);
+                        A::store(out.wrapping_add(OUT_W), c1_0);
+                        A::store(out.wrapping_add(OUT_W + 1), c1_1);
+                        A::store(out.wrapping_add(OUT_W + 2), c1_2);
+                        A::store(out.wrapping_add(OUT_W + 3), c1_3);
                     }
                     if 2 < t.w {
-                        A::store(out.wrapping_add(32), c2_0);
-                        A::store(out.wrapping_add(33), c2_1);
-                        A::store(out.wrapping_add(34), c2_2);
-                        A::store(out.wrapping_add(35), c2_3);
+                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
+                        A::store(out.wrapping_add(2 * OUT_W + 1), c2_1);
+                        A::store(out.wrapping_add(2 * OUT_W + 2), c2_2);
+                        A::store(out.wrapping_add(2 * OUT_W + 3), c2_3);
                     }
                 } else {
                     let zero = A::zero();
@@ -1148,23 +1228,23 @@ mod __small_layer_Conv3x3 {
                     A::store(out.wrapping_add(3), c0_3);
                     if 1 < t.w {
                         c1_0 = A::max(c1_0, zero);
-                        A::store(out.wrapping_add(16), c1_0);
+                        A::store(out.wrapping_add(OUT_W), c1_0);
                         c1_1 = A::max(c1_1, zero);
-                        A::store(out.wrapping_add(17), c1_1);
+                        A::store(out.wrapping_add(OUT_W + 1), c1_1);
                         c1_2 = A::max(c1_2, zero);
-                        A::store(out.wrapping_add(18), c1_2);
+                        A::store(out.wrapping_add(OUT_W + 2), c1_2);
                         c1_3 = A::max(c1_3, zero);
-                        A::store(out.wrapping_add(19), c1_3);
+                        A::store(out.wrapping_add(OUT_W + 3), c1_3);
                     }
                     if 2 < t.w {
                         c2_0 = A::max(c2_0, zero);
-                        A::store(out.wrapping_add(32), c2_0);
+                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
                         c2_1 = A::max(c2_1, zero);
-                        A::store(out.wrapping_add(33), c2_1);
+                        A::store(out.wrapping_add(2 * OUT_W + 1), c2_1);
                         c2_2 = A::max(c2_2, zero);
-                        A::store(out.wrapping_add(34), c2_2);
+                        A::store(out.wrapping_add(2 * OUT_W + 2), c2_2);
                         c2_3 = A::max(c2_3, zero);
-                        A::store(out.wrapping_add(35), c2_3);
+                        A::store(out.wrapping_add(2 * OUT_W + 3), c2_3);
                     }
                 }
             }

@@ -301,6 +301,7 @@ mod __small_layer_Conv3x3I8 {
             #[inline(always)]
             unsafe fn full(t: &Tile<E>) {
                 unsafe {
+                    const IN_W: usize = ::small_core::__rt::width(8);
                     let bias = t.bias;
                     let b0 = A::load(bias);
                     let mut c0_0 = b0;
@@ -327,106 +328,106 @@ mod __small_layer_Conv3x3I8 {
                             let w2_0 = A::weights(wr.wrapping_add(256));
                             let i = A::group(row);
                             c0_0 = A::dot(c0_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(16));
+                            let i = A::group(row.wrapping_add(IN_W));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c1_0 = A::dot(c1_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(32));
+                            let i = A::group(row.wrapping_add(2 * IN_W));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c2_0 = A::dot(c2_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(48));
+                            let i = A::group(row.wrapping_add(3 * IN_W));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c3_0 = A::dot(c3_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(64));
+                            let i = A::group(row.wrapping_add(4 * IN_W));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c3_0 = A::dot(c3_0, i, w1_0);
                             c4_0 = A::dot(c4_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(80));
+                            let i = A::group(row.wrapping_add(5 * IN_W));
                             c3_0 = A::dot(c3_0, i, w2_0);
                             c4_0 = A::dot(c4_0, i, w1_0);
                             c5_0 = A::dot(c5_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(96));
+                            let i = A::group(row.wrapping_add(6 * IN_W));
                             c4_0 = A::dot(c4_0, i, w2_0);
                             c5_0 = A::dot(c5_0, i, w1_0);
                             c6_0 = A::dot(c6_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(112));
+                            let i = A::group(row.wrapping_add(7 * IN_W));
                             c5_0 = A::dot(c5_0, i, w2_0);
                             c6_0 = A::dot(c6_0, i, w1_0);
                             c7_0 = A::dot(c7_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(128));
+                            let i = A::group(row.wrapping_add(8 * IN_W));
                             c6_0 = A::dot(c6_0, i, w2_0);
                             c7_0 = A::dot(c7_0, i, w1_0);
                             c8_0 = A::dot(c8_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(144));
+                            let i = A::group(row.wrapping_add(9 * IN_W));
                             c7_0 = A::dot(c7_0, i, w2_0);
                             c8_0 = A::dot(c8_0, i, w1_0);
                             c9_0 = A::dot(c9_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(160));
+                            let i = A::group(row.wrapping_add(10 * IN_W));
                             c8_0 = A::dot(c8_0, i, w2_0);
                             c9_0 = A::dot(c9_0, i, w1_0);
                             c10_0 = A::dot(c10_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(176));
+                            let i = A::group(row.wrapping_add(11 * IN_W));
                             c9_0 = A::dot(c9_0, i, w2_0);
                             c10_0 = A::dot(c10_0, i, w1_0);
                             c11_0 = A::dot(c11_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(192));
+                            let i = A::group(row.wrapping_add(12 * IN_W));
                             c10_0 = A::dot(c10_0, i, w2_0);
                             c11_0 = A::dot(c11_0, i, w1_0);
-                            let i = A::group(row.wrapping_add(208));
+                            let i = A::group(row.wrapping_add(13 * IN_W));
                             c11_0 = A::dot(c11_0, i, w2_0);
                             let w0_0 = A::weights(wr.wrapping_add(64));
                             let w1_0 = A::weights(wr.wrapping_add(192));
                             let w2_0 = A::weights(wr.wrapping_add(320));
                             let i = A::group(row.wrapping_add(4));
                             c0_0 = A::dot(c0_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(20));
+                            let i = A::group(row.wrapping_add(IN_W + 4));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c1_0 = A::dot(c1_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(36));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 4));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c2_0 = A::dot(c2_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(52));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 4));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c3_0 = A::dot(c3_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(68));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 4));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c3_0 = A::dot(c3_0, i, w1_0);
                             c4_0 = A::dot(c4_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(84));
+                            let i = A::group(row.wrapping_add(5 * IN_W + 4));
                             c3_0 = A::dot(c3_0, i, w2_0);
                             c4_0 = A::dot(c4_0, i, w1_0);
                             c5_0 = A::dot(c5_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(100));
+                            let i = A::group(row.wrapping_add(6 * IN_W + 4));
                             c4_0 = A::dot(c4_0, i, w2_0);
                             c5_0 = A::dot(c5_0, i, w1_0);
                             c6_0 = A::dot(c6_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(116));
+                            let i = A::group(row.wrapping_add(7 * IN_W + 4));
                             c5_0 = A::dot(c5_0, i, w2_0);
                             c6_0 = A::dot(c6_0, i, w1_0);
                             c7_0 = A::dot(c7_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(132));
+                            let i = A::group(row.wrapping_add(8 * IN_W + 4));
                             c6_0 = A::dot(c6_0, i, w2_0);
                             c7_0 = A::dot(c7_0, i, w1_0);
                             c8_0 = A::dot(c8_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(148));
+                            let i = A::group(row.wrapping_add(9 * IN_W + 4));
                             c7_0 = A::dot(c7_0, i, w2_0);
                             c8_0 = A::dot(c8_0, i, w1_0);
                             c9_0 = A::dot(c9_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(164));
+                            let i = A::group(row.wrapping_add(10 * IN_W + 4));
                             c8_0 = A::dot(c8_0, i, w2_0);
                             c9_0 = A::dot(c9_0, i, w1_0);
                             c10_0 = A::dot(c10_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(180));
+                            let i = A::group(row.wrapping_add(11 * IN_W + 4));
                             c9_0 = A::dot(c9_0, i, w2_0);
                             c10_0 = A::dot(c10_0, i, w1_0);
                             c11_0 = A::dot(c11_0, i, w0_0);
-                            let i = A::group(row.wrapping_add(196));
+                            let i = A::group(row.wrapping_add(12 * IN_W + 4));
                             c10_0 = A::dot(c10_0, i, w2_0);
                             c11_0 = A::dot(c11_0, i, w1_0);
-                            let i = A::group(row.wrapping_add(212));
+                            let i = A::group(row.wrapping_add(13 * IN_W + 4));
                             c11_0 = A::dot(c11_0, i, w2_0);
                         }
                     }
@@ -503,6 +504,7 @@ mod __small_layer_Conv3x3I8 {
         #[inline(never)]
         unsafe fn edge_tile(t: &Tile<E>) {
             unsafe {
+                const IN_W: usize = ::small_core::__rt::width(8);
                 let bias = t.bias;
                 let b0 = A::load(bias);
                 let mut c0_0 = b0;
@@ -532,77 +534,77 @@ mod __small_layer_Conv3x3I8 {
                             c0_0 = A::dot(c0_0, i, w0_0);
                         }
                         if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(16));
+                            let i = A::group(row.wrapping_add(IN_W));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c1_0 = A::dot(c1_0, i, w0_0);
                         }
                         if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(32));
+                            let i = A::group(row.wrapping_add(2 * IN_W));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c2_0 = A::dot(c2_0, i, w0_0);
                         }
                         if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(48));
+                            let i = A::group(row.wrapping_add(3 * IN_W));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c3_0 = A::dot(c3_0, i, w0_0);
                         }
                         if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(64));
+                            let i = A::group(row.wrapping_add(4 * IN_W));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c3_0 = A::dot(c3_0, i, w1_0);
                             c4_0 = A::dot(c4_0, i, w0_0);
                         }
                         if t.lo <= 5 && 5 < t.hi {
-                            let i = A::group(row.wrapping_add(80));
+                            let i = A::group(row.wrapping_add(5 * IN_W));
                             c3_0 = A::dot(c3_0, i, w2_0);
                             c4_0 = A::dot(c4_0, i, w1_0);
                             c5_0 = A::dot(c5_0, i, w0_0);
                         }
                         if t.lo <= 6 && 6 < t.hi {
-                            let i = A::group(row.wrapping_add(96));
+                            let i = A::group(row.wrapping_add(6 * IN_W));
                             c4_0 = A::dot(c4_0, i, w2_0);
                             c5_0 = A::dot(c5_0, i, w1_0);
                             c6_0 = A::dot(c6_0, i, w0_0);
                         }
                         if t.lo <= 7 && 7 < t.hi {
-                            let i = A::group(row.wrapping_add(112));
+                            let i = A::group(row.wrapping_add(7 * IN_W));
                             c5_0 = A::dot(c5_0, i, w2_0);
                             c6_0 = A::dot(c6_0, i, w1_0);
                             c7_0 = A::dot(c7_0, i, w0_0);
                         }
                         if t.lo <= 8 && 8 < t.hi {
-                            let i = A::group(row.wrapping_add(128));
+                            let i = A::group(row.wrapping_add(8 * IN_W));
                             c6_0 = A::dot(c6_0, i, w2_0);
                             c7_0 = A::dot(c7_0, i, w1_0);
                             c8_0 = A::dot(c8_0, i, w0_0);
                         }
                         if t.lo <= 9 && 9 < t.hi {
-                            let i = A::group(row.wrapping_add(144));
+                            let i = A::group(row.wrapping_add(9 * IN_W));
                             c7_0 = A::dot(c7_0, i, w2_0);
                             c8_0 = A::dot(c8_0, i, w1_0);
                             c9_0 = A::dot(c9_0, i, w0_0);
                         }
                         if t.lo <= 10 && 10 < t.hi {
-                            let i = A::group(row.wrapping_add(160));
+                            let i = A::group(row.wrapping_add(10 * IN_W));
                             c8_0 = A::dot(c8_0, i, w2_0);
                             c9_0 = A::dot(c9_0, i, w1_0);
                             c10_0 = A::dot(c10_0, i, w0_0);
                         }
                         if t.lo <= 11 && 11 < t.hi {
-                            let i = A::group(row.wrapping_add(176));
+                            let i = A::group(row.wrapping_add(11 * IN_W));
                             c9_0 = A::dot(c9_0, i, w2_0);
                             c10_0 = A::dot(c10_0, i, w1_0);
                             c11_0 = A::dot(c11_0, i, w0_0);
                         }
                         if t.lo <= 12 && 12 < t.hi {
-                            let i = A::group(row.wrapping_add(192));
+                            let i = A::group(row.wrapping_add(12 * IN_W));
                             c10_0 = A::dot(c10_0, i, w2_0);
                             c11_0 = A::dot(c11_0, i, w1_0);
                         }
                         if t.lo <= 13 && 13 < t.hi {
-                            let i = A::group(row.wrapping_add(208));
+                            let i = A::group(row.wrapping_add(13 * IN_W));
                             c11_0 = A::dot(c11_0, i, w2_0);
                         }
                         let w0_0 = A::weights(wr.wrapping_add(64));
@@ -613,77 +615,77 @@ mod __small_layer_Conv3x3I8 {
                             c0_0 = A::dot(c0_0, i, w0_0);
                         }
                         if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(20));
+                            let i = A::group(row.wrapping_add(IN_W + 4));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c1_0 = A::dot(c1_0, i, w0_0);
                         }
                         if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(36));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 4));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c2_0 = A::dot(c2_0, i, w0_0);
                         }
                         if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(52));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 4));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c3_0 = A::dot(c3_0, i, w0_0);
                         }
                         if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(68));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 4));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c3_0 = A::dot(c3_0, i, w1_0);
                             c4_0 = A::dot(c4_0, i, w0_0);
                         }
                         if t.lo <= 5 && 5 < t.hi {
-                            let i = A::group(row.wrapping_add(84));
+                            let i = A::group(row.wrapping_add(5 * IN_W + 4));
                             c3_0 = A::dot(c3_0, i, w2_0);
                             c4_0 = A::dot(c4_0, i, w1_0);
                             c5_0 = A::dot(c5_0, i, w0_0);
                         }
                         if t.lo <= 6 && 6 < t.hi {
-                            let i = A::group(row.wrapping_add(100));
+                            let i = A::group(row.wrapping_add(6 * IN_W + 4));
                             c4_0 = A::dot(c4_0, i, w2_0);
                             c5_0 = A::dot(c5_0, i, w1_0);
                             c6_0 = A::dot(c6_0, i, w0_0);
                         }
                         if t.lo <= 7 && 7 < t.hi {
-                            let i = A::group(row.wrapping_add(116));
+                            let i = A::group(row.wrapping_add(7 * IN_W + 4));
                             c5_0 = A::dot(c5_0, i, w2_0);
                             c6_0 = A::dot(c6_0, i, w1_0);
                             c7_0 = A::dot(c7_0, i, w0_0);
                         }
                         if t.lo <= 8 && 8 < t.hi {
-                            let i = A::group(row.wrapping_add(132));
+                            let i = A::group(row.wrapping_add(8 * IN_W + 4));
                             c6_0 = A::dot(c6_0, i, w2_0);
                             c7_0 = A::dot(c7_0, i, w1_0);
                             c8_0 = A::dot(c8_0, i, w0_0);
                         }
                         if t.lo <= 9 && 9 < t.hi {
-                            let i = A::group(row.wrapping_add(148));
+                            let i = A::group(row.wrapping_add(9 * IN_W + 4));
                             c7_0 = A::dot(c7_0, i, w2_0);
                             c8_0 = A::dot(c8_0, i, w1_0);
                             c9_0 = A::dot(c9_0, i, w0_0);
                         }
                         if t.lo <= 10 && 10 < t.hi {
-                            let i = A::group(row.wrapping_add(164));
+                            let i = A::group(row.wrapping_add(10 * IN_W + 4));
                             c8_0 = A::dot(c8_0, i, w2_0);
                             c9_0 = A::dot(c9_0, i, w1_0);
                             c10_0 = A::dot(c10_0, i, w0_0);
                         }
                         if t.lo <= 11 && 11 < t.hi {
-                            let i = A::group(row.wrapping_add(180));
+                            let i = A::group(row.wrapping_add(11 * IN_W + 4));
                             c9_0 = A::dot(c9_0, i, w2_0);
                             c10_0 = A::dot(c10_0, i, w1_0);
                             c11_0 = A::dot(c11_0, i, w0_0);
                         }
                         if t.lo <= 12 && 12 < t.hi {
-                            let i = A::group(row.wrapping_add(196));
+                            let i = A::group(row.wrapping_add(12 * IN_W + 4));
                             c10_0 = A::dot(c10_0, i, w2_0);
                             c11_0 = A::dot(c11_0, i, w1_0);
                         }
                         if t.lo <= 13 && 13 < t.hi {
-                            let i = A::group(row.wrapping_add(212));
+                            let i = A::group(row.wrapping_add(13 * IN_W + 4));
                             c11_0 = A::dot(c11_0, i, w2_0);
                         }
                     }
@@ -825,6 +827,7 @@ mod __small_layer_Conv3x3I8 {
             #[inline(always)]
             unsafe fn full(t: &Tile<E>) {
                 unsafe {
+                    const IN_W: usize = ::small_core::__rt::width(8);
                     let bias = t.bias;
                     let b0 = A::load(bias);
                     let b1 = A::load(bias.wrapping_add(1));
@@ -866,7 +869,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_1 = A::dot(c0_1, i, w0_1);
                             c0_2 = A::dot(c0_2, i, w0_2);
                             c0_3 = A::dot(c0_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(16));
+                            let i = A::group(row.wrapping_add(IN_W));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -875,7 +878,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_1 = A::dot(c1_1, i, w0_1);
                             c1_2 = A::dot(c1_2, i, w0_2);
                             c1_3 = A::dot(c1_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(32));
+                            let i = A::group(row.wrapping_add(2 * IN_W));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -888,7 +891,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w0_1);
                             c2_2 = A::dot(c2_2, i, w0_2);
                             c2_3 = A::dot(c2_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(48));
+                            let i = A::group(row.wrapping_add(3 * IN_W));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -897,7 +900,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w1_1);
                             c2_2 = A::dot(c2_2, i, w1_2);
                             c2_3 = A::dot(c2_3, i, w1_3);
-                            let i = A::group(row.wrapping_add(64));
+                            let i = A::group(row.wrapping_add(4 * IN_W));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -919,7 +922,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_1 = A::dot(c0_1, i, w0_1);
                             c0_2 = A::dot(c0_2, i, w0_2);
                             c0_3 = A::dot(c0_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(17));
+                            let i = A::group(row.wrapping_add(IN_W + 1));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -928,7 +931,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_1 = A::dot(c1_1, i, w0_1);
                             c1_2 = A::dot(c1_2, i, w0_2);
                             c1_3 = A::dot(c1_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(33));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 1));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -941,7 +944,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w0_1);
                             c2_2 = A::dot(c2_2, i, w0_2);
                             c2_3 = A::dot(c2_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(49));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 1));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -950,7 +953,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w1_1);
                             c2_2 = A::dot(c2_2, i, w1_2);
                             c2_3 = A::dot(c2_3, i, w1_3);
-                            let i = A::group(row.wrapping_add(65));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 1));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -972,7 +975,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_1 = A::dot(c0_1, i, w0_1);
                             c0_2 = A::dot(c0_2, i, w0_2);
                             c0_3 = A::dot(c0_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(18));
+                            let i = A::group(row.wrapping_add(IN_W + 2));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -981,7 +984,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_1 = A::dot(c1_1, i, w0_1);
                             c1_2 = A::dot(c1_2, i, w0_2);
                             c1_3 = A::dot(c1_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(34));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 2));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -994,7 +997,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w0_1);
                             c2_2 = A::dot(c2_2, i, w0_2);
                             c2_3 = A::dot(c2_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(50));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 2));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1003,7 +1006,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w1_1);
                             c2_2 = A::dot(c2_2, i, w1_2);
                             c2_3 = A::dot(c2_3, i, w1_3);
-                            let i = A::group(row.wrapping_add(66));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 2));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -1025,7 +1028,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_1 = A::dot(c0_1, i, w0_1);
                             c0_2 = A::dot(c0_2, i, w0_2);
                             c0_3 = A::dot(c0_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(19));
+                            let i = A::group(row.wrapping_add(IN_W + 3));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -1034,7 +1037,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_1 = A::dot(c1_1, i, w0_1);
                             c1_2 = A::dot(c1_2, i, w0_2);
                             c1_3 = A::dot(c1_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(35));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 3));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1047,7 +1050,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w0_1);
                             c2_2 = A::dot(c2_2, i, w0_2);
                             c2_3 = A::dot(c2_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(51));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 3));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1056,7 +1059,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w1_1);
                             c2_2 = A::dot(c2_2, i, w1_2);
                             c2_3 = A::dot(c2_3, i, w1_3);
-                            let i = A::group(row.wrapping_add(67));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 3));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -1078,7 +1081,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_1 = A::dot(c0_1, i, w0_1);
                             c0_2 = A::dot(c0_2, i, w0_2);
                             c0_3 = A::dot(c0_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(20));
+                            let i = A::group(row.wrapping_add(IN_W + 4));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -1087,7 +1090,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_1 = A::dot(c1_1, i, w0_1);
                             c1_2 = A::dot(c1_2, i, w0_2);
                             c1_3 = A::dot(c1_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(36));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 4));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1100,7 +1103,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w0_1);
                             c2_2 = A::dot(c2_2, i, w0_2);
                             c2_3 = A::dot(c2_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(52));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 4));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1109,7 +1112,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w1_1);
                             c2_2 = A::dot(c2_2, i, w1_2);
                             c2_3 = A::dot(c2_3, i, w1_3);
-                            let i = A::group(row.wrapping_add(68));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 4));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -1131,7 +1134,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_1 = A::dot(c0_1, i, w0_1);
                             c0_2 = A::dot(c0_2, i, w0_2);
                             c0_3 = A::dot(c0_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(21));
+                            let i = A::group(row.wrapping_add(IN_W + 5));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -1140,7 +1143,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_1 = A::dot(c1_1, i, w0_1);
                             c1_2 = A::dot(c1_2, i, w0_2);
                             c1_3 = A::dot(c1_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(37));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 5));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1153,7 +1156,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w0_1);
                             c2_2 = A::dot(c2_2, i, w0_2);
                             c2_3 = A::dot(c2_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(53));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 5));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1162,7 +1165,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w1_1);
                             c2_2 = A::dot(c2_2, i, w1_2);
                             c2_3 = A::dot(c2_3, i, w1_3);
-                            let i = A::group(row.wrapping_add(69));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 5));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -1184,7 +1187,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_1 = A::dot(c0_1, i, w0_1);
                             c0_2 = A::dot(c0_2, i, w0_2);
                             c0_3 = A::dot(c0_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(22));
+                            let i = A::group(row.wrapping_add(IN_W + 6));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -1193,7 +1196,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_1 = A::dot(c1_1, i, w0_1);
                             c1_2 = A::dot(c1_2, i, w0_2);
                             c1_3 = A::dot(c1_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(38));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 6));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1206,7 +1209,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w0_1);
                             c2_2 = A::dot(c2_2, i, w0_2);
                             c2_3 = A::dot(c2_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(54));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 6));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1215,7 +1218,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w1_1);
                             c2_2 = A::dot(c2_2, i, w1_2);
                             c2_3 = A::dot(c2_3, i, w1_3);
-                            let i = A::group(row.wrapping_add(70));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 6));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -1237,7 +1240,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_1 = A::dot(c0_1, i, w0_1);
                             c0_2 = A::dot(c0_2, i, w0_2);
                             c0_3 = A::dot(c0_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(23));
+                            let i = A::group(row.wrapping_add(IN_W + 7));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -1246,7 +1249,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_1 = A::dot(c1_1, i, w0_1);
                             c1_2 = A::dot(c1_2, i, w0_2);
                             c1_3 = A::dot(c1_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(39));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 7));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1259,7 +1262,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w0_1);
                             c2_2 = A::dot(c2_2, i, w0_2);
                             c2_3 = A::dot(c2_3, i, w0_3);
-                            let i = A::group(row.wrapping_add(55));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 7));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1268,7 +1271,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_1 = A::dot(c2_1, i, w1_1);
                             c2_2 = A::dot(c2_2, i, w1_2);
                             c2_3 = A::dot(c2_3, i, w1_3);
-                            let i = A::group(row.wrapping_add(71));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 7));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -1332,6 +1335,7 @@ mod __small_layer_Conv3x3I8 {
         #[inline(never)]
         unsafe fn edge_tile(t: &Tile<E>) {
             unsafe {
+                const IN_W: usize = ::small_core::__rt::width(8);
                 let bias = t.bias;
                 let b0 = A::load(bias);
                 let b1 = A::load(bias.wrapping_add(1));
@@ -1376,7 +1380,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(16));
+                            let i = A::group(row.wrapping_add(IN_W));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -1387,7 +1391,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(32));
+                            let i = A::group(row.wrapping_add(2 * IN_W));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1402,7 +1406,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(48));
+                            let i = A::group(row.wrapping_add(3 * IN_W));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1413,7 +1417,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w1_3);
                         }
                         if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(64));
+                            let i = A::group(row.wrapping_add(4 * IN_W));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -1439,7 +1443,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(17));
+                            let i = A::group(row.wrapping_add(IN_W + 1));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -1450,7 +1454,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(33));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 1));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1465,7 +1469,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(49));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 1));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1476,7 +1480,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w1_3);
                         }
                         if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(65));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 1));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -1502,7 +1506,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(18));
+                            let i = A::group(row.wrapping_add(IN_W + 2));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -1513,7 +1517,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(34));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 2));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1528,7 +1532,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(50));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 2));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1539,7 +1543,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w1_3);
                         }
                         if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(66));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 2));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -1565,7 +1569,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(19));
+                            let i = A::group(row.wrapping_add(IN_W + 3));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -1576,7 +1580,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(35));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 3));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1591,7 +1595,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(51));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 3));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1602,7 +1606,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w1_3);
                         }
                         if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(67));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 3));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -1628,7 +1632,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(20));
+                            let i = A::group(row.wrapping_add(IN_W + 4));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -1639,7 +1643,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(36));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 4));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1654,7 +1658,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(52));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 4));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1665,7 +1669,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w1_3);
                         }
                         if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(68));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 4));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -1691,7 +1695,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(21));
+                            let i = A::group(row.wrapping_add(IN_W + 5));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -1702,7 +1706,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(37));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 5));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1717,7 +1721,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(53));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 5));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1728,7 +1732,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w1_3);
                         }
                         if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(69));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 5));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -1754,7 +1758,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(22));
+                            let i = A::group(row.wrapping_add(IN_W + 6));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -1765,7 +1769,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(38));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 6));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1780,7 +1784,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(54));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 6));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1791,7 +1795,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w1_3);
                         }
                         if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(70));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 6));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
@@ -1817,7 +1821,7 @@ mod __small_layer_Conv3x3I8 {
                             c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(23));
+                            let i = A::group(row.wrapping_add(IN_W + 7));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
@@ -1828,7 +1832,7 @@ mod __small_layer_Conv3x3I8 {
                             c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(39));
+                            let i = A::group(row.wrapping_add(2 * IN_W + 7));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1843,7 +1847,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(55));
+                            let i = A::group(row.wrapping_add(3 * IN_W + 7));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1854,7 +1858,7 @@ mod __small_layer_Conv3x3I8 {
                             c2_3 = A::dot(c2_3, i, w1_3);
                         }
                         if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(71));
+                            let i = A::group(row.wrapping_add(4 * IN_W + 7));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);

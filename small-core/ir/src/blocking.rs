@@ -33,7 +33,7 @@
 //! padded output channels, so tiles never straddle a block boundary badly
 //! and no channel tail kernel is needed.
 
-use crate::geometry::CB;
+use crate::geometry::{CB, NARROW_TARGETS, narrow_of, width_for};
 use crate::{KernelKind, LayerSpec, Machine, Reduction};
 use core::cmp::Ordering;
 use core::fmt;
@@ -180,20 +180,36 @@ fn operand_regs(m: &Machine, spec: &LayerSpec) -> usize {
     }
 }
 
+/// True if output tiles of `tc` channels fit the output tensor's layout
+/// on every target `m` compiles for (its `target_arch`'s
+/// [`NARROW`](crate::geometry::NARROW), or every target's for an arch
+/// without one, the portable reference): a tile lies in one channel block
+/// (`tc` divides the pixel's lanes, [`width_for`]), or, in a broadcast
+/// kernel, covers whole blocks of a tensor of whole tiles.
+fn tc_fits(m: &Machine, spec: &LayerSpec, tc: usize) -> bool {
+    let out = spec.out_channels();
+    let out_pad = out.div_ceil(CB) * CB;
+    let channelwise = spec.kind() == KernelKind::Channelwise;
+    let target = m.cfg.iter().find(|(k, _)| *k == "target_arch");
+    // Every target's `NARROW`, or only `m`'s target's.
+    let mut units = core::iter::once(CB).chain(NARROW_TARGETS.iter().map(|&(_, n)| n));
+    units.all(|u| {
+        if target.is_some_and(|&(_, arch)| narrow_of(arch) != u) {
+            return true;
+        }
+        let w = width_for(out, u);
+        w.is_multiple_of(tc)
+            || (!channelwise && w == CB && tc.is_multiple_of(CB) && out_pad.is_multiple_of(tc))
+    })
+}
+
 /// Calls `f` with every tile that fits the register file, in order of
 /// `nv`, then form, then `O_wb`.
 fn each(m: &Machine, spec: &LayerSpec, f: &mut impl FnMut(Candidate)) {
     let r = m.vector_regs;
-    let out_pad = spec.out_channels().div_ceil(CB) * CB;
-    let channelwise = spec.kind() == KernelKind::Channelwise;
     for nv in 1..=r {
         let tc = nv * m.lanes;
-        let tc_ok = if channelwise {
-            CB.is_multiple_of(tc)
-        } else {
-            CB.is_multiple_of(tc) || (tc.is_multiple_of(CB) && out_pad.is_multiple_of(tc))
-        };
-        if !tc_ok || tc > out_pad {
+        if !tc_fits(m, spec, tc) {
             continue;
         }
         for &columns in forms(spec) {

@@ -7,8 +7,13 @@
 //! pixels is stored as `[C / CB][H][W][CB]`: channels in blocks of
 //! [`CB`] (fastest), then width, height, and the block (slowest). Element
 //! `(c, pixel)` lives at `block * H * W * CB + offset`, `(block, offset) =`
-//! [`blocked_at`]`(c, pixel)`. When `C` is not a multiple of `CB`, the
+//! [`blocked_at`]`(c, pixel, CB)`. When `C` is not a multiple of `CB`, the
 //! lanes `C..round_up(C, CB)` of the last block are zero in every pixel.
+//!
+//! A tensor of fewer than `CB` channels has one block, and on a target
+//! whose [`NARROW`] is below `CB` (a Cortex-M) its pixels are only
+//! [`width`]`(C)` lanes apart: `[1][H][W][width(C)]`, the lanes
+//! `C..width(C)` zero.
 //!
 //! **Packed weights**, `[bias][tiles]`:
 //! - bias: [`out_padded`] values, zero past the real channels;
@@ -38,21 +43,75 @@ pub const CB: usize = 16;
 /// most `isize::MAX` bytes.
 pub const MAX_ELEMENTS: usize = isize::MAX as usize / core::mem::size_of::<f32>();
 
-/// Element `(c, pixel)` of a blocked tensor: its channel block, and its
+/// The narrowest pixel stride a tensor of fewer than [`CB`] channels has
+/// on this target: its channels rounded up to a multiple of it are stored,
+/// not a whole block ([`width`]).
+///
+/// On a Cortex-M (one lane, `i8` kernels reading [`DOT_PACK`] channels
+/// at once) and on AArch64 (NEON: 4 lanes) it is 4, so a 3-channel image
+/// takes 4 values per pixel and VWW 0.25's 8-channel tensors 8, instead
+/// of 16: the arena of a microcontroller is its scarcest resource, and
+/// the padding lanes were half of those layers' work. On x86-64 it is
+/// [`CB`]: AVX-512 kernels load and store 16-lane blocks.
+pub const NARROW: usize = if cfg!(any(target_arch = "arm", target_arch = "aarch64")) {
+    4
+} else {
+    CB
+};
+
+/// [`NARROW`] of every target where it is not [`CB`], by `target_arch`:
+/// what the blocking model, on the host, knows of the target an arch's
+/// code compiles for. Keep it equal to `NARROW`'s definition.
+pub const NARROW_TARGETS: &[(&str, usize)] = &[("arm", 4), ("aarch64", 4)];
+
+/// [`NARROW`] on the target `target_arch`.
+pub fn narrow_of(target_arch: &str) -> usize {
+    NARROW_TARGETS
+        .iter()
+        .find(|(t, _)| *t == target_arch)
+        .map_or(CB, |&(_, n)| n)
+}
+
+/// Lanes per pixel in the channel blocks of a tensor of `c` channels on
+/// this target: [`CB`], or `c` rounded up to [`NARROW`] when that is
+/// less. A tensor with fewer than `CB` channels has one block.
+///
+/// ```
+/// use small_ir::geometry::{width, CB, NARROW};
+/// assert_eq!(width(64), CB);
+/// assert_eq!(width(3), 3usize.div_ceil(NARROW) * NARROW);
+/// ```
+pub const fn width(c: usize) -> usize {
+    width_for(c, NARROW)
+}
+
+/// [`width`] on a target whose narrowest stride is `narrow` (a power of
+/// two dividing [`CB`]): for the blocking model, which runs on the host.
+pub const fn width_for(c: usize, narrow: usize) -> usize {
+    if c == 0 || c >= CB {
+        return CB;
+    }
+    let w = c.div_ceil(narrow) * narrow;
+    if w > CB { CB } else { w }
+}
+
+/// Element `(c, pixel)` of a blocked tensor whose pixels are `width`
+/// lanes apart ([`width`] of its channels): its channel block, and its
 /// offset within the block's plane (`pixel = y * W + x`). The element is
-/// at `block * plane + offset`, `plane = H * W * CB`.
+/// at `block * plane + offset`, `plane = H * W * width`.
 ///
 /// ```
 /// use small_ir::geometry::{blocked_at, CB};
-/// assert_eq!(blocked_at(17, 2), (1, 2 * CB + 1));
+/// assert_eq!(blocked_at(17, 2, CB), (1, 2 * CB + 1));
+/// assert_eq!(blocked_at(2, 5, 4), (0, 5 * 4 + 2));
 /// ```
-pub const fn blocked_at(c: usize, pixel: usize) -> (usize, usize) {
-    (c / CB, pixel * CB + c % CB)
+pub const fn blocked_at(c: usize, pixel: usize, width: usize) -> (usize, usize) {
+    (c / CB, pixel * width + c % CB)
 }
 
 /// Number of elements a blocked tensor of `c x h x w` occupies, or `None`
-/// if it, or one channel block of it (`h x w x CB`, which kernels index
-/// even when `c` is 0), would exceed [`MAX_ELEMENTS`].
+/// if it, or one channel block of it (`h x w x` [`width`]`(c)`, which
+/// kernels index even when `c` is 0), would exceed [`MAX_ELEMENTS`].
 ///
 /// Its sizes are positional, `(c, h, w)`, as generated code and `const`
 /// items use them; with a shape in hand, [`Dims::checked_len`] (or
@@ -68,7 +127,7 @@ pub const fn checked_blocked_len(c: usize, h: usize, w: usize) -> Option<usize> 
     let Some(plane) = h.checked_mul(w) else {
         return None;
     };
-    let Some(plane) = plane.checked_mul(CB) else {
+    let Some(plane) = plane.checked_mul(width(c)) else {
         return None;
     };
     match c.div_ceil(CB).checked_mul(plane) {
@@ -141,6 +200,10 @@ impl Dims {
     pub const fn checked_len(&self) -> Result<usize, Error> {
         tensor_len(self.c, self.h, self.w)
     }
+    /// Lanes per pixel in each channel block ([`width`] of `c`).
+    pub const fn width(&self) -> usize {
+        width(self.c)
+    }
     /// True if it holds no element.
     pub const fn is_empty(&self) -> bool {
         self.len() == 0
@@ -162,16 +225,18 @@ pub const fn out_padded(spec: &LayerSpec) -> usize {
 }
 
 /// Output-channel tiles of `tc` channels the loop nest computes: every
-/// tile of [`out_padded`] for `f32`, whose padding lanes must be zero
-/// (each layer writes them); for `i8` only the tiles that hold a channel,
-/// as an `i8` tensor's padding lanes are never read for a value (the
-/// packed weights of those lanes are zero, and every other kernel maps a
-/// padding lane to a padding lane), so they are left as they are. VWW
-/// 0.25's 8-channel layers: half the tiles on a one-lane arch.
+/// tile of the stored channels (`ceil(C / CB)` blocks of [`width`]`(C)`)
+/// for `f32`, whose padding lanes must be zero (each layer writes them);
+/// for `i8` only the tiles that hold a channel, as an `i8` tensor's
+/// padding lanes are never read for a value (the packed weights of those
+/// lanes are zero, and every other kernel maps a padding lane to a
+/// padding lane), so they are left as they are. VWW 0.25's 8-channel
+/// layers: half the tiles on a one-lane arch.
 pub const fn computed_tiles(spec: &LayerSpec, tc: usize) -> usize {
+    let c = spec.out_channels();
     match spec.dtype {
-        Dtype::F32 => out_padded(spec) / tc,
-        Dtype::I8 => spec.out_channels().div_ceil(tc),
+        Dtype::F32 => c.div_ceil(CB) * width(c) / tc,
+        Dtype::I8 => c.div_ceil(tc),
     }
 }
 

@@ -6,7 +6,7 @@
 use crate::layout::tensor_len;
 use crate::pack::{checked_packed_len, out_padded};
 use crate::{Blocked, CB, Dtype, Element, Error, KernelKind, LayerSpec, check_dim, check_len};
-use small_ir::geometry::acc_rows;
+use small_ir::geometry::{acc_rows, width};
 
 /// A layer's packed weights as the loop nest reads them: the bias, one
 /// value of the accumulator type per output channel (padded to whole
@@ -192,18 +192,18 @@ impl<'a, E: Element> Problem<'a, E> {
     /// layout keeps them zero.
     pub fn clear_padding_lanes(&self) {
         let c = self.spec.out_channels();
-        let (first, pixels) = (c % CB, self.oh * self.ow);
+        let (first, pixels, width) = (c % CB, self.oh * self.ow, width(c));
         if first == 0 {
             return;
         }
-        let last = (c / CB) * pixels * CB;
+        let last = (c / CB) * pixels * width;
         for px in 0..pixels {
-            for lane in first..CB {
+            for lane in first..width {
                 // SAFETY: the output holds `ceil(c / CB)` blocks of
                 // `pixels` pixels (its length was checked in `new`: `oh x
                 // ow` is the plane, or one row of it), and nothing else
                 // writes it now: the kernels have returned.
-                unsafe { *self.out.add(last + px * CB + lane) = E::default() };
+                unsafe { *self.out.add(last + px * width + lane) = E::default() };
             }
         }
     }

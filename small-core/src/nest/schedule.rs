@@ -7,8 +7,8 @@ use core::ops::Range;
 
 use super::{Kernel, Problem};
 use crate::Element;
-use crate::{CB, KernelKind};
-use small_ir::geometry::computed_tiles;
+use crate::KernelKind;
+use small_ir::geometry::{computed_tiles, width};
 
 /// Multiply-accumulates below which a part is not worth a thread. The
 /// pool's fork and join cost 0.26 µs (median, 2 threads, Zen 5 VM,
@@ -80,7 +80,7 @@ impl<E: Element> Problem<'_, E> {
     /// Output-channel tiles of `tc` channels: of one block if elementwise.
     fn channel_tiles(&self) -> usize {
         if self.elementwise {
-            CB / self.tc
+            width(self.spec.out_channels()) / self.tc
         } else {
             computed_tiles(self.spec, self.tc)
         }
@@ -103,7 +103,7 @@ impl<E: Element> Problem<'_, E> {
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) fn macs(&self) -> usize {
         let channels = if self.elementwise {
-            CB
+            width(self.spec.out_channels())
         } else {
             self.spec.out_channels()
         };
@@ -147,7 +147,7 @@ impl Share {
     pub(super) fn of<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize) -> Share {
         // `Problem::channel_tiles`, with `K`'s constants.
         let tiles = if p.elementwise {
-            const { CB / K::TC }
+            const { width(K::SPEC.out_channels()) / K::TC }
         } else {
             const { computed_tiles(&K::SPEC, K::TC) }
         };

@@ -13,7 +13,7 @@
 
 use core::ops::Range;
 
-use small_ir::geometry::{blocked_at, computed_tiles};
+use small_ir::geometry::{blocked_at, computed_tiles, width};
 
 use super::schedule::{Share, chunks};
 use super::{Kernel, Packed, Problem, Tile};
@@ -70,8 +70,8 @@ impl<E: Element> Problem<'_, E> {
         let Packed { bias, tiles: wts } = self.packed;
         Tile {
             inp: self.inp.as_ptr(),
-            in_row: self.iw * CB,
-            in_plane: self.ih * self.iw * CB,
+            in_row: self.iw * width(self.spec.in_channels()),
+            in_plane: self.ih * self.iw * width(self.spec.in_channels()),
             in_blocks: 0,
             tail: false,
             x0: 0,
@@ -82,12 +82,24 @@ impl<E: Element> Problem<'_, E> {
             wts: wts.as_ptr(),
             bias: bias.as_ptr(),
             out: self.out,
-            out_plane: self.oh * self.ow * CB,
+            out_plane: self.oh * self.ow * width(self.spec.out_channels()),
             res: self.residual(),
             partial_in: false,
             partial_out: false,
         }
     }
+}
+
+/// The input's pixel stride ([`width`] of its channels).
+#[inline(always)]
+fn in_width<K: Kernel>() -> isize {
+    const { width(K::SPEC.in_channels()) as isize }
+}
+
+/// The output's pixel stride.
+#[inline(always)]
+fn out_width<K: Kernel>() -> usize {
+    const { width(K::SPEC.out_channels()) }
 }
 
 /// Window columns of a full column tile: `O_wb` outputs' windows.
@@ -238,8 +250,8 @@ unsafe fn row<K: Kernel>(
         (c0, t.lo, t.hi, t.w) = p.columns_of::<K>(l, span);
         t.inp = first
             .inp
-            .wrapping_offset(in_at + r0 * t.in_row as isize + c0 * CB as isize);
-        let (block, offset) = blocked_at(ch, j * p.ow + l);
+            .wrapping_offset(in_at + r0 * t.in_row as isize + c0 * in_width::<K>());
+        let (block, offset) = blocked_at(ch, j * p.ow + l, out_width::<K>());
         let at = block * first.out_plane + offset;
         t.out = first.out.wrapping_add(at);
         t.res = first.res.wrapping_add(at);
@@ -301,9 +313,9 @@ unsafe fn run_channelwise<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, part
             let c0;
             (c0, t.lo, t.hi, t.w) = p.columns_of::<K>(l, span);
             let full = full_tile::<K>(&t, span);
-            let in_at = r0 * t.in_row as isize + c0 * CB as isize;
+            let in_at = r0 * t.in_row as isize + c0 * in_width::<K>();
             // Channel 0's element: the walk below steps to each tile's.
-            let (_, out_at) = blocked_at(0, j * p.ow + l);
+            let (_, out_at) = blocked_at(0, j * p.ow + l, out_width::<K>());
             t.inp = first.inp.wrapping_offset(in_at);
             t.wts = first.wts;
             t.bias = first.bias;

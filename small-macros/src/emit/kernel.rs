@@ -145,10 +145,87 @@ impl Shape {
     fn tc(&self) -> usize {
         self.nv * self.lanes
     }
+    /// The input's pixel stride: `CB`, or for fewer channels the target's
+    /// `width` (a `const` the kernel declares, see [`strides`]).
+    fn in_stride(&self) -> Stride {
+        Stride::of(self.spec.in_channels(), "IN_W")
+    }
+    /// The output's (and residual's) pixel stride.
+    fn out_stride(&self) -> Stride {
+        Stride::of(self.spec.out_channels(), "OUT_W")
+    }
     /// Window columns one tile reads.
     fn span(&self) -> usize {
         (self.o_wb - 1) * self.spec.sw + self.spec.fw
     }
+}
+
+/// Lanes between neighbouring pixels of a tensor: [`CB`] for a tensor of
+/// at least `CB` channels; for fewer, the target's
+/// `small_ir::geometry::width`, which the host running this macro does
+/// not know (a Cortex-M stores them narrower), so a named `const`.
+#[derive(Clone, Copy)]
+pub enum Stride {
+    Block,
+    Target(&'static str),
+}
+
+impl Stride {
+    fn of(channels: usize, name: &'static str) -> Stride {
+        if channels >= CB {
+            Stride::Block
+        } else {
+            Stride::Target(name)
+        }
+    }
+    /// The stride as an expression: `CB` (the kernel's `const`) or the
+    /// target's.
+    fn tokens(self) -> TokenStream {
+        match self {
+            Stride::Block => quote!(CB),
+            Stride::Target(name) => {
+                let name = format_ident!("{}", name);
+                quote!(#name)
+            }
+        }
+    }
+    /// `p` advanced to lane `lane` of pixel `pixel`: a literal offset, or
+    /// `pixel * W + lane` with the target's `W`.
+    fn at(self, p: &Ident, pixel: usize, lane: usize) -> TokenStream {
+        match self {
+            Stride::Block => at(p, pixel * CB + lane),
+            Stride::Target(_) if pixel == 0 => at(p, lane),
+            Stride::Target(name) => {
+                let w = format_ident!("{}", name);
+                let px = if pixel == 1 {
+                    quote!(#w)
+                } else {
+                    let px = lit(pixel);
+                    quote!(#px * #w)
+                };
+                if lane == 0 {
+                    quote!(#p.wrapping_add(#px))
+                } else {
+                    let lane = lit(lane);
+                    quote!(#p.wrapping_add(#px + #lane))
+                }
+            }
+        }
+    }
+}
+
+/// The `const`s of the pixel strides a kernel names (see [`Stride`]).
+fn strides(s: &Shape) -> TokenStream {
+    let decl = |st: Stride, c: usize| match st {
+        Stride::Block => quote!(),
+        Stride::Target(name) => {
+            let (name, c) = (format_ident!("{}", name), lit(c));
+            quote!(const #name: usize = ::small_core::__rt::width(#c);)
+        }
+    };
+    let i = decl(s.in_stride(), s.spec.in_channels());
+    let o = decl(s.out_stride(), s.spec.out_channels());
+    quote!(#i #o)
 }
 
 fn lit(n: usize) -> Literal {
@@ -217,8 +294,10 @@ pub fn body(s: &Shape, mode: Mode) -> TokenStream {
         broadcast_compute(s, mode)
     };
     let store = store_phase(s, mode);
+    let strides = strides(s);
     quote! {
         unsafe {
+            #strides
             #load
             #compute
             #store
@@ -302,9 +381,12 @@ fn chunked(s: &Shape, mode: Mode) -> bool {
 /// channel `v * lanes` of the tile at pixel `ll` of the row.
 fn out_at(s: &Shape, base: &str, ll: usize, v: usize) -> TokenStream {
     let base = format_ident!("{}", base);
-    match geometry::blocked_at(v * s.lanes, ll) {
-        (0, off) => at(&base, off),
-        (blk, off) => {
+    let c = v * s.lanes;
+    match (c / CB, s.out_stride()) {
+        (0, stride) => stride.at(&base, ll, c),
+        // Several blocks: the tensor has at least `CB` channels.
+        (blk, _) => {
+            let (_, off) = geometry::blocked_at(c, ll, CB);
             let (blk, off) = (lit(blk), lit(off));
             quote!(#base.wrapping_add(#blk * t.out_plane + #off))
         }
@@ -362,7 +444,8 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
                     steps.push(quote!(let #w = #p;));
                 }
                 for ll in 0..s.o_wb {
-                    let i = s.broadcast(at(&format_ident!("row"), ll * s.spec.sw * CB + ii));
+                    let row = format_ident!("row");
+                    let i = s.broadcast(s.in_stride().at(&row, ll * s.spec.sw, ii));
                     let fmas = (0..s.nv).map(|v| {
                         let (c, w) = (acc(ll, v), format_ident!("w{}", v));
                         s.mac(&c, quote!(i), quote!(#w))
@@ -377,7 +460,7 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
             }
             quote!(#(#steps)*)
         };
-        let (wtap, fw) = (lit(wtap_len(s)), lit(s.spec.fw));
+        let (wtap, fw, w) = (lit(wtap_len(s)), lit(s.spec.fw), s.in_stride().tokens());
         // In an edge tile most taps are still valid for every column (all
         // but one of a 3x3 filter's at a SAME border): those run the
         // unguarded steps, and only the others test each column. (Columns
@@ -394,7 +477,7 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
         quote! {
             for x in t.x0..t.x1 {
                 for y in 0..#fw {
-                    let row = blk.wrapping_add(x * t.in_row + y * CB);
+                    let row = blk.wrapping_add(x * t.in_row + y * #w);
                     let wr = wb.wrapping_add((x * #fw + y) * #wtap);
                     #taps
                 }
@@ -431,7 +514,7 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
                 if taps.is_empty() {
                     continue;
                 }
-                let i = s.broadcast(at(&format_ident!("row"), col * CB + ii));
+                let i = s.broadcast(s.in_stride().at(&format_ident!("row"), col, ii));
                 let fmas = taps.iter().flat_map(|&(ll, y)| {
                     (0..s.nv).map(move |v| {
                         let (c, w) = (acc(ll, v), format_ident!("w{}_{}", y, v));
@@ -554,7 +637,7 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
         }
         let mut group = Vec::new();
         for v in 0..s.nv {
-            let i = s.inputs(at(&format_ident!("row"), col * CB + v * s.lanes));
+            let i = s.inputs(s.in_stride().at(&format_ident!("row"), col, v * s.lanes));
             group.push(quote!(let i = #i;));
             for &(ll, y) in &taps {
                 let w = format_ident!("w{}_{}", y, v);
@@ -631,7 +714,7 @@ fn channelwise_narrow_compute(s: &Shape) -> TokenStream {
     let (row, wr) = (format_ident!("row"), format_ident!("wr"));
     let steps = (0..s.spec.fw).map(|y| {
         let group = (0..s.nv).map(|v| {
-            let i = s.elems(at(&row, y * CB + v * s.lanes));
+            let i = s.elems(s.in_stride().at(&row, y, v * s.lanes));
             let w = s.elems(at(&wr, w_at(s, y, 0, v)));
             let step = reduce_step(s, &acc(y % s.o_wb, v), w);
             quote! { let i = #i; #step }
