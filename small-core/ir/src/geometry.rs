@@ -170,11 +170,14 @@ pub const fn tensor_len(c: usize, h: usize, w: usize) -> Result<usize, Error> {
 /// constructor, a shape is written `Dims { c, h, w }`.
 ///
 /// ```
-/// use small_ir::geometry::{CB, Dims};
-/// // 3 channels of 2 x 5 pixels: one channel block.
+/// use small_ir::geometry::{CB, Dims, NARROW};
+/// // 3 channels of 2 x 5 pixels: one channel block, of CB lanes per
+/// // pixel, or 4 where the target stores few channels narrow.
 /// let d = Dims { c: 3, h: 2, w: 5 };
 /// assert_eq!(d.elements(), 3 * 2 * 5);
-/// assert_eq!(d.len(), 2 * 5 * CB);
+/// assert_eq!(d.width(), if NARROW < CB { 4 } else { CB });
+/// assert_eq!(d.len(), 2 * 5 * d.width());
+/// assert_eq!(Dims { c: 17, h: 2, w: 5 }.len(), 2 * 2 * 5 * CB);
 /// assert!(!d.same(&Dims { c: 3, h: 5, w: 2 }));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
