@@ -121,6 +121,20 @@ pub unsafe trait Kernel {
     /// # Safety
     /// See the trait.
     unsafe fn edge(t: &Tile<Self::Elem>);
+    /// True if a channelwise layer's border column tiles run
+    /// [`Kernel::full`] on a copy of their window whose taps outside the
+    /// input are [`Kernel::pad`] (one-lane arches, where the guarded
+    /// `edge` kernel costs twice `full`), instead of `edge`.
+    const PAD_EDGES: bool = false;
+    /// The value of a tap outside the input that leaves the result as if
+    /// the tap were skipped: 0 (depthwise `f32`), the input zero point
+    /// (depthwise `i8`), the lowest value (max pooling).
+    ///
+    /// # Safety
+    /// `t.bias` holds the layer's rows (`i8`).
+    unsafe fn pad(_t: &Tile<Self::Elem>) -> Self::Elem {
+        Self::Elem::default()
+    }
     /// True if [`Kernel::narrow`] is specialised (one-column outputs).
     const NARROW: bool = false;
     /// A tile of an output one column wide whose window starts inside the

@@ -408,6 +408,7 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
         quote!()
     };
     let [o_wb, tc, tail] = [b.o_wb, b.tc, shape.tail].map(lit);
+    let pad_edges = pad_edges(spec, &a.machine);
     quote! {
         #cfg
         pub mod #module {
@@ -439,6 +440,7 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
                 }
 
                 #narrow
+                #pad_edges
             }
 
             #narrow_fn
@@ -460,6 +462,41 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
             pub unsafe fn run(p: &Problem<'_, E>, part: usize, parts: usize) {
                 unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
             }
+        }
+    }
+}
+
+/// `Kernel::PAD_EDGES` and `Kernel::pad` where border column tiles run
+/// `full` on a padded copy of their window: channelwise layers whose
+/// padding can take a value (depthwise, max pooling; an average divides
+/// by the valid taps) on a one-lane arch, whose few registers make the
+/// guarded `edge` kernel spill. The pad leaves the sum as if the tap were
+/// skipped: 0, the input zero point (`i8` depthwise subtracts it from
+/// every input), or the lowest value.
+fn pad_edges(spec: &LayerSpec, m: &small_ir::Machine) -> TokenStream {
+    if spec.kind() != small_ir::KernelKind::Channelwise || m.lanes != 1 {
+        return quote!();
+    }
+    let pad = match (spec.reduction, spec.dtype) {
+        (Reduction::Fma, Dtype::F32) => quote!(0.0),
+        (Reduction::Fma, Dtype::I8) => {
+            let r =
+                small_ir::quant::row::NEG_INPUT_ZERO_POINT * small_ir::geometry::out_padded(spec);
+            let r = lit(r);
+            // SAFETY note for the expansion: the caller guarantees the rows.
+            quote!((-unsafe { t.bias.wrapping_add(#r).read() }) as i8)
+        }
+        (Reduction::Max, Dtype::F32) => quote!(f32::NEG_INFINITY),
+        (Reduction::Max, Dtype::I8) => quote!(i8::MIN),
+        (Reduction::Avg, _) => return quote!(),
+    };
+    quote! {
+        const PAD_EDGES: bool = true;
+
+        #[inline(always)]
+        unsafe fn pad(t: &Tile<E>) -> E {
+            let _ = t;
+            #pad
         }
     }
 }
