@@ -31,7 +31,9 @@
 //! 158 us, with 8 in 101 us; AVX2 was flat between 4 and 6 columns. `TC` must
 //! divide the layout block `CB`, or be a multiple of `CB` that divides the
 //! padded output channels, so tiles never straddle a block boundary badly
-//! and no channel tail kernel is needed.
+//! and no channel tail kernel is needed; an output narrower than `CB`
+//! (`geometry::width`) must hold whole tiles on every target the arch
+//! compiles for.
 
 use crate::geometry::{CB, NARROW_TARGETS, narrow_of, width_for};
 use crate::{KernelKind, LayerSpec, Machine, Reduction};
