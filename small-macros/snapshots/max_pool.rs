@@ -620,6 +620,12 @@ mod __small_layer_MaxPool {
             unsafe fn edge(t: &Tile<E>) {
                 unsafe { edge_tile(t) }
             }
+            const PAD_EDGES: bool = true;
+            #[inline(always)]
+            unsafe fn pad(t: &Tile<E>) -> E {
+                let _ = t;
+                f32::NEG_INFINITY
+            }
         }
         /// The edge kernel, out of line: few tiles take it, and kept
         /// apart it cannot disturb the register allocation of `full`.
