@@ -68,10 +68,11 @@ impl<E: Element> Problem<'_, E> {
     #[inline(always)]
     fn first_tile(&self) -> Tile<E> {
         let Packed { bias, tiles: wts } = self.packed;
+        let in_width = width(self.spec.in_channels());
         Tile {
             inp: self.inp.as_ptr(),
-            in_row: self.iw * width(self.spec.in_channels()),
-            in_plane: self.ih * self.iw * width(self.spec.in_channels()),
+            in_row: self.iw * in_width,
+            in_plane: self.ih * self.iw * in_width,
             in_blocks: 0,
             tail: false,
             x0: 0,
@@ -418,12 +419,12 @@ unsafe fn full_tiles<K: Kernel>(
     next: impl Fn(&mut Tile<K::Elem>, usize),
 ) {
     let (fh, span, lanes) = (K::SPEC.fh, span::<K>(), in_width::<K>() as usize);
-    // SAFETY: the caller's bias rows are the kernel's.
-    let pad = unsafe { K::pad(t) };
     let (inp, block_plane) = (t.inp, t.in_plane);
     'output_channel_tiles: for ot in 0..tiles {
         let (block, lane) = (ot * K::TC / CB, ot * K::TC % CB);
         if let (Some(buf), 0) = (padded.as_deref_mut(), lane) {
+            // SAFETY: the caller's bias rows are the kernel's.
+            let pad = unsafe { K::pad(t) };
             let src = inp.wrapping_add(block * block_plane);
             for x in 0..fh {
                 for c in 0..span {

@@ -654,7 +654,7 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
     // An i8 depthwise layer subtracts the input zero point from every
     // input vector (all lanes of its row hold the same value).
     let nzp = if s.centered() {
-        let r = lit(small_ir::quant::row::NEG_INPUT_ZERO_POINT * geometry::out_padded(&s.spec));
+        let r = lit(neg_zero_point_row(&s.spec));
         let nzp = quote!(A::load(t.bias.wrapping_add(#r)));
         if s.in_mac() {
             quote!(let nzp = A::to_mac(#nzp);)
@@ -666,6 +666,12 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
     };
     let rows = channelwise_rows(s, quote!(#(#weights)* #(#steps)*));
     quote! { #nzp #rows }
+}
+
+/// Offset in the per-channel rows (`t.bias`) of an `i8` depthwise
+/// layer's negated input zero point, one value per output channel.
+pub fn neg_zero_point_row(spec: &LayerSpec) -> usize {
+    small_ir::quant::row::NEG_INPUT_ZERO_POINT * geometry::out_padded(spec)
 }
 
 /// The loop over the valid filter rows of a per-channel kernel, with the

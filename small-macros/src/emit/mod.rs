@@ -480,9 +480,7 @@ fn pad_edges(spec: &LayerSpec, m: &small_ir::Machine) -> TokenStream {
     let pad = match (spec.reduction, spec.dtype) {
         (Reduction::Fma, Dtype::F32) => quote!(0.0),
         (Reduction::Fma, Dtype::I8) => {
-            let r =
-                small_ir::quant::row::NEG_INPUT_ZERO_POINT * small_ir::geometry::out_padded(spec);
-            let r = lit(r);
+            let r = lit(kernel::neg_zero_point_row(spec));
             // SAFETY note for the expansion: the caller guarantees the rows.
             quote!((-unsafe { t.bias.wrapping_add(#r).read() }) as i8)
         }
