@@ -68,11 +68,10 @@ impl<E: Element> Problem<'_, E> {
     #[inline(always)]
     fn first_tile(&self) -> Tile<E> {
         let Packed { bias, tiles: wts } = self.packed;
-        let in_width = width(self.spec.in_channels());
         Tile {
             inp: self.inp.as_ptr(),
-            in_row: self.iw * in_width,
-            in_plane: self.ih * self.iw * in_width,
+            in_row: self.iw * width(self.spec.in_channels()),
+            in_plane: self.ih * self.iw * width(self.spec.in_channels()),
             in_blocks: 0,
             tail: false,
             x0: 0,
@@ -419,12 +418,15 @@ unsafe fn full_tiles<K: Kernel>(
     next: impl Fn(&mut Tile<K::Elem>, usize),
 ) {
     let (fh, span, lanes) = (K::SPEC.fh, span::<K>(), in_width::<K>() as usize);
+    // Read once per call, before the loop: read inside it (only when a
+    // window is filled) DS-CNN int8 on the M4 took 10.10 M instructions
+    // instead of 9.98 M.
+    // SAFETY: the caller's bias rows are the kernel's.
+    let pad = unsafe { K::pad(t) };
     let (inp, block_plane) = (t.inp, t.in_plane);
     'output_channel_tiles: for ot in 0..tiles {
         let (block, lane) = (ot * K::TC / CB, ot * K::TC % CB);
         if let (Some(buf), 0) = (padded.as_deref_mut(), lane) {
-            // SAFETY: the caller's bias rows are the kernel's.
-            let pad = unsafe { K::pad(t) };
             let src = inp.wrapping_add(block * block_plane);
             for x in 0..fh {
                 for c in 0..span {
