@@ -20,6 +20,8 @@ pub const MACHINE: Machine = Machine {
     lanes: 16,
     fma_latency: 4,
     fma_per_cycle: 2,
+    fma_cycles: 1,
+    mul_add_cycles: 2,
     loads_per_cycle: 2,
     issue_per_cycle: 4,
     broadcast_from_memory: true,

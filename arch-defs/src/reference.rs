@@ -15,6 +15,8 @@ pub const MACHINE: Machine = Machine {
     lanes: 1,
     fma_latency: 4,
     fma_per_cycle: 2,
+    fma_cycles: 1,
+    mul_add_cycles: 2,
     loads_per_cycle: 1,
     issue_per_cycle: 3,
     broadcast_from_memory: false,

@@ -235,3 +235,33 @@ fn output_tiles_fit_narrow_tensors() {
     );
     assert_eq!(derive(&arch_defs::avx512::MACHINE, &f32_pw(8)).tc, 16);
 }
+
+/// Only the Cortex-M4's `f32` depthwise kernels multiply, then add: VMUL
+/// and VADD take a cycle each there, VFMA three; every other arch, every
+/// broadcast kernel (they spilled unfused) and every `i8` or max kernel
+/// keeps the one fused `fma`.
+#[test]
+fn only_cortex_m4_f32_depthwise_multiplies_unfused() {
+    let m4 = &arch_defs::cortex_m4::MACHINE;
+    let dw = spec(3, 3, 1, 1, 16, 1, Reduction::Fma);
+    let dw_s2 = spec(3, 3, 1, 1, 64, 2, Reduction::Fma);
+    let conv = spec(3, 3, 16, 16, 1, 1, Reduction::Fma);
+    let pw = spec(1, 1, 64, 64, 1, 1, Reduction::Fma);
+    let max = spec(3, 3, 1, 1, 16, 2, Reduction::Max);
+    let dw_i8 = LayerSpec {
+        dtype: small_ir::Dtype::I8,
+        ..dw
+    };
+    assert!(!m4.fuses());
+    assert!(!derive(m4, &dw).fused);
+    assert!(!derive(m4, &dw_s2).fused);
+    for s in [&conv, &pw, &max, &dw_i8] {
+        assert!(derive(m4, s).fused, "{s:?}");
+    }
+    for (name, m) in arch_defs::ARCHS.iter().map(|a| (a.name, &a.machine)) {
+        if name != "cortex_m4" {
+            assert!(m.fuses(), "{name}");
+            assert!(derive(m, &dw).fused, "{name}");
+        }
+    }
+}

@@ -60,6 +60,7 @@ impl Conv3x3I8 {
             registers: 16,
             ops_per_load: 2.1176470588235294f64,
             rate: 1f64,
+            fused: true,
         },
         ::small_core::Blocking {
             arch: ::small_core::Arch::Reference,
@@ -75,6 +76,7 @@ impl Conv3x3I8 {
             registers: 25,
             ops_per_load: 2.1176470588235294f64,
             rate: 1f64,
+            fused: true,
         },
     ];
     /// How each blocking was derived.

@@ -56,6 +56,7 @@ impl MaxPool {
             registers: 9,
             ops_per_load: 1f64,
             rate: 1f64,
+            fused: true,
         },
         ::small_core::Blocking {
             arch: ::small_core::Arch::Reference,
@@ -71,6 +72,7 @@ impl MaxPool {
             registers: 9,
             ops_per_load: 1f64,
             rate: 0.5f64,
+            fused: true,
         },
     ];
     /// How each blocking was derived.

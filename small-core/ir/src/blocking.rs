@@ -76,6 +76,9 @@ pub struct Blocking<A = &'static str> {
     /// Fraction of the FMA rate the load ports (and issue width) can feed:
     /// the objective.
     pub rate: f64,
+    /// The kernel multiply-adds with one fused `Simd::fma` (see
+    /// [`fuses`]); false: a multiply, then an add.
+    pub fused: bool,
 }
 
 /// One tile the model considers.
@@ -126,7 +129,28 @@ pub fn derive<A>(arch: A, m: &Machine, spec: &LayerSpec) -> Blocking<A> {
         registers: c.regs,
         ops_per_load: c.score,
         rate: c.rate,
+        fused: !unfuses(m, spec),
     }
+}
+
+/// True if an `f32` multiply-add layer multiplies, then adds (two
+/// instructions, `Simd::mul` and `Simd::add`) instead of one fused
+/// `Simd::fma`: where the arch says that costs fewer cycles
+/// ([`Machine::fuses`]: Cortex-M4, VMUL 1 + VADD 1 against VFMA 3), for
+/// channelwise kernels (depthwise), whose tiles leave most registers
+/// free. Broadcast kernels stay fused: their unrolled block of input
+/// lanes lets LLVM's scheduler hoist many products ahead of their adds,
+/// and they spilled an accumulator per multiply-add even with a
+/// register free for every accumulator's product (DS-CNN on the M4:
+/// 13.4 M instructions, 19.8 M estimated cycles against 6.8 M and
+/// 14.4 M fused; ResNet-8 43.3 M cycles against 49.2 M, but 35.1 M
+/// instructions against 19.6 M). Unfused depthwise layers took DS-CNN
+/// from 14.39 M to 13.91 M cycles and VWW 0.25 from 37.25 M to 36.26 M.
+pub fn unfuses(m: &Machine, spec: &LayerSpec) -> bool {
+    spec.dtype == crate::Dtype::F32
+        && spec.reduction == Reduction::Fma
+        && spec.kind() == KernelKind::Channelwise
+        && !m.fuses()
 }
 
 /// The machine as a layer of `spec`'s element type sees it: an `i8`
@@ -416,6 +440,14 @@ pub fn explain(
         rate = m.fma_per_cycle,
         need = accumulators_to_hide(m, spec),
     )?;
+    if !b.fused {
+        writeln!(
+            out,
+            "    f32: multiply, then add (unfused: {mul_add} cycles against {fma} for a fused multiply-add).",
+            mul_add = m.mul_add_cycles,
+            fma = m.fma_cycles,
+        )?;
+    }
     if spec.dtype == crate::Dtype::I8 {
         let how = match spec.kind() {
             KernelKind::Broadcast => dot_form(m),

@@ -22,6 +22,14 @@ pub struct Machine {
     pub fma_latency: usize,
     /// FMAs that can issue per cycle (number of FMA pipes).
     pub fma_per_cycle: usize,
+    /// Cycles one `f32` fused multiply-add (`Simd::fma`) holds the issue
+    /// slot: 1 where FMAs pipeline; Cortex-M4 3 (VFMA.F32, TRM table 7-1).
+    pub fma_cycles: usize,
+    /// Cycles a multiply and a separate add (`Simd::mul`, then
+    /// `Simd::add`) hold it: 2 where both pipeline; Cortex-M4 2 (VMUL.F32
+    /// 1 + VADD.F32 1). Below `fma_cycles`, `f32` kernels multiply and add
+    /// unfused ([`Machine::fuses`]).
+    pub mul_add_cycles: usize,
     /// Vector loads (or load-broadcasts) per cycle from L1.
     pub loads_per_cycle: usize,
     /// FMAs and loads together that can issue per cycle. A core with
@@ -66,6 +74,16 @@ pub struct Machine {
 }
 
 impl Machine {
+    /// True if `f32` kernels multiply-add with one fused `Simd::fma`;
+    /// false if a multiply and an add cost fewer cycles
+    /// (`mul_add_cycles < fma_cycles`: the Cortex-M4), so COMPUTE emits
+    /// `add(acc, mul(a, b))`. The unfused form rounds twice per step,
+    /// within the error bound the kernel tests derive from the reduction
+    /// length.
+    pub const fn fuses(&self) -> bool {
+        self.fma_cycles <= self.mul_add_cycles
+    }
+
     /// True if the issue width binds before the FMA and load ports do
     /// (a single-issue core).
     pub const fn issue_bound(&self) -> bool {

@@ -34,6 +34,9 @@ pub struct Shape {
     /// (`small_ir::blocking::int8_lane_steps`), its weights still packed in
     /// groups of `dot`.
     pub lane_steps: bool,
+    /// An `f32` multiply-add is one `A::fma` (else `A::add(c, A::mul(i,
+    /// w))`: [`small_ir::Machine::fuses`]); always for `i8`.
+    pub fused: bool,
 }
 
 impl Shape {
@@ -60,6 +63,15 @@ impl Shape {
                 _ => 1,
             },
             lane_steps: small_ir::blocking::int8_lane_steps(m, spec),
+            fused: b.fused,
+        }
+    }
+    /// `c = c + i * w` with the arch `a`'s multiply-add, fused or not.
+    fn fma(&self, a: TokenStream, c: &Ident, i: TokenStream, w: TokenStream) -> TokenStream {
+        if self.fused {
+            quote!(#c = #a::fma(#c, #i, #w);)
+        } else {
+            quote!(#c = #a::add(#c, #a::mul(#i, #w));)
         }
     }
     fn int8(&self) -> bool {
@@ -97,7 +109,7 @@ impl Shape {
         if self.groups() {
             quote!(#c = A::dot(#c, #i, #w);)
         } else {
-            quote!(#c = A::fma(#c, #i, #w);)
+            self.fma(quote!(A), c, i, w)
         }
     }
     /// An `i8` depthwise layer (channelwise with weights): its inputs are
@@ -696,7 +708,7 @@ fn channelwise_rows(s: &Shape, body: TokenStream) -> TokenStream {
 fn reduce_step(s: &Shape, c: &Ident, w: TokenStream) -> TokenStream {
     let m = s.m();
     match s.spec.reduction {
-        Reduction::Fma => quote!(#c = #m::fma(#c, i, #w);),
+        Reduction::Fma => s.fma(m, c, quote!(i), w),
         Reduction::Max => quote!(#c = A::max(#c, i);),
         Reduction::Avg => quote!(#c = A::add(#c, i);),
     }

@@ -299,6 +299,7 @@ fn blocking_const(a: &ArchParams, b: &Blocking) -> TokenStream {
     ]
     .map(lit);
     let [ops, rate] = [b.ops_per_load, b.rate].map(Literal::f64_suffixed);
+    let fused = b.fused;
     quote! {
         ::small_core::Blocking {
             arch: ::small_core::Arch::#ident,
@@ -306,7 +307,7 @@ fn blocking_const(a: &ArchParams, b: &Blocking) -> TokenStream {
             columns: #columns,
             o_wb: #o_wb, g_b: #g_b, k_b: #k_b, f_cb: #f_cb, tc: #tc,
             vectors: #nv, accumulators: #acc, registers: #regs,
-            ops_per_load: #ops, rate: #rate,
+            ops_per_load: #ops, rate: #rate, fused: #fused,
         }
     }
 }
