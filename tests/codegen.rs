@@ -27,7 +27,7 @@ fn same_program<N: Model>(name: &str, file: &str) {
         p.table(name)
     );
     // The arena the table shows is the one model! planned.
-    let arena = p.arena();
+    let arena = p.arena(None);
     let elem = std::mem::size_of::<N::Elem>();
     assert_eq!(arena.bytes, N::ARENA * elem, "{name}: arena");
     assert_eq!(
@@ -438,7 +438,7 @@ fn a_concatenation_along_channels_is_a_concat_line() {
             "{row}"
         );
         // The arena holds every input of the concatenation at once.
-        let a = p.arena();
+        let a = p.arena(None);
         let elem = if int8.is_some() { 1 } else { 4 };
         let d = |c| small_core::Dims { c, h: 4, w: 4 }.len();
         assert_eq!(a.lower_bound, (2 * d(2) + d(6)) * elem);

@@ -442,10 +442,48 @@ pub const fn in_place<const T: usize, const S: usize>(
     r
 }
 
+/// True if a model runs a layer whose input nothing else reads in place,
+/// its output overlapping its input ([`small_ir::plan::in_place_shift`]):
+/// without `std` (a microcontroller), where a layer runs on one thread.
+/// Such a layer's walk cannot be split among threads, so a build with
+/// threads keeps every output apart.
+pub const IN_PLACE_LAYERS: bool = cfg!(not(feature = "std"));
+
+#[doc(hidden)]
+/// How far below its input each step's output starts
+/// ([`small_ir::plan::shifts_into`]); all [`NONE`] (apart) unless
+/// [`IN_PLACE_LAYERS`], or if running layers in place does not make the
+/// arena smaller (a chain of them is placed as one block, its headroom
+/// included, for as long as any of it lives).
+pub const fn shifts<const T: usize, const S: usize>(
+    dims: &[Dims; T],
+    specs: &[Option<LayerSpec>; S],
+    tiles: &[(usize, usize); S],
+    steps: &[Step; S],
+) -> [usize; S] {
+    let apart = [NONE; S];
+    if !IN_PLACE_LAYERS {
+        return apart;
+    }
+    let mut r = [NONE; S];
+    let t = lifetimes(dims, steps);
+    small_ir::plan::shifts_into(dims, specs, tiles, steps, &t, &mut r);
+    if plan(dims, steps, &r).arena < plan(dims, steps, &apart).arena {
+        r
+    } else {
+        apart
+    }
+}
+
 #[doc(hidden)]
 /// The arena plan of a model ([`small_ir::plan::plan_program`]); an
-/// in-place step's output shares its residual's offset.
-pub const fn plan<const T: usize, const S: usize>(dims: &[Dims; T], steps: &[Step; S]) -> Plan<T> {
+/// in-place step's output shares its residual's offset, or starts
+/// `shifts[s]` elements below its input.
+pub const fn plan<const T: usize, const S: usize>(
+    dims: &[Dims; T],
+    steps: &[Step; S],
+    shifts: &[usize; S],
+) -> Plan<T> {
     let mut offsets = [0usize; T];
     let mut t = [Tensor {
         size: 0,
@@ -453,14 +491,17 @@ pub const fn plan<const T: usize, const S: usize>(dims: &[Dims; T], steps: &[Ste
         last: 0,
     }; T];
     let mut root = [0usize; T];
+    let mut rel = [0isize; T];
     let mut placed = [false; T];
     let mut aliased = [false; S];
     match small_ir::plan::plan_program(
         dims,
         steps,
+        shifts,
         &mut offsets,
         &mut t,
         &mut root,
+        &mut rel,
         &mut placed,
         &mut aliased,
     ) {
@@ -854,6 +895,7 @@ macro_rules! model {
                     [$( $crate::model!(@spec $ty) ),+];
                 const __STEPS: [$crate::__rt::Step<'static>; S] =
                     [$( $crate::model!(@step $field: $ty [$($out_op)?] ($($args)+) -> $y) ),+];
+                const __TILES: [(usize, usize); S] = [$( $crate::model!(@tile $ty) ),+];
             }
 
             // One check per line, named after it: a miswired model fails
@@ -896,8 +938,13 @@ macro_rules! model {
                 const STEPS: [$crate::__rt::Step<'static>; S] = Id::__STEPS;
                 /// Steps whose output overwrites their residual input.
                 pub const IN_PLACE: [bool; S] = $crate::__rt::in_place(&Self::DIMS, &Self::STEPS);
+                /// How far below its input each step's output starts in
+                /// the arena, overlapping it (`usize::MAX`: apart; see
+                /// `small_core::model::IN_PLACE_LAYERS`).
+                pub const SHIFTS: [usize; S] =
+                    $crate::__rt::shifts(&Self::DIMS, &Id::__SPECS, &Id::__TILES, &Self::STEPS);
                 /// Where each tensor lives in the arena.
-                pub const PLAN: $crate::plan::Plan<T> = $crate::__rt::plan(&Self::DIMS, &Self::STEPS);
+                pub const PLAN: $crate::plan::Plan<T> = $crate::__rt::plan(&Self::DIMS, &Self::STEPS, &Self::SHIFTS);
                 /// Arena size in elements: all activations, input included.
                 pub const ARENA: usize = Self::PLAN.arena;
                 /// Id of the output tensor.
@@ -1153,6 +1200,8 @@ macro_rules! model {
     (@ty concat) => { $crate::model::Concat };
     (@ty $t:ident) => { $t };
     (@spec concat) => { ::core::option::Option::None };
+    (@tile concat) => { (0, 0) };
+    (@tile $t:ident) => { $crate::__rt::largest_tile($t::BLOCKING) };
     (@spec $t:ident) => { ::core::option::Option::Some($t::SPEC) };
     (@step $f:ident: concat [$o:literal] ($($args:tt)*) -> $y:ident) => {
         ::core::compile_error!(::core::concat!(
@@ -1226,11 +1275,16 @@ macro_rules! model {
         } else {
             (Self::PLAN.offsets[id], Self::DIMS[id])
         };
-        // In place, the residual already is in `y`.
-        let skip = if Self::IN_PLACE[$k] { st.x } else { st.skip };
-        let ([x, _skip], mut y) =
-            $crate::__rt::step_views($arena, [at(st.x), at(skip)], at(st.y))?;
-        $crate::model!(@call $s.$f, Self::IN_PLACE[$k], x, _skip, y $(, $skip)?)
+        if Self::SHIFTS[$k] != $crate::__rt::NONE {
+            // The output overlaps the input, below it: one buffer.
+            $crate::model!(@shifted $s.$f, $arena, at(st.x), at(st.y) $(, $skip)?)
+        } else {
+            // In place, the residual already is in `y`.
+            let skip = if Self::IN_PLACE[$k] { st.x } else { st.skip };
+            let ([x, _skip], mut y) =
+                $crate::__rt::step_views($arena, [at(st.x), at(skip)], at(st.y))?;
+            $crate::model!(@call $s.$f, Self::IN_PLACE[$k], x, _skip, y $(, $skip)?)
+        }
     }};
     // A malformed line: `@step` already failed to compile, with why.
     (@run $t:ident ($($args:tt)*) $s:ident, $f:ident, $k:ident, $arena:ident) => {
@@ -1246,6 +1300,14 @@ macro_rules! model {
     };
     (@or $a:expr ; $b:expr) => { $a };
     (@or ; $b:expr) => { $b };
+    (@shifted $l:expr, $a:ident, $x:expr, $y:expr) => { $l.forward_in_buffer($a, $x, $y) };
+    // A residual layer never runs shifted (`in_place_shift` is `None`).
+    (@shifted $l:expr, $a:ident, $x:expr, $y:expr, $skip:ident) => {
+        ::core::result::Result::Err($crate::Error::Unsupported {
+            what: "residual layer",
+            detail: "runs with its output apart from its input",
+        })
+    };
     (@call $l:expr, $ip:expr, $x:ident, $s:ident, $y:ident) => { $l.forward(&$x, &mut $y) };
     (@call $l:expr, $ip:expr, $x:ident, $s:ident, $y:ident, $skip:ident) => {
         if $ip { $l.forward_add_in_place(&$x, &mut $y) } else { $l.forward_add(&$x, &$s, &mut $y) }

@@ -7,10 +7,10 @@
 pub use crate::__if_alloc as if_alloc;
 pub use crate::layer::skip_mismatch;
 pub use crate::model::{
-    NONE, Step, check_arena, check_layer, dims, in_place, macs, plan, run_concat, step_macs,
-    step_views, view,
+    NONE, Step, check_arena, check_layer, dims, in_place, macs, plan, run_concat, shifts,
+    step_macs, step_views, view,
 };
-pub use crate::nest::{Kernel, Packed, Problem, Tile, execute, run};
+pub use crate::nest::{Kernel, Packed, Problem, Tile, execute, run, run_in_buffer};
 pub use crate::weights::{Int8Weights, Weights};
 #[cfg(feature = "alloc")]
 pub use alloc::vec::Vec;
@@ -20,6 +20,22 @@ pub use small_ir::math::logistic;
 
 pub use crate::pack::{AddParams, Requant, pack, pack_i8, pack_i8_clamp};
 use crate::{Arch, Blocked, Blocking, Dims, Error, Filter, LayerSpec};
+
+/// The widest `O_wb` and `TC` in a layer's list of blockings (each arch
+/// compiled in): what `model!` plans a layer in place for.
+pub const fn largest_tile(list: &[Blocking]) -> (usize, usize) {
+    let (mut o_wb, mut tc, mut i) = (0, 0, 0);
+    while i < list.len() {
+        if list[i].o_wb > o_wb {
+            o_wb = list[i].o_wb;
+        }
+        if list[i].tc > tc {
+            tc = list[i].tc;
+        }
+        i += 1;
+    }
+    (o_wb, tc)
+}
 
 /// The blocking of `arch` in a layer's list, if the layer was generated for
 /// it and the CPU can run it.

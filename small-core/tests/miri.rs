@@ -195,6 +195,56 @@ fn pools_and_relu() -> Result<(), Error> {
     Ok(())
 }
 
+#[layer(fh = 1, fw = 1, fc = 20, k = 20, archs(reference))]
+struct Pointwise20;
+
+/// As [`check_weighted`], with the output over the input in one buffer
+/// (`forward_in_buffer`, as `model!` runs a layer without `std`): Miri
+/// checks that the walk's reads and writes stay inside the buffer and
+/// share its provenance.
+macro_rules! check_in_buffer {
+    ($ty:ty, $shapes:expr) => {{
+        let mut rng = Rng::new(line!() as u64);
+        let spec = <$ty>::SPEC;
+        let c = spec.in_channels();
+        let wts = rng.vec(<$ty>::WEIGHTS_LEN);
+        let bias = rng.vec(spec.out_channels());
+        let l = <$ty>::with_arch(ARCH, Filter::ohwi(&wts), Some(&bias))?;
+        for (h, w) in $shapes {
+            let shape = Shape { h, w, c };
+            let x = rng.vec(shape.len());
+            let xb = Blocked::from_nhwc(Dims { c, h, w }, &x)?;
+            let yd = l.alloc_output(&xb)?.dims();
+            let b = l.blocking();
+            let shift = small_core::plan::in_place_shift(&spec, xb.dims(), yd, b.o_wb, b.tc)
+                .expect("runs in place");
+            let (xl, yl) = (xb.as_slice().len(), yd.len());
+            let mut buf = vec![0.0; (shift + xl).max(yl)];
+            buf[shift..shift + xl].copy_from_slice(xb.as_slice());
+            l.forward_in_buffer(&mut buf, (shift, xb.dims()), (0, yd))?;
+            let y = Blocked::from_buffer(yd, &buf[..yl])?;
+            check(
+                stringify!($ty),
+                &spec,
+                &x,
+                shape,
+                &wts,
+                Some(&bias),
+                None,
+                &y.to_nhwc(),
+            );
+        }
+    }};
+}
+
+#[test]
+fn layers_over_their_own_input() -> Result<(), Error> {
+    check_in_buffer!(Depthwise, [(3, 5), (4, 2)]);
+    check_in_buffer!(DepthwiseS2, [(3, 5)]);
+    check_in_buffer!(Pointwise20, [(3, 5), (2, 7)]);
+    Ok(())
+}
+
 #[test]
 fn fully_connected() -> Result<(), Error> {
     check_weighted!(Fc, [(3, 3)]);

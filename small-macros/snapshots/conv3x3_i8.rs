@@ -194,6 +194,34 @@ impl Conv3x3I8 {
         let w = self.weights.packed();
         self.dispatch(::small_core::__rt::Problem::new(&Self::SPEC, tc, x, y, w)?)
     }
+    /// As [`Self::forward`] with both tensors in `buf`: the input
+    /// at `x.0` (dims `x.1`), the output at `y.0`. The output may
+    /// overlap the input, to save the input's space when nothing
+    /// else reads it (`model!` without `std`), where
+    /// `small_core::plan::may_overlap` allows: a channelwise
+    /// output at least `small_core::plan::in_place_shift` elements
+    /// below it, a pointwise one exactly on it. The call then runs
+    /// on one thread. Any other overlap, or a tensor past `buf`'s
+    /// end, is an error.
+    pub fn forward_in_buffer(
+        &self,
+        buf: &mut [i8],
+        x: (usize, ::small_core::Dims),
+        y: (usize, ::small_core::Dims),
+    ) -> Result<(), ::small_core::Error> {
+        let b = self.blocking();
+        let w = self.weights.packed();
+        let p = ::small_core::__rt::Problem::in_buffer(
+            &Self::SPEC,
+            b.tc,
+            b.o_wb,
+            buf,
+            x,
+            y,
+            w,
+        )?;
+        if p.overlaps() { self.dispatch_in_buffer(p) } else { self.dispatch(p) }
+    }
     fn dispatch(
         &self,
         p: ::small_core::__rt::Problem<'_, i8>,
@@ -226,6 +254,43 @@ impl Conv3x3I8 {
                         unsafe { __small_layer_Conv3x3I8::reference::run(&p, k, n) }
                     },
                 )
+            }
+            #[allow(unreachable_patterns)]
+            other => {
+                return Err(::small_core::Error::ArchUnavailable {
+                    name: other.name(),
+                });
+            }
+        }
+        Ok(())
+    }
+    /// As `dispatch`, for a problem from `Problem::in_buffer`: one
+    /// part, in the order that reads each input before an output
+    /// lands on it.
+    fn dispatch_in_buffer(
+        &self,
+        p: ::small_core::__rt::Problem<'_, i8>,
+    ) -> Result<(), ::small_core::Error> {
+        match self.arch {
+            #[cfg(all(target_arch = "x86_64"))]
+            ::small_core::Arch::Avx512 => {
+                unsafe { __small_layer_Conv3x3I8::avx512::run_in_buffer(&p) }
+            }
+            #[cfg(all())]
+            #[cfg(
+                not(
+                    any(
+                        all(
+                            target_arch = "arm",
+                            target_feature = "mclass",
+                            target_feature = "fpregs",
+                            target_feature = "dsp"
+                        )
+                    )
+                )
+            )]
+            ::small_core::Arch::Reference => {
+                unsafe { __small_layer_Conv3x3I8::reference::run_in_buffer(&p) }
             }
             #[allow(unreachable_patterns)]
             other => {
@@ -784,6 +849,14 @@ mod __small_layer_Conv3x3I8 {
         #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
         pub unsafe fn run(p: &Problem<'_, E>, part: usize, parts: usize) {
             unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
+        }
+        /// The layer over its own input (`Problem::in_buffer`), in one part.
+        ///
+        /// # Safety
+        /// As [`run`], for the whole call.
+        #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
+        pub unsafe fn run_in_buffer(p: &Problem<'_, E>) {
+            unsafe { ::small_core::__rt::run_in_buffer::<K>(p) }
         }
     }
     #[cfg(
@@ -1938,6 +2011,13 @@ mod __small_layer_Conv3x3I8 {
         /// concurrent calls need distinct parts of the same `parts`.
         pub unsafe fn run(p: &Problem<'_, E>, part: usize, parts: usize) {
             unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
+        }
+        /// The layer over its own input (`Problem::in_buffer`), in one part.
+        ///
+        /// # Safety
+        /// As [`run`], for the whole call.
+        pub unsafe fn run_in_buffer(p: &Problem<'_, E>) {
+            unsafe { ::small_core::__rt::run_in_buffer::<K>(p) }
         }
     }
 }

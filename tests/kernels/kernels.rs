@@ -191,6 +191,37 @@ macro_rules! residual_in_place_case {
     };
 }
 
+/// A layer over its own input in one buffer (`forward_in_buffer`, as
+/// `model!` runs it without `std`): the output starts
+/// `small_core::plan::in_place_shift` elements below the input and
+/// overlaps the rest of it, so a walk that let an output land on input
+/// still to be read fails the comparison. Where the layer cannot run so
+/// (the shift is 0: the output plane is larger), the output lies past
+/// the input in the buffer.
+macro_rules! in_buffer_case {
+    ($test:ident, $layer:ident, $cases:expr, $build:expr) => {
+        case!($test, $layer, $cases, $build, |l: &$layer,
+                                              x: &Blocked<Vec<f32>>,
+                                              _,
+                                              y: &mut Blocked<
+            Vec<f32>,
+        >| {
+            let (b, (xd, yd)) = (l.blocking(), (x.dims(), y.dims()));
+            let shift = small_core::plan::in_place_shift(&$layer::SPEC, xd, yd, b.o_wb, b.tc);
+            let (xl, yl) = (x.as_slice().len(), y.as_slice().len());
+            let (x_at, y_at) = match shift {
+                Some(s) => (s, 0),
+                None => (0, xl),
+            };
+            let mut buf = vec![f32::NAN; (x_at + xl).max(y_at + yl)];
+            buf[x_at..x_at + xl].copy_from_slice(x.as_slice());
+            l.forward_in_buffer(&mut buf, (x_at, xd), (y_at, yd))?;
+            *y = Blocked::from_buffer(yd, buf[y_at..y_at + yl].to_vec())?;
+            Ok(())
+        });
+    };
+}
+
 /// Layers without weights (max and average reductions): `with_arch(arch)`.
 macro_rules! pool_case {
     ($test:ident, $layer:ident, $cases:expr) => {
@@ -393,6 +424,78 @@ pool_case!(avg_pool_4x9_stride_1x9_same_18, AvgPool4x9Same, 40);
 #[layer(fh = 2, fw = 7, fc = 1, k = 1, g = 19, stride = (1, 7), padding = same, activation = relu)]
 struct Depthwise2x7;
 fma_case!(depthwise_2x7_stride_1x7_same_19_relu, Depthwise2x7, 40);
+
+// --- Over their own input in one buffer (`model!` without `std`) ---
+in_buffer_case!(
+    depthwise_3x3_s1_same_32_in_buffer,
+    Depthwise,
+    30,
+    Depthwise::with_arch
+);
+in_buffer_case!(
+    depthwise_3x3_s2_same_17_in_buffer,
+    DepthwiseS2,
+    30,
+    DepthwiseS2::with_arch
+);
+in_buffer_case!(
+    depthwise_5x5_valid_3_in_buffer,
+    Depthwise5x5,
+    30,
+    Depthwise5x5::with_arch
+);
+in_buffer_case!(
+    depthwise_explicit_padding_17_in_buffer,
+    DepthwisePadded,
+    30,
+    DepthwisePadded::with_arch
+);
+in_buffer_case!(
+    depthwise_1x1_scale_20_in_buffer,
+    Scale,
+    20,
+    Scale::with_arch
+);
+in_buffer_case!(
+    max_pool_3x3_s2_same_17_in_buffer,
+    MaxPool3,
+    30,
+    |a, _, _| MaxPool3::with_arch(a)
+);
+in_buffer_case!(
+    avg_pool_25x5_global_64_in_buffer,
+    GlobalAvgKws,
+    20,
+    |a, _, _| GlobalAvgKws::with_arch(a)
+);
+in_buffer_case!(relu_1x1_17_in_buffer_apart, Relu, 20, |a, _, _| {
+    Relu::with_arch(a)
+});
+
+#[layer(fh = 1, fw = 1, fc = 64, k = 64, activation = relu)]
+struct Pointwise64;
+fma_case!(pointwise_64_to_64_relu, Pointwise64, 20);
+in_buffer_case!(
+    pointwise_64_to_64_in_buffer,
+    Pointwise64,
+    30,
+    Pointwise64::with_arch
+);
+
+#[layer(fh = 1, fw = 1, fc = 20, k = 20)]
+struct Pointwise20;
+in_buffer_case!(
+    pointwise_20_to_20_in_buffer,
+    Pointwise20,
+    30,
+    Pointwise20::with_arch
+);
+in_buffer_case!(
+    pointwise_32_to_64_in_buffer_apart,
+    Pointwise,
+    20,
+    Pointwise::with_arch
+);
 
 #[test]
 fn shape_errors_name_expected_and_actual() {

@@ -155,9 +155,12 @@ impl Program {
 
     /// The arena `model!` plans for this program at compile time (the
     /// same planner, `small_ir::plan`): every activation tensor, input
-    /// included, in the blocked layout.
-    pub fn arena(&self) -> Arena {
-        use small_ir::plan::{Tensor, plan_program};
+    /// included, in the blocked layout. With `in_place`, as a build
+    /// without `std` for that arch alone plans it: each layer whose input
+    /// nothing else reads writes its output over that input
+    /// (`small_core::model::IN_PLACE_LAYERS`).
+    pub fn arena(&self, in_place: Option<&small_ir::Machine>) -> Arena {
+        use small_ir::plan::{Tensor, lifetimes_into, plan_program, shifts_into};
         let (dims, steps) = (self.dims(), self.steps());
         let n = dims.len();
         let mut offsets = vec![0; n];
@@ -167,13 +170,29 @@ impl Program {
             last: 0,
         };
         let (mut t, mut root, mut placed) = (vec![zero; n], vec![0; n], vec![false; n]);
-        let mut aliased = vec![false; steps.len()];
+        let (mut rel, mut aliased) = (vec![0; n], vec![false; steps.len()]);
+        let mut shifts = vec![small_ir::plan::NONE; steps.len()];
+        if let Some(m) = in_place {
+            let specs: Vec<_> = self.layers.iter().map(|l| l.spec).collect();
+            let tiles: Vec<_> = (specs.iter())
+                .map(|s| {
+                    s.map_or((0, 0), |s| {
+                        let b = small_ir::blocking::derive("", m, &s);
+                        (b.o_wb, b.tc)
+                    })
+                })
+                .collect();
+            lifetimes_into(&dims, &steps, &mut t);
+            shifts_into(&dims, &specs, &tiles, &steps, &t, &mut shifts);
+        }
         let planned = plan_program(
             &dims,
             &steps,
+            &shifts,
             &mut offsets,
             &mut t,
             &mut root,
+            &mut rel,
             &mut placed,
             &mut aliased,
         );

@@ -77,7 +77,7 @@ pub struct Blocking<A = &'static str> {
     /// the objective.
     pub rate: f64,
     /// The kernel multiply-adds with one fused `Simd::fma` (see
-    /// [`fuses`]); false: a multiply, then an add.
+    /// [`unfuses`]); false: a multiply, then an add.
     pub fused: bool,
 }
 

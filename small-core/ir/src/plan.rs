@@ -13,7 +13,8 @@
 //! arena can never be smaller than the largest sum of tensors live at one
 //! step, which [`Plan::lower_bound`] reports so a plan can be judged.
 
-use crate::{Dims, Error};
+use crate::geometry::{CB, width};
+use crate::{Dims, Error, KernelKind, LayerSpec};
 
 /// One tensor to place: `size` elements, live from step `first` to `last`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -379,11 +380,145 @@ pub const fn in_place_into(t: &[Tensor], steps: &[Step], r: &mut [bool]) {
     }
 }
 
+/// Elements of the stack buffer a pointwise layer run in place
+/// ([`in_place_shift`]) holds one column tile's outputs in: `O_wb` pixels
+/// of every output channel block.
+pub const TILE_BUFFER: usize = 1024;
+
+/// How many elements below its input `x` a layer's output `y` may start
+/// in one buffer, overlapping it, when the layer runs in place (the
+/// loop nest's order for it); `None` if it cannot run so: a residual
+/// layer, a channel count that changes, a channelwise output plane
+/// larger than its input's, an element-wise layer without weights, a
+/// broadcast layer other than an ungrouped 1x1 stride-1 one, or one
+/// whose column tile of every output channel exceeds [`TILE_BUFFER`].
+/// `o_wb` and `tc` are the tile's columns and channels (a plan takes the
+/// largest of the arches compiled in).
+///
+/// - Channelwise layers run channel block by channel block, each
+///   block's rows in order with all its channel tiles per column tile.
+///   Output row `j` ends `(j + 1) x O_W` pixels into its block, and the
+///   rows from `j x S_H - pad` on are still to be read, so the shift is
+///   the largest difference (DS-CNN's 25x5 depthwise 3x3: two rows); a
+///   tile of `n > 1` blocks writes its last block while its first is
+///   read, `n - 1` output planes more. Further below is safe too.
+/// - Pointwise layers run column tile by column tile, every output
+///   channel of a tile into a stack buffer first, then over the input's
+///   pixels that no later tile reads: `Some(0)`, exactly in place (any
+///   other overlap would land an early block's outputs on a later
+///   block's unread pixels).
+///
+/// ```
+/// use small_ir::{Dims, LayerSpec, Padding, geometry::width, plan::in_place_shift};
+/// let d = Dims { c: 64, h: 25, w: 5 };
+/// let dw = LayerSpec { padding: Padding::Same, ..LayerSpec::new(3, 3, 1, 1, 64) };
+/// assert_eq!(in_place_shift(&dw, d, d, 8, 1), Some(2 * 5 * width(64)));
+/// let pw = LayerSpec::new(1, 1, 64, 64, 1);
+/// assert_eq!(in_place_shift(&pw, d, d, 2, 2), Some(0));
+/// let wider = LayerSpec::new(1, 1, 64, 128, 1);
+/// assert_eq!(in_place_shift(&wider, d, Dims { c: 128, ..d }, 2, 2), None);
+/// ```
+pub const fn in_place_shift(
+    spec: &LayerSpec,
+    x: Dims,
+    y: Dims,
+    o_wb: usize,
+    tc: usize,
+) -> Option<usize> {
+    if spec.residual || x.c != y.c || x.c == 0 || y.h * y.w == 0 || o_wb == 0 || tc == 0 {
+        return None;
+    }
+    let lanes = width(x.c);
+    let more_planes = (tc.div_ceil(CB) - 1) * y.h * y.w * lanes;
+    match spec.kind() {
+        KernelKind::Broadcast if spec.g == 1 && spec.pointwise() => {
+            if o_wb * x.c.div_ceil(CB) * lanes <= TILE_BUFFER {
+                Some(0)
+            } else {
+                None
+            }
+        }
+        KernelKind::Broadcast => None,
+        // An element-wise layer runs as one row of every block (its
+        // blocks are not walked one by one): left out.
+        KernelKind::Channelwise if spec.pointwise() && !spec.has_weights() => None,
+        KernelKind::Channelwise if spec.pointwise() => Some(x.h * x.w * lanes + more_planes),
+        KernelKind::Channelwise => {
+            let (dh, dw) = match spec.output_dims(x.h, x.w) {
+                Ok(d) => d,
+                Err(_) => return None,
+            };
+            if dh.out != y.h || dw.out != y.w || y.h * y.w > x.h * x.w {
+                return None;
+            }
+            let row_out = (y.w * lanes) as isize;
+            let row_in = (x.w * lanes) as isize;
+            let mut most: isize = 1;
+            let mut j = 0;
+            while j < y.h {
+                let first_read = (j * spec.sh) as isize - dh.before as isize;
+                let d = (j as isize + 1) * row_out - first_read * row_in;
+                if d > most {
+                    most = d;
+                }
+                j += 1;
+            }
+            Some(most as usize + more_planes)
+        }
+    }
+}
+
+/// True if a layer's output at `y` may overlap its input at `x` (offsets
+/// in one buffer) given its [`in_place_shift`] `shift`: a channelwise
+/// output at least `shift` below, a pointwise one exactly on it.
+pub const fn may_overlap(shift: Option<usize>, x: usize, y: usize) -> bool {
+    match shift {
+        Some(0) => x == y,
+        Some(s) => y <= x && x - y >= s,
+        None => false,
+    }
+}
+
+/// The shift of every step of a program that runs in place
+/// ([`in_place_shift`] with `tiles[s]`, the largest `(O_wb, TC)` of the
+/// arches compiled in), into `shifts` ([`NONE`]: apart): a layer
+/// (`specs[s]`, `None` for a concatenation) whose input no later step
+/// reads, and not a residual add ([`in_place_into`]). `t` are the
+/// tensors' [`lifetimes_into`].
+pub const fn shifts_into(
+    dims: &[Dims],
+    specs: &[Option<LayerSpec>],
+    tiles: &[(usize, usize)],
+    steps: &[Step],
+    t: &[Tensor],
+    shifts: &mut [usize],
+) {
+    let mut s = 0;
+    while s < steps.len() {
+        let st = steps[s];
+        let (o_wb, tc) = tiles[s];
+        let shift = match specs[s] {
+            Some(spec) if !st.is_concat() && st.skip == NONE && t[st.x].last == s + 1 => {
+                in_place_shift(&spec, dims[st.x], dims[st.y], o_wb, tc)
+            }
+            _ => None,
+        };
+        shifts[s] = match shift {
+            Some(d) => d,
+            None => NONE,
+        };
+        s += 1;
+    }
+}
+
 /// The arena plan of a program (`dims` of its tensors, `steps`), into
 /// `offsets` (one per tensor); returns the arena size and its lower
-/// bound. An in-place step's output shares its residual's offset. The
-/// scratch slices hold one entry per tensor (`t`, `root`, `placed`) or
-/// step (`aliased`).
+/// bound. An in-place step's output shares its residual's offset, and a
+/// step with a shift (`shifts`, see [`shifts_into`]; [`NONE`] for none)
+/// starts its output that many elements below its input: the two, and
+/// every tensor chained so, are placed as one block. The scratch slices
+/// hold one entry per tensor (`t`, `root`, `rel`, `placed`) or step
+/// (`aliased`).
 ///
 /// # Errors
 /// As [`try_plan`].
@@ -391,9 +526,11 @@ pub const fn in_place_into(t: &[Tensor], steps: &[Step], r: &mut [bool]) {
 pub const fn plan_program(
     dims: &[Dims],
     steps: &[Step],
+    shifts: &[usize],
     offsets: &mut [usize],
     t: &mut [Tensor],
     root: &mut [usize],
+    rel: &mut [isize],
     placed: &mut [bool],
     aliased: &mut [bool],
 ) -> Result<(usize, usize), Error> {
@@ -402,27 +539,84 @@ pub const fn plan_program(
     let mut i = 0;
     while i < dims.len() {
         root[i] = i;
+        rel[i] = 0;
         i += 1;
     }
+    // Each tensor's place relative to its root's: the same as its
+    // residual's, or `shift` below its input.
     let mut s = 0;
     while s < steps.len() {
-        if aliased[s] {
-            let (y, r) = (steps[s].y, root[steps[s].skip]);
+        let y = steps[s].y;
+        let from = if aliased[s] {
+            Some((steps[s].skip, 0))
+        } else if shifts[s] != NONE {
+            Some((steps[s].x, shifts[s] as isize))
+        } else {
+            None
+        };
+        if let Some((x, shift)) = from {
+            let r = root[x];
             root[y] = r;
+            rel[y] = rel[x] - shift;
             if t[y].last > t[r].last {
                 t[r].last = t[y].last;
             }
-            t[y].size = 0;
         }
         s += 1;
+    }
+    // A root's block spans its members: from the lowest `rel` (`-lo`
+    // kept in `offsets` until the block is placed) to the highest end
+    // (`hi`, in the root's size).
+    let mut i = 0;
+    while i < dims.len() {
+        offsets[i] = 0;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < dims.len() {
+        let r = root[i];
+        if r != i {
+            if rel[i] < -(offsets[r] as isize) {
+                offsets[r] = (-rel[i]) as usize;
+            }
+            let end = rel[i] + t[i].size as isize;
+            if end > t[r].size as isize {
+                t[r].size = end as usize;
+            }
+        }
+        i += 1;
+    }
+    // Places relative to the block's start; a member takes no space.
+    let mut i = 0;
+    while i < dims.len() {
+        let r = root[i];
+        let lo = offsets[r] as isize;
+        if r == i {
+            t[i].size += offsets[i];
+            rel[i] = lo;
+        } else {
+            rel[i] += lo;
+            t[i].size = 0;
+        }
+        i += 1;
     }
     let arena = match place(t, offsets, placed) {
         Ok(a) => a,
         Err(e) => return Err(e),
     };
+    // Members first: a root's offset is its block's start until then.
     let mut i = 0;
     while i < dims.len() {
-        offsets[i] = offsets[root[i]];
+        if root[i] != i {
+            offsets[i] = offsets[root[i]] + rel[i] as usize;
+        }
+        i += 1;
+    }
+    let mut i = 0;
+    while i < dims.len() {
+        if root[i] == i {
+            offsets[i] += rel[i] as usize;
+        }
         i += 1;
     }
     Ok((arena, lower_bound(t)))
@@ -513,12 +707,15 @@ mod tests {
         };
         let (mut offsets, mut t, mut root) = (vec![0; n], vec![zero; n], vec![0; n]);
         let (mut placed, mut aliased) = (vec![false; n], vec![false; steps.len()]);
+        let (mut rel, shifts) = (vec![0; n], vec![NONE; steps.len()]);
         let (arena, bound) = plan_program(
             dims,
             steps,
+            &shifts,
             &mut offsets,
             &mut t,
             &mut root,
+            &mut rel,
             &mut placed,
             &mut aliased,
         )
@@ -627,5 +824,113 @@ mod tests {
             // Greedy by size is not optimal in general, but never far off here.
             assert!(p.arena <= 2 * p.lower_bound, "{p:?}");
         }
+    }
+
+    /// DS-CNN's middle: a stem changing the channels, then depthwise and
+    /// pointwise layers of 25x5x64 that nothing else reads.
+    fn ds_cnn() -> ([Dims; 6], [Step<'static>; 5], [Option<LayerSpec>; 5]) {
+        let d = Dims { c: 64, h: 25, w: 5 };
+        let same = crate::Padding::Same;
+        let stem = LayerSpec {
+            sh: 2,
+            sw: 2,
+            padding: same,
+            ..LayerSpec::new(10, 4, 1, 64, 1)
+        };
+        let dw = LayerSpec {
+            padding: same,
+            ..LayerSpec::new(3, 3, 1, 1, 64)
+        };
+        let pw = LayerSpec::new(1, 1, 64, 64, 1);
+        let dims = [Dims { c: 1, h: 49, w: 10 }, d, d, d, d, d];
+        let steps = [0, 1, 2, 3, 4].map(|i| Step::layer(i, NONE, i + 1));
+        (
+            dims,
+            steps,
+            [Some(stem), Some(dw), Some(pw), Some(dw), Some(pw)],
+        )
+    }
+
+    #[test]
+    fn layers_in_place_overlap_only_their_own_input() {
+        let (dims, steps, specs) = ds_cnn();
+        let zero = Tensor {
+            size: 0,
+            first: 0,
+            last: 0,
+        };
+        let mut life = [zero; 6];
+        lifetimes_into(&dims, &steps, &mut life);
+        let mut shifts = [0; 5];
+        shifts_into(&dims, &specs, &[(2, 2); 5], &steps, &life, &mut shifts);
+        // Depthwise 3x3 same: two rows of 5 pixels; pointwise: exactly.
+        let row = 5 * width(64);
+        assert_eq!(shifts, [NONE, 2 * row, 0, 2 * row, 0]);
+        let (mut offsets, mut t, mut root, mut rel) = ([0; 6], [zero; 6], [0; 6], [0; 6]);
+        let (mut placed, mut aliased) = ([false; 6], [false; 5]);
+        let (arena, _) = plan_program(
+            &dims,
+            &steps,
+            &shifts,
+            &mut offsets,
+            &mut t,
+            &mut root,
+            &mut rel,
+            &mut placed,
+            &mut aliased,
+        )
+        .unwrap();
+        for (s, st) in steps.iter().enumerate() {
+            if shifts[s] != NONE {
+                assert_eq!(offsets[st.y] + shifts[s], offsets[st.x], "step {s}");
+            }
+        }
+        // Every other pair live at once lies apart.
+        for i in 0..6 {
+            assert!(offsets[i] + life[i].size <= arena);
+            for j in 0..i {
+                let pair = steps
+                    .iter()
+                    .enumerate()
+                    .any(|(s, st)| shifts[s] != NONE && (st.x, st.y) == (j.min(i), j.max(i)));
+                if overlaps(&life[i], &life[j]) && !pair {
+                    let apart = offsets[i] + life[i].size <= offsets[j]
+                        || offsets[j] + life[j].size <= offsets[i];
+                    assert!(apart, "tensors {i} and {j}: {offsets:?}");
+                }
+            }
+        }
+        // One 25x5x64 tensor and its two depthwise shifts beside the input,
+        // against two 25x5x64 tensors apart.
+        assert_eq!(arena, dims[0].len() + dims[1].len() + 4 * row);
+    }
+
+    #[test]
+    fn a_layer_whose_input_is_read_again_runs_apart() {
+        let (dims, mut steps, specs) = ds_cnn();
+        // Step 4 also reads tensor 2 (a residual): step 2 may not overwrite it.
+        steps[3] = Step::layer(3, 2, 4);
+        let mut life = [Tensor {
+            size: 0,
+            first: 0,
+            last: 0,
+        }; 6];
+        lifetimes_into(&dims, &steps, &mut life);
+        let mut shifts = [0; 5];
+        shifts_into(&dims, &specs, &[(2, 2); 5], &steps, &life, &mut shifts);
+        assert_eq!(shifts[2], NONE);
+        assert_eq!(shifts[3], NONE, "a residual layer");
+        assert_ne!(shifts[1], NONE);
+    }
+
+    #[test]
+    fn overlap_is_allowed_only_where_the_walk_reads_first() {
+        assert!(may_overlap(Some(0), 100, 100));
+        assert!(!may_overlap(Some(0), 100, 99));
+        assert!(may_overlap(Some(10), 100, 90));
+        assert!(may_overlap(Some(10), 100, 50));
+        assert!(!may_overlap(Some(10), 100, 91));
+        assert!(!may_overlap(Some(10), 100, 110));
+        assert!(!may_overlap(None, 100, 0));
     }
 }

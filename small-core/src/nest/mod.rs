@@ -43,7 +43,7 @@ pub use problem::{Packed, Problem};
 use crate::Element;
 #[cfg(feature = "std")]
 pub use schedule::MIN_PART_MACS;
-pub use walk::run;
+pub use walk::{run, run_in_buffer};
 
 /// The operands of one kernel call.
 ///

@@ -39,7 +39,10 @@ pub struct Problem<'a, E: Element = f32> {
     /// Output channels per tile, to count the units of work.
     pub(super) tc: usize,
     pub(super) spec: &'a LayerSpec,
-    pub(super) inp: &'a [E],
+    /// The input, read by every part; borrowed for `'a` (shared, or with
+    /// the output from one mutable buffer: [`Problem::in_buffer`]).
+    pub(super) inp: *const E,
+    in_life: core::marker::PhantomData<&'a [E]>,
     pub(super) ih: usize,
     pub(super) iw: usize,
     /// The output, written through by every part of the call (disjoint
@@ -54,6 +57,10 @@ pub struct Problem<'a, E: Element = f32> {
     res: Option<&'a [E]>,
     /// The residual is `out` itself (see [`Problem::with_residual_in_place`]).
     pub(super) in_place: bool,
+    /// The output overlaps the input, below it ([`Problem::in_buffer`]):
+    /// the walk takes the order that reads every input before an output
+    /// lands on it, in one part.
+    pub(super) shifted: bool,
     /// An elementwise layer without weights (ReLU): every channel block's
     /// plane, one after another, is one row of one block.
     pub(super) elementwise: bool,
@@ -86,6 +93,35 @@ impl<'a, E: Element> Problem<'a, E> {
         y: &'a mut Blocked<Y, E>,
         packed: Packed<'a, E>,
     ) -> Result<Self, Error> {
+        let (x_dims, y_dims) = (x.dims(), y.dims());
+        // Every `Blocked` constructor checked its shape's size and its
+        // buffer's length, but a buffer type's `AsRef` may hand out another
+        // slice later: the kernels index by the shape, so check the very
+        // slices they will read and write.
+        let inp = x.as_slice();
+        let res = skip.map(|s| (s.dims(), s.as_slice()));
+        let out = y.as_mut_slice();
+        Self::checked(
+            spec,
+            tc,
+            (x_dims, inp.as_ptr(), inp.len()),
+            res,
+            (y_dims, out.as_mut_ptr(), out.len()),
+            packed,
+        )
+    }
+
+    /// The checks and the flattening of [`Problem::with_residual`], on
+    /// the input's and output's dims, first elements and lengths.
+    fn checked(
+        spec: &'a LayerSpec,
+        tc: usize,
+        x: (crate::Dims, *const E, usize),
+        skip: Option<(crate::Dims, &'a [E])>,
+        y: (crate::Dims, *mut E, usize),
+        packed: Packed<'a, E>,
+    ) -> Result<Self, Error> {
+        let ((xd, inp, in_len), (yd, out, out_len)) = (x, y);
         if tc == 0 {
             return Err(Error::Unsupported {
                 what: "channel tile",
@@ -93,11 +129,11 @@ impl<'a, E: Element> Problem<'a, E> {
             });
         }
         let (in_channels, out_channels) = spec.checked_channels()?;
-        check_dim("input channels", in_channels, x.c())?;
-        check_dim("output channels", out_channels, y.c())?;
-        let (dh, dw) = spec.output_dims(x.h(), x.w())?;
-        check_dim("output height", dh.out, y.h())?;
-        check_dim("output width", dw.out, y.w())?;
+        check_dim("input channels", in_channels, xd.c)?;
+        check_dim("output channels", out_channels, yd.c)?;
+        let (dh, dw) = spec.output_dims(xd.h, xd.w)?;
+        check_dim("output height", dh.out, yd.h)?;
+        check_dim("output width", dw.out, yd.w)?;
         // `checked_packed_len` counts an `f32` layer's bias and tiles (one
         // buffer), checked; the tiles are the same for every dtype, and
         // an `i8` layer's per-channel rows are a few times the bias.
@@ -119,19 +155,14 @@ impl<'a, E: Element> Problem<'a, E> {
         };
         check_len("packed bias", acc_len, packed.bias.len())?;
         check_len("packed weights", total - f32_bias, packed.tiles.len())?;
-        if let Some(s) = skip {
-            check_dim("residual channels", y.c(), s.c())?;
-            check_dim("residual height", y.h(), s.h())?;
-            check_dim("residual width", y.w(), s.w())?;
+        if let Some((s, _)) = skip {
+            check_dim("residual channels", yd.c, s.c)?;
+            check_dim("residual height", yd.h, s.h)?;
+            check_dim("residual width", yd.w, s.w)?;
         }
-        // Every `Blocked` constructor checked its shape's size and its
-        // buffer's length, but a buffer type's `AsRef` may hand out another
-        // slice later: the kernels index by the shape, so check the very
-        // slices they will read and write.
-        let (inp, res) = (x.as_slice(), skip.map(|s| s.as_slice()));
-        check_len("input tensor", tensor_len(x.c(), x.h(), x.w())?, inp.len())?;
-        let y_len = tensor_len(y.c(), y.h(), y.w())?;
-        if let Some(r) = res {
+        check_len("input tensor", tensor_len(xd.c, xd.h, xd.w)?, in_len)?;
+        let y_len = tensor_len(yd.c, yd.h, yd.w)?;
+        if let Some((_, r)) = skip {
             check_len("residual tensor", y_len, r.len())?;
         }
         // A 1x1 stride-1 layer maps each pixel to itself, and a channel
@@ -143,32 +174,104 @@ impl<'a, E: Element> Problem<'a, E> {
         let elementwise =
             pointwise && spec.kind() == KernelKind::Channelwise && !spec.has_weights();
         let (ih, iw, oh, ow) = if elementwise {
-            let n = x.c().div_ceil(CB) * x.h() * x.w();
+            let n = xd.c.div_ceil(CB) * xd.h * xd.w;
             (1, n, 1, n)
         } else if pointwise {
-            (1, x.h() * x.w(), 1, dh.out * dw.out)
+            (1, xd.h * xd.w, 1, dh.out * dw.out)
         } else {
-            (x.h(), x.w(), dh.out, dw.out)
+            (xd.h, xd.w, dh.out, dw.out)
         };
-        let out = y.as_mut_slice();
-        check_len("output tensor", y_len, out.len())?;
+        check_len("output tensor", y_len, out_len)?;
         Ok(Problem {
             tc,
             spec,
             inp,
+            in_life: core::marker::PhantomData,
             ih,
             iw,
             oh,
             ow,
-            out: out.as_mut_ptr(),
+            out,
             out_life: core::marker::PhantomData,
             pad_top: dh.before,
             pad_left: dw.before,
             packed,
-            res,
+            res: skip.map(|(_, r)| r),
             in_place: false,
+            shifted: false,
             elementwise,
         })
+    }
+
+    /// As [`Problem::new`] with the input and the output in one buffer
+    /// `buf`, at the offsets `x.0` and `y.0` (of dims `x.1` and `y.1`).
+    /// They may overlap as
+    /// [`in_place_shift`](small_ir::plan::in_place_shift)`(spec, x, y,
+    /// o_wb, tc)` allows (`o_wb`, `tc`: the tile's columns and channels;
+    /// [`may_overlap`](small_ir::plan::may_overlap)): the walk then reads
+    /// every input before an output lands on it (see [`run`](super::run)),
+    /// and the call runs as one part. `model!` runs
+    /// a layer so when nothing else reads its input, to save its input's
+    /// space (without `std`: [`crate::model::IN_PLACE_LAYERS`]).
+    ///
+    /// # Errors
+    /// As [`Problem::new`]; and [`Error::BufferLength`] if a tensor
+    /// leaves `buf`, [`Error::ShapeMismatch`] if the output overlaps the
+    /// input other than so.
+    pub fn in_buffer(
+        spec: &'a LayerSpec,
+        tc: usize,
+        o_wb: usize,
+        buf: &'a mut [E],
+        x: (usize, crate::Dims),
+        y: (usize, crate::Dims),
+        packed: Packed<'a, E>,
+    ) -> Result<Self, Error> {
+        let (x_len, y_len) = (x.1.checked_len()?, y.1.checked_len()?);
+        let x_end = x.0.saturating_add(x_len);
+        let y_end = y.0.saturating_add(y_len);
+        for (what, end) in [
+            ("buffer (at least the input's end)", x_end),
+            ("buffer (at least the output's end)", y_end),
+        ] {
+            if end > buf.len() {
+                return Err(Error::BufferLength {
+                    what,
+                    expected: end,
+                    actual: buf.len(),
+                });
+            }
+        }
+        let overlap = x.0 < y_end && y.0 < x_end;
+        let shift = small_ir::plan::in_place_shift(spec, x.1, y.1, o_wb, tc);
+        if overlap && !small_ir::plan::may_overlap(shift, x.0, y.0) {
+            let (what, expected) = match shift {
+                Some(0) => ("output offset over the input (the input's, or apart)", x.0),
+                Some(s) => (
+                    "output offset below the input (at most, or apart)",
+                    x.0.saturating_sub(s),
+                ),
+                None => ("output offset (apart from the input: at least)", x_end),
+            };
+            return Err(Error::ShapeMismatch {
+                what,
+                expected,
+                actual: y.0,
+            });
+        }
+        // Both pointers derive from `buf` alone (no views of it), so the
+        // kernels' reads and writes share one provenance.
+        let base = buf.as_mut_ptr();
+        let mut p = Self::checked(
+            spec,
+            tc,
+            (x.1, base.wrapping_add(x.0), x_len),
+            None,
+            (y.1, base.wrapping_add(y.0), y_len),
+            packed,
+        )?;
+        p.shifted = overlap;
+        Ok(p)
     }
 
     /// As [`Problem::with_residual`] with the residual already in `y`:
@@ -185,6 +288,13 @@ impl<'a, E: Element> Problem<'a, E> {
         let mut p = Self::new(spec, tc, x, y, packed)?;
         p.in_place = true;
         Ok(p)
+    }
+
+    /// True if the output overlaps the input ([`Problem::in_buffer`]):
+    /// the call runs in one part, through
+    /// [`run_in_buffer`](super::run_in_buffer).
+    pub fn overlaps(&self) -> bool {
+        self.shifted
     }
 
     /// Zeroes the padding lanes of the output's last channel block, which

@@ -53,23 +53,34 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
         // Writing to a String cannot fail.
         let _ = blocking::explain(&mut explain, a.name, &a.machine, spec, b);
     }
-    let dispatch = blockings.iter().map(|(a, _)| {
-        let cfg = cfg_of(a);
-        let cfg = match reference_excluded(a) {
-            Some(c) => quote!(#cfg #[cfg(not(#c))]),
-            None => cfg,
-        };
-        let (module, ident) = (format_ident!("{}", a.name), format_ident!("{}", a.ident));
-        quote! {
-            #cfg
-            ::small_core::Arch::#ident => ::small_core::__rt::execute(&p, &|k, n| {
-                // SAFETY: the arch was checked available when the layer was
-                // built; the parts k of n are distinct.
-                unsafe { #kmod::#module::run(&p, k, n) }
-            }),
-        }
-    });
-    // LOGISTIC maps the padding lanes' 0 to 0.5: zero them again.
+    let arms = |in_buffer: bool| {
+        let kmod = &kmod;
+        blockings.iter().map(move |(a, _)| {
+            let cfg = cfg_of(a);
+            let cfg = match reference_excluded(a) {
+                Some(c) => quote!(#cfg #[cfg(not(#c))]),
+                None => cfg,
+            };
+            let (module, ident) = (format_ident!("{}", a.name), format_ident!("{}", a.ident));
+            let call = if in_buffer {
+                // SAFETY (expansion): as below, in one part.
+                quote!(unsafe { #kmod::#module::run_in_buffer(&p) })
+            } else {
+                quote! {
+                    ::small_core::__rt::execute(&p, &|k, n| {
+                        // SAFETY: the arch was checked available when the layer was
+                        // built; the parts k of n are distinct.
+                        unsafe { #kmod::#module::run(&p, k, n) }
+                    })
+                }
+            };
+            quote! {
+                #cfg
+                ::small_core::Arch::#ident => #call,
+            }
+        })
+    };
+    let (dispatch, in_buffer) = (arms(false), arms(true));
     let clear = if spec.activation == small_ir::Activation::Logistic {
         quote!(p.clear_padding_lanes();)
     } else {
@@ -105,6 +116,26 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
     let (packed_len, packing) = packing(spec);
     let load = load(spec);
     let elem = elem_type(spec.dtype);
+    // `forward_in_buffer`'s (a residual layer has none).
+    let dispatch_in_buffer = if spec.residual {
+        quote!()
+    } else {
+        quote! {
+            /// As `dispatch`, for a problem from `Problem::in_buffer`: one
+            /// part, in the order that reads each input before an output
+            /// lands on it.
+            fn dispatch_in_buffer(&self, p: ::small_core::__rt::Problem<'_, #elem>) -> Result<(), ::small_core::Error> {
+                match self.arch {
+                    #(#in_buffer)*
+                    #[allow(unreachable_patterns)]
+                    other => return Err(::small_core::Error::ArchUnavailable { name: other.name() }),
+                }
+                #clear
+                Ok(())
+            }
+        }
+    };
+    // LOGISTIC maps the padding lanes' 0 to 0.5: zero them again.
     let run_body = if spec.residual {
         quote! {
             match skip {
@@ -205,6 +236,8 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
                 #clear
                 Ok(())
             }
+
+            #dispatch_in_buffer
         }
 
         impl ::small_core::Layer for #name {
@@ -463,6 +496,15 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
             pub unsafe fn run(p: &Problem<'_, E>, part: usize, parts: usize) {
                 unsafe { ::small_core::__rt::run::<K>(p, part, parts) }
             }
+
+            /// The layer over its own input (`Problem::in_buffer`), in one part.
+            ///
+            /// # Safety
+            /// As [`run`], for the whole call.
+            #features
+            pub unsafe fn run_in_buffer(p: &Problem<'_, E>) {
+                unsafe { ::small_core::__rt::run_in_buffer::<K>(p) }
+            }
         }
     }
 }
@@ -552,6 +594,31 @@ fn forward(spec: &LayerSpec) -> TokenStream {
                 let tc = self.blocking().tc;
                 let w = #packed;
                 self.dispatch(::small_core::__rt::Problem::new(&Self::SPEC, tc, x, y, w)?)
+            }
+
+            /// As [`Self::forward`] with both tensors in `buf`: the input
+            /// at `x.0` (dims `x.1`), the output at `y.0`. The output may
+            /// overlap the input, to save the input's space when nothing
+            /// else reads it (`model!` without `std`), where
+            /// `small_core::plan::may_overlap` allows: a channelwise
+            /// output at least `small_core::plan::in_place_shift` elements
+            /// below it, a pointwise one exactly on it. The call then runs
+            /// on one thread. Any other overlap, or a tensor past `buf`'s
+            /// end, is an error.
+            pub fn forward_in_buffer(
+                &self,
+                buf: &mut [#elem],
+                x: (usize, ::small_core::Dims),
+                y: (usize, ::small_core::Dims),
+            ) -> Result<(), ::small_core::Error> {
+                let b = self.blocking();
+                let w = #packed;
+                let p = ::small_core::__rt::Problem::in_buffer(&Self::SPEC, b.tc, b.o_wb, buf, x, y, w)?;
+                if p.overlaps() {
+                    self.dispatch_in_buffer(p)
+                } else {
+                    self.dispatch(p)
+                }
             }
         }
     }
