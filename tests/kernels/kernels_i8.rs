@@ -228,6 +228,43 @@ macro_rules! fma_case {
     };
 }
 
+/// Layers with weights over their own input in one buffer
+/// (`forward_in_buffer`, as `model!` runs them without `std`): the output
+/// `small_core::plan::in_place_shift` below the input, overlapping it
+/// (past it where the layer cannot run so); exact as `forward`.
+macro_rules! in_buffer_case {
+    ($test:ident, $layer:ident, $cases:expr) => {
+        #[test]
+        fn $test() {
+            check(
+                stringify!($test),
+                &$layer::SPEC,
+                $layer::BLOCKING,
+                $cases,
+                &|arch, f, b, q, x, _| {
+                    let l = $layer::with_arch(arch, f, b, q)?;
+                    let mut y = l.alloc_output(x)?;
+                    let (bl, xd, yd) = (l.blocking(), x.dims(), y.dims());
+                    let shift =
+                        small_core::plan::in_place_shift(&$layer::SPEC, xd, yd, bl.o_wb, bl.tc);
+                    let (xl, yl) = (x.as_slice().len(), yd.len());
+                    let (x_at, y_at) = match shift {
+                        Some(s) => (s, 0),
+                        None => (0, xl),
+                    };
+                    let mut buf = vec![0i8; (x_at + xl).max(y_at + yl)];
+                    buf[x_at..x_at + xl].copy_from_slice(x.as_slice());
+                    l.forward_in_buffer(&mut buf, (x_at, xd), (y_at, yd))?;
+                    // An `i8` output's padding lanes hold no value (here,
+                    // the input's): compared through NHWC.
+                    y.as_mut_slice().copy_from_slice(&buf[y_at..y_at + yl]);
+                    Ok(y)
+                },
+            );
+        }
+    };
+}
+
 /// Pooling: `with_arch(arch, min, max)`, `forward`.
 macro_rules! pool_case {
     ($test:ident, $layer:ident, $cases:expr) => {
@@ -351,10 +388,20 @@ fma_case!(dense_37_to_40, Dense37To40, 40);
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 32, padding = same, dtype = i8)]
 struct Depthwise;
 fma_case!(depthwise_3x3_same_32, Depthwise, 40);
+in_buffer_case!(depthwise_3x3_same_32_in_buffer, Depthwise, 30);
 
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, dtype = i8)]
 struct DepthwiseS2;
 fma_case!(depthwise_3x3_s2_same_17, DepthwiseS2, 40);
+in_buffer_case!(depthwise_3x3_s2_same_17_in_buffer, DepthwiseS2, 30);
+
+#[layer(fh = 1, fw = 1, fc = 64, k = 64, dtype = i8)]
+struct Pointwise64;
+in_buffer_case!(pointwise_64_to_64_in_buffer, Pointwise64, 30);
+
+#[layer(fh = 1, fw = 1, fc = 20, k = 20, dtype = i8)]
+struct Pointwise20;
+in_buffer_case!(pointwise_20_to_20_in_buffer, Pointwise20, 30);
 
 #[layer(fh = 5, fw = 5, fc = 1, k = 1, g = 3, padding = valid, dtype = i8)]
 struct Depthwise5x5;
