@@ -449,6 +449,23 @@ pub const fn in_place<const T: usize, const S: usize>(
 /// threads keeps every output apart.
 pub const IN_PLACE_LAYERS: bool = cfg!(not(feature = "std"));
 
+/// Expands to its first block without `std` ([`IN_PLACE_LAYERS`]), to its
+/// second with it.
+#[cfg(not(feature = "std"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __in_place_or {
+    ({ $($a:tt)* } { $($b:tt)* }) => { $($a)* };
+}
+
+/// See the version without `std`.
+#[cfg(feature = "std")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __in_place_or {
+    ({ $($a:tt)* } { $($b:tt)* }) => { $($b)* };
+}
+
 #[doc(hidden)]
 /// How far below its input each step's output starts
 /// ([`small_ir::plan::shifts_into`]); all [`NONE`] (apart) unless
@@ -1300,7 +1317,17 @@ macro_rules! model {
     };
     (@or $a:expr ; $b:expr) => { $a };
     (@or ; $b:expr) => { $b };
-    (@shifted $l:expr, $a:ident, $x:expr, $y:expr) => { $l.forward_in_buffer($a, $x, $y) };
+    // Only without `std` (`IN_PLACE_LAYERS`; with it, `SHIFTS` are all
+    // `NONE`): a build with threads then never names `forward_in_buffer`,
+    // and does not build the in-buffer walk of every layer.
+    (@shifted $l:expr, $a:ident, $x:expr, $y:expr) => {
+        $crate::__rt::in_place_or!({ $l.forward_in_buffer($a, $x, $y) } {
+            ::core::result::Result::Err($crate::Error::Unsupported {
+                what: "layer in place",
+                detail: "runs only in a build without std",
+            })
+        })
+    };
     // A residual layer never runs shifted (`in_place_shift` is `None`).
     (@shifted $l:expr, $a:ident, $x:expr, $y:expr, $skip:ident) => {
         ::core::result::Result::Err($crate::Error::Unsupported {

@@ -5,6 +5,7 @@
 //! expansion stays small.
 
 pub use crate::__if_alloc as if_alloc;
+pub use crate::__in_place_or as in_place_or;
 pub use crate::layer::skip_mismatch;
 pub use crate::model::{
     NONE, Step, check_arena, check_layer, dims, in_place, macs, plan, run_concat, shifts,

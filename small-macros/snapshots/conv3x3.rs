@@ -236,6 +236,7 @@ impl Conv3x3 {
     /// below it, a pointwise one exactly on it. The call then runs
     /// on one thread. Any other overlap, or a tensor past `buf`'s
     /// end, is an error.
+    #[inline]
     pub fn forward_in_buffer(
         &self,
         buf: &mut [f32],
@@ -300,6 +301,7 @@ impl Conv3x3 {
     /// As `dispatch`, for a problem from `Problem::in_buffer`: one
     /// part, in the order that reads each input before an output
     /// lands on it.
+    #[inline]
     fn dispatch_in_buffer(
         &self,
         p: ::small_core::__rt::Problem<'_, f32>,
@@ -813,8 +815,9 @@ mod __small_layer_Conv3x3 {
         /// The layer over its own input (`Problem::in_buffer`), in one part.
         ///
         /// # Safety
-        /// As [`run`], for the whole call.
+        /// As [`run`], for the whole call; `p` overlaps.
         #[target_feature(enable = "avx2,fma")]
+        #[inline]
         pub unsafe fn run_in_buffer(p: &Problem<'_, E>) {
             unsafe { ::small_core::__rt::run_in_buffer::<K>(p) }
         }
@@ -1335,7 +1338,8 @@ mod __small_layer_Conv3x3 {
         /// The layer over its own input (`Problem::in_buffer`), in one part.
         ///
         /// # Safety
-        /// As [`run`], for the whole call.
+        /// As [`run`], for the whole call; `p` overlaps.
+        #[inline]
         pub unsafe fn run_in_buffer(p: &Problem<'_, E>) {
             unsafe { ::small_core::__rt::run_in_buffer::<K>(p) }
         }

@@ -203,6 +203,7 @@ impl Conv3x3I8 {
     /// below it, a pointwise one exactly on it. The call then runs
     /// on one thread. Any other overlap, or a tensor past `buf`'s
     /// end, is an error.
+    #[inline]
     pub fn forward_in_buffer(
         &self,
         buf: &mut [i8],
@@ -267,6 +268,7 @@ impl Conv3x3I8 {
     /// As `dispatch`, for a problem from `Problem::in_buffer`: one
     /// part, in the order that reads each input before an output
     /// lands on it.
+    #[inline]
     fn dispatch_in_buffer(
         &self,
         p: ::small_core::__rt::Problem<'_, i8>,
@@ -853,8 +855,9 @@ mod __small_layer_Conv3x3I8 {
         /// The layer over its own input (`Problem::in_buffer`), in one part.
         ///
         /// # Safety
-        /// As [`run`], for the whole call.
+        /// As [`run`], for the whole call; `p` overlaps.
         #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
+        #[inline]
         pub unsafe fn run_in_buffer(p: &Problem<'_, E>) {
             unsafe { ::small_core::__rt::run_in_buffer::<K>(p) }
         }
@@ -2015,7 +2018,8 @@ mod __small_layer_Conv3x3I8 {
         /// The layer over its own input (`Problem::in_buffer`), in one part.
         ///
         /// # Safety
-        /// As [`run`], for the whole call.
+        /// As [`run`], for the whole call; `p` overlaps.
+        #[inline]
         pub unsafe fn run_in_buffer(p: &Problem<'_, E>) {
             unsafe { ::small_core::__rt::run_in_buffer::<K>(p) }
         }

@@ -133,7 +133,7 @@ pub unsafe fn run<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize
     );
     if p.channels_inner() {
         // SAFETY: forwarded from the caller.
-        return unsafe { run_channelwise::<K>(p, part, parts, false) };
+        return unsafe { run_channelwise::<K>(p, part, parts) };
     }
     let share = Share::of::<K>(p, part, parts);
     let first = p.first_tile();
@@ -150,22 +150,26 @@ pub unsafe fn run<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize
 }
 
 /// [`run`] for a call whose output overlaps its input
-/// ([`Problem::in_buffer`]), in one part, in the order that reads every
-/// input before an output lands on it: channelwise layers one channel
-/// block at a time, pointwise layers a stripe of column tiles at a time.
-/// A separate entry from [`run`], so that layers never run so carry none
-/// of its code (their images grew 3-7 % when `run` held both).
+/// ([`Problem::in_buffer`] with [`Problem::overlaps`]), in one part, in
+/// the order that reads every input before an output lands on it:
+/// channelwise layers one channel block at a time, pointwise layers a
+/// stripe of column tiles at a time. A separate entry from [`run`], so
+/// that layers never run so carry none of its code (their images grew
+/// 3-7 % when `run` held both); a call whose output lies apart from its
+/// input takes `run`.
 ///
 /// # Safety
-/// As [`run`] for the whole call, and `p` from `Problem::in_buffer`.
+/// As [`run`] for the whole call, and `p` from `Problem::in_buffer`,
+/// overlapping (which `plan::may_overlap` allows for channelwise and
+/// pointwise layers only).
 #[inline(always)]
 pub unsafe fn run_in_buffer<K: Kernel>(p: &Problem<'_, K::Elem>) {
+    debug_assert!(p.shifted, "an output apart from its input runs in `run`");
     // SAFETY: forwarded from the caller.
     unsafe {
         match K::SPEC.kind() {
-            KernelKind::Channelwise => run_channelwise::<K>(p, 0, 1, p.shifted),
-            KernelKind::Broadcast if p.shifted => run_column_tiles::<K>(p),
-            KernelKind::Broadcast => run::<K>(p, 0, 1),
+            KernelKind::Channelwise => run_channelwise_by_block::<K>(p),
+            KernelKind::Broadcast => run_column_tiles::<K>(p),
         }
     }
 }
@@ -392,34 +396,41 @@ unsafe fn kernel<K: Kernel>(p: &Problem<'_, K::Elem>, t: &Tile<K::Elem>, span: u
 /// # Safety
 /// As [`run`].
 #[inline(always)]
-unsafe fn run_channelwise<K: Kernel>(
-    p: &Problem<'_, K::Elem>,
-    part: usize,
-    parts: usize,
-    by_block: bool,
-) {
+unsafe fn run_channelwise<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize) {
+    // Every channel tile per column tile; `all` stays a constant in the
+    // loops (a run-time count cost VWW's depthwise layers 0.1 M
+    // instructions on the M4).
     let all = const { computed_tiles(&K::SPEC, K::TC) };
-    let mut first = p.first_tile();
+    let first = p.first_tile();
     let mut t = first;
     // The padded windows' copy (`full_tiles`), zeroed once per call; an
     // arch without `PAD_EDGES` never touches it, and it is optimized out.
     let mut window = [K::Elem::default(); WINDOW];
-    if !by_block {
-        // Every channel tile per column tile; `all` stays a constant in
-        // the loops (a run-time count cost VWW's depthwise layers 0.1 M
-        // instructions on the M4).
-        // SAFETY: forwarded from the caller.
-        return unsafe { channelwise_rows::<K>(p, &first, &mut t, part, parts, all, &mut window) };
-    }
-    // Over its own input (`run_in_buffer`), one channel block (or one
-    // tile of several) at a time: its output rows land on rows of its
-    // own block already read, or on earlier blocks.
+    // SAFETY: forwarded from the caller.
+    unsafe { channelwise_rows::<K>(p, &first, &mut t, part, parts, all, &mut window) }
+}
+
+/// [`run_channelwise`] over its own input ([`run_in_buffer`]), in one
+/// part, one channel block (or one tile of several) at a time: its
+/// output rows land on rows of its own block already read, or on earlier
+/// blocks. Apart from `run_channelwise`, so that `run` does not carry
+/// (and the compiler does not build, then drop) this loop for every
+/// channelwise layer.
+///
+/// # Safety
+/// As [`run_in_buffer`].
+#[inline(always)]
+unsafe fn run_channelwise_by_block<K: Kernel>(p: &Problem<'_, K::Elem>) {
+    let all = const { computed_tiles(&K::SPEC, K::TC) };
+    let mut first = p.first_tile();
+    let mut t = first;
+    let mut window = [K::Elem::default(); WINDOW];
     let per = const { if K::TC < CB { CB / K::TC } else { 1 } };
     let mut done = 0;
     while done < all {
         let tiles = per.min(all - done);
         // SAFETY: forwarded from the caller.
-        unsafe { channelwise_rows::<K>(p, &first, &mut t, part, parts, tiles, &mut window) };
+        unsafe { channelwise_rows::<K>(p, &first, &mut t, 0, 1, tiles, &mut window) };
         done += tiles;
         // The next group starts at a block: `tiles` tiles on.
         let blocks = (tiles * K::TC).div_ceil(CB);

@@ -124,6 +124,9 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
             /// As `dispatch`, for a problem from `Problem::in_buffer`: one
             /// part, in the order that reads each input before an output
             /// lands on it.
+            // Inline, as `forward_in_buffer`: otherwise a library crate
+            // would build it (and the walk) for every layer, used or not.
+            #[inline]
             fn dispatch_in_buffer(&self, p: ::small_core::__rt::Problem<'_, #elem>) -> Result<(), ::small_core::Error> {
                 match self.arch {
                     #(#in_buffer)*
@@ -500,8 +503,9 @@ fn arch_module(spec: &LayerSpec, a: &ArchParams, b: &Blocking) -> TokenStream {
             /// The layer over its own input (`Problem::in_buffer`), in one part.
             ///
             /// # Safety
-            /// As [`run`], for the whole call.
+            /// As [`run`], for the whole call; `p` overlaps.
             #features
+            #[inline]
             pub unsafe fn run_in_buffer(p: &Problem<'_, E>) {
                 unsafe { ::small_core::__rt::run_in_buffer::<K>(p) }
             }
@@ -605,6 +609,9 @@ fn forward(spec: &LayerSpec) -> TokenStream {
             /// below it, a pointwise one exactly on it. The call then runs
             /// on one thread. Any other overlap, or a tensor past `buf`'s
             /// end, is an error.
+            // Inline: a library crate then builds this walk only where a
+            // model runs in place (without `std`), not for every layer.
+            #[inline]
             pub fn forward_in_buffer(
                 &self,
                 buf: &mut [#elem],
