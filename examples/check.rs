@@ -19,6 +19,8 @@
 use crate::models::Head;
 use small_core::load::{LayerRef, LoadError, WeightSource};
 use small_core::model::{LayerInfo, NONE};
+/// Re-exported: the networks' checks and the kernel suites share it.
+pub use small_core::reference::first_mismatch;
 use small_core::reference::{self, Shape};
 use small_core::{Activation, Dims, Filter};
 
@@ -245,24 +247,6 @@ pub fn argmax(v: &[f32]) -> usize {
         }
     }
     best
-}
-
-/// The first element of `got` farther than `tol` from `want` (NaN counts
-/// as far): `(index, got, want, tol)`.
-pub fn first_mismatch(got: &[f32], want: &[f32], tol: &[f32]) -> Option<(usize, f32, f32, f32)> {
-    (0..want.len().max(got.len()))
-        .find(|&i| match (got.get(i), want.get(i), tol.get(i)) {
-            // NaN compares false: a mismatch.
-            (Some(g), Some(w), Some(t)) => !matches!(
-                (g - w).abs().partial_cmp(t),
-                Some(core::cmp::Ordering::Less | core::cmp::Ordering::Equal)
-            ),
-            _ => true,
-        })
-        .map(|i| {
-            let at = |v: &[f32]| v.get(i).copied().unwrap_or(f32::NAN);
-            (i, at(got), at(want), at(tol))
-        })
 }
 
 /// Largest `|got - want|`.

@@ -8,7 +8,7 @@
 
 use small_core::reference::Shape;
 use small_core::{Arch, Blocked, Dims, Error, Filter, LayerSpec, Order, layer};
-use small_kernel_tests::{Rng, first_mismatch, reference_forward, tolerances};
+use small_kernel_tests::{Rng, first_mismatch, in_buffer, reference_forward, tolerances};
 
 /// Builds the layer on an arch and runs it: (arch, weights, bias, input, residual).
 type Run<'a> = &'a dyn Fn(
@@ -208,13 +208,8 @@ macro_rules! in_buffer_case {
         >| {
             let (b, (xd, yd)) = (l.blocking(), (x.dims(), y.dims()));
             let shift = small_core::plan::in_place_shift(&$layer::SPEC, xd, yd, b.o_wb, b.tc);
-            let (xl, yl) = (x.as_slice().len(), y.as_slice().len());
-            let (x_at, y_at) = match shift {
-                Some(s) => (s, 0),
-                None => (0, xl),
-            };
-            let mut buf = vec![f32::NAN; (x_at + xl).max(y_at + yl)];
-            buf[x_at..x_at + xl].copy_from_slice(x.as_slice());
+            let yl = y.as_slice().len();
+            let (mut buf, x_at, y_at) = in_buffer(x.as_slice(), shift, yl, f32::NAN);
             l.forward_in_buffer(&mut buf, (x_at, xd), (y_at, yd))?;
             *y = Blocked::from_buffer(yd, buf[y_at..y_at + yl].to_vec())?;
             Ok(())

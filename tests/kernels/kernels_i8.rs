@@ -12,7 +12,7 @@ use small_core::reference::int8::AddParams;
 use small_core::reference::int8::{self, Requant};
 use small_core::reference::{Conv, Shape, Window};
 use small_core::{Arch, Blocked, Blocking, Dims, Error, Filter, LayerSpec, Reduction, layer};
-use small_kernel_tests::Rng;
+use small_kernel_tests::{Rng, in_buffer};
 
 /// A residual layer's skip tensor and ADD.
 type Skip<'a> = Option<(&'a Blocked<Vec<i8>, i8>, &'a AddParams)>;
@@ -247,13 +247,8 @@ macro_rules! in_buffer_case {
                     let (bl, xd, yd) = (l.blocking(), x.dims(), y.dims());
                     let shift =
                         small_core::plan::in_place_shift(&$layer::SPEC, xd, yd, bl.o_wb, bl.tc);
-                    let (xl, yl) = (x.as_slice().len(), yd.len());
-                    let (x_at, y_at) = match shift {
-                        Some(s) => (s, 0),
-                        None => (0, xl),
-                    };
-                    let mut buf = vec![0i8; (x_at + xl).max(y_at + yl)];
-                    buf[x_at..x_at + xl].copy_from_slice(x.as_slice());
+                    let yl = yd.len();
+                    let (mut buf, x_at, y_at) = in_buffer(x.as_slice(), shift, yl, 0i8);
                     l.forward_in_buffer(&mut buf, (x_at, xd), (y_at, yd))?;
                     // An `i8` output's padding lanes hold no value (here,
                     // the input's): compared through NHWC.

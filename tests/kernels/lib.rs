@@ -11,7 +11,7 @@
 //! generator, the reference oracle for a generated layer's spec, and the
 //! tolerance derived from the reduction length.
 
-pub use small_core::reference::{layer as reference_forward, tolerances};
+pub use small_core::reference::{first_mismatch, layer as reference_forward, tolerances};
 
 /// Small seeded generator (PCG-style LCG): reproducible, no dependency.
 pub struct Rng(u64);
@@ -43,16 +43,23 @@ impl Rng {
     }
 }
 
-/// Index and values of the first element outside its tolerance.
-pub fn first_mismatch(got: &[f32], want: &[f32], tol: &[f32]) -> Option<(usize, f32, f32, f32)> {
-    (0..want.len())
-        .find(|&i| {
-            // NaN on either side is a mismatch.
-            let within = matches!(
-                (got[i] - want[i]).abs().partial_cmp(&tol[i]),
-                Some(core::cmp::Ordering::Less | core::cmp::Ordering::Equal)
-            );
-            !within
-        })
-        .map(|i| (i, got[i], want[i], tol[i]))
+/// A buffer for a layer over its own input (`forward_in_buffer`, as
+/// `model!` runs it without `std`): `x` at `shift`
+/// (`small_core::plan::in_place_shift`) with the output at 0, overlapping
+/// it, or, where the layer cannot run so (`None`), the output of
+/// `y_len` elements past the input; `fill` everywhere else. Returns the
+/// buffer and the input's and output's offsets.
+pub fn in_buffer<E: Copy>(
+    x: &[E],
+    shift: Option<usize>,
+    y_len: usize,
+    fill: E,
+) -> (Vec<E>, usize, usize) {
+    let (x_at, y_at) = match shift {
+        Some(s) => (s, 0),
+        None => (0, x.len()),
+    };
+    let mut buf = vec![fill; (x_at + x.len()).max(y_at + y_len)];
+    buf[x_at..x_at + x.len()].copy_from_slice(x);
+    (buf, x_at, y_at)
 }

@@ -127,3 +127,30 @@ pub fn tolerances(
     // sums' difference and at most 4 ulps of 1 more.
     pre.iter().map(|t| t / 4.0 + 4.0 * f32::EPSILON).collect()
 }
+
+/// The first element of `got` farther than `tol` from `want` (NaN counts
+/// as far, and so does an element only one side has): `(index, got,
+/// want, tol)`, with NaN for a missing value. The check of a layer
+/// against [`tolerances`].
+///
+/// ```
+/// use small_core::reference::first_mismatch;
+/// assert_eq!(first_mismatch(&[1.0, 2.5], &[1.0, 2.0], &[0.0, 0.5]), None);
+/// assert_eq!(first_mismatch(&[1.0, 2.6], &[1.0, 2.0], &[0.0, 0.5]), Some((1, 2.6, 2.0, 0.5)));
+/// assert!(first_mismatch(&[f32::NAN], &[1.0], &[1.0]).is_some());
+/// ```
+pub fn first_mismatch(got: &[f32], want: &[f32], tol: &[f32]) -> Option<(usize, f32, f32, f32)> {
+    (0..want.len().max(got.len()))
+        .find(|&i| match (got.get(i), want.get(i), tol.get(i)) {
+            // NaN compares false: a mismatch.
+            (Some(g), Some(w), Some(t)) => !matches!(
+                (g - w).abs().partial_cmp(t),
+                Some(core::cmp::Ordering::Less | core::cmp::Ordering::Equal)
+            ),
+            _ => true,
+        })
+        .map(|i| {
+            let at = |v: &[f32]| v.get(i).copied().unwrap_or(f32::NAN);
+            (i, at(got), at(want), at(tol))
+        })
+}

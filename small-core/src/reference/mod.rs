@@ -65,7 +65,7 @@ pub use conv::{conv2d, depthwise_conv2d, fully_connected};
 pub use elementwise::{activation, add, batch_norm, bias_add, concat, softmax, upsample_nearest};
 #[cfg(feature = "alloc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
-pub use layer::{layer, tolerances};
+pub use layer::{first_mismatch, layer, tolerances};
 pub use pool::{avg_pool, global_avg_pool, max_pool};
 
 /// NHWC shape of one image: `h` rows of `w` pixels of `c` channels.
