@@ -11,13 +11,17 @@ use crate::KernelKind;
 use small_ir::geometry::{computed_tiles, width};
 
 /// Multiply-accumulates below which a part is not worth a thread. The
-/// pool's fork and join cost 0.26 µs (median, 2 threads, Zen 5 VM,
-/// `small-bench --threads 2`); a part of 40 k MACs takes 0.2-0.4 µs at
-/// 100-200 GFLOP/s, so a split call is never slower than one thread (the
-/// bench's speed-up column: 1.00x at worst) and layers from about 80 k MACs
-/// up gain (the AD autoencoder's 640-wide layers: 1.45x on the network).
+/// pool's fork and join cost 0.26 µs on a Zen 5 VM and 0.5-1 µs on a
+/// Xeon VM (median, 2 threads, `small-bench --threads 2`). A layer left on
+/// one thread costs more than its own time, though: it reads the half of
+/// its input that the other core wrote and writes what that core reads
+/// next (reading 32 KiB written by the other core took 6.9 µs on the Xeon,
+/// 1.1 µs from its own cache). So the layers of a network split alike from
+/// 40 k MACs (DS-CNN's 72 k-MAC depthwise layers too): on the Xeon VM
+/// (2026-11-28, `small-bench --threads 2 --quick`, two rounds) DS-CNN ran
+/// 43.6-45.8 µs on 2 threads with 20 k, 58-61 µs with 40 k.
 #[cfg(feature = "std")]
-pub const MIN_PART_MACS: usize = 40_000;
+pub const MIN_PART_MACS: usize = 20_000;
 
 // ANCHOR: l1_weights
 /// Bytes of one output-channel tile's weights that a pass over the whole
@@ -124,20 +128,28 @@ impl<E: Element> Problem<'_, E> {
     }
 }
 
-/// One part's share of the units of the general walk: (output-channel
-/// tile, row), or for a one-row problem (output-channel tile, column
-/// tile), so a flattened pointwise layer with one channel tile still
-/// splits over threads. The units are numbered tile by tile and a part
-/// owns a contiguous range `u0..u1` of them.
+/// One part's share of the units of the general walk: (row, output-channel
+/// tile), or for a one-row problem (column tile, output-channel tile). The
+/// units are numbered row by row, the channel tiles innermost, and a part
+/// owns a contiguous range `u0..u1` of them: whole rows of every channel
+/// tile, and at most the channel tiles of one row at each end of its range.
+/// So consecutive layers split alike keep each part's pixels on one core:
+/// a layer reads mostly what the same core wrote (on a 2-core Xeon VM a
+/// 32 KiB read of another core's writes took 6.9 µs, of its own 1.1 µs),
+/// and the parts stay balanced to one unit.
 pub(super) struct Share {
     /// Units per output-channel tile: rows, or column tiles of one row.
     per_tile: usize,
     /// Column tiles of one row.
     pub(super) row_tiles: usize,
+    /// Output-channel tiles of the call.
+    tile_count: usize,
     /// This part's units.
     u0: usize,
     u1: usize,
-    /// The output-channel tiles that hold them.
+    /// The output-channel tiles that may hold them (all: with fewer units
+    /// than tiles, some tiles have none, and [`Share::of_tile`] gives them
+    /// empty ranges).
     pub(super) tiles: Range<usize>,
 }
 
@@ -155,19 +167,34 @@ impl Share {
         let per_tile = if p.oh == 1 { row_tiles } else { p.oh.max(1) };
         let units = tiles * per_tile;
         // One part (most calls of small layers) owns everything: no divisions.
-        let (u0, u1, ot0, ot1) = if parts == 1 {
-            (0, units, 0, tiles)
+        let (u0, u1) = if parts == 1 {
+            (0, units)
         } else {
-            let (u0, u1) = (units * part / parts, units * (part + 1) / parts);
-            (u0, u1, u0 / per_tile, u1.div_ceil(per_tile))
+            (units * part / parts, units * (part + 1) / parts)
         };
         Share {
             per_tile,
             row_tiles,
+            tile_count: tiles,
             u0,
             u1,
-            tiles: ot0..ot1,
+            tiles: 0..tiles,
         }
+    }
+
+    /// This part's units of output-channel tile `ot`: unit `r * tile_count
+    /// + ot` is row (or column tile) `r` of tile `ot`, and this part's are
+    /// those from `u0` to `u1`.
+    #[inline(always)]
+    fn units_of_tile(&self, ot: usize) -> Range<usize> {
+        let from = |u: usize| {
+            if u <= ot {
+                0
+            } else {
+                (u - ot).div_ceil(self.tile_count).min(self.per_tile)
+            }
+        };
+        from(self.u0)..from(self.u1)
     }
 
     /// This part's rows of output-channel tile `ot`, and its column tiles
@@ -178,12 +205,61 @@ impl Share {
         p: &Problem<'_, E>,
         ot: usize,
     ) -> (Range<usize>, Range<usize>) {
-        let start = ot * self.per_tile;
-        let mine = (self.u0.max(start) - start)..(self.u1.min(start + self.per_tile) - start);
+        let mine = self.units_of_tile(ot);
         if p.oh == 1 {
             (0..1, mine)
         } else {
             (mine, 0..self.row_tiles)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Share;
+    use alloc::vec;
+
+    /// Every (tile, row) unit belongs to exactly one part, each part's are
+    /// its range `u0..u1` of the row-major numbering, and part sizes differ
+    /// by at most one unit.
+    #[test]
+    fn parts_cover_every_unit_once_row_by_row() {
+        for tiles in 1..7 {
+            for per_tile in 1..10 {
+                let units = tiles * per_tile;
+                for parts in 1..12 {
+                    let mut owner = vec![usize::MAX; units];
+                    let mut sizes = vec![];
+                    for part in 0..parts {
+                        let (u0, u1) = (units * part / parts, units * (part + 1) / parts);
+                        let share = Share {
+                            per_tile,
+                            row_tiles: per_tile,
+                            tile_count: tiles,
+                            u0,
+                            u1,
+                            tiles: 0..tiles,
+                        };
+                        let mut size = 0;
+                        for ot in share.tiles.clone() {
+                            for r in share.units_of_tile(ot) {
+                                let u = r * tiles + ot;
+                                assert!((u0..u1).contains(&u), "{tiles} {per_tile} {parts} {part}");
+                                assert_eq!(owner[u], usize::MAX, "unit {u} twice");
+                                owner[u] = part;
+                                size += 1;
+                            }
+                        }
+                        sizes.push(size);
+                    }
+                    assert!(
+                        owner.iter().all(|&o| o != usize::MAX),
+                        "{tiles} {per_tile} {parts}"
+                    );
+                    let (lo, hi) = (sizes.iter().min(), sizes.iter().max());
+                    assert!(hi.unwrap() - lo.unwrap() <= 1, "{sizes:?}");
+                }
+            }
         }
     }
 }

@@ -141,6 +141,9 @@ pub unsafe fn run<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize
     // (parallel), as one loop over tiles of `TC = G_b x K_b` channels.
     'output_channel_tiles: for ot in share.tiles.clone() {
         let (rows, cols) = share.of_tile(p, ot);
+        if rows.is_empty() || cols.is_empty() {
+            continue;
+        }
         // Without the whole row, another part owns the columns a shifted
         // last tile would recompute.
         let whole_row = cols.start == 0 && cols.end == share.row_tiles;
