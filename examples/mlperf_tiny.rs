@@ -43,6 +43,9 @@ struct Options {
     latency: Option<usize>,
     /// The thread count of the "default" runs.
     threads: usize,
+    /// This machine's numbers for the per-layer cost model (with
+    /// `--per-layer`).
+    rates: Option<small_core::ir::cost::Rates>,
 }
 
 /// What the command line asks for: options, or `--help`.
@@ -59,6 +62,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
     let mut o = Options {
         models: std::env::var_os("SMALL_MODELS").map(PathBuf::from),
         per_layer: false,
+        rates: None,
         latency: None,
         threads: small_core::threads::default_threads(),
     };
@@ -118,6 +122,8 @@ struct Row {
     sample: Option<(String, bool)>,
     /// `--latency`: idle and loaded, 1 thread and the default.
     latency: Vec<Latency>,
+    /// `--per-layer`: (cost model, measured) seconds of each layer.
+    model: Vec<(f64, f64)>,
 }
 
 /// Per-call latency of one configuration of `--latency`.
@@ -346,9 +352,11 @@ fn finish<N: Model>(
     o: &Options,
 ) -> Result<Row, String> {
     let median = time(|| infer(net, arena, input), Duration::from_millis(300), 20);
-    if o.per_layer {
-        print_layers(name, net, arena, input)?;
-    }
+    let model = if o.per_layer {
+        print_layers(name, net, arena, input, o.rates.as_ref())?
+    } else {
+        Vec::new()
+    };
     let latency = match o.latency {
         Some(load) => {
             eprintln!("  {name} {dtype}: latency, idle and beside {load} busy threads ...");
@@ -371,6 +379,7 @@ fn finish<N: Model>(
         ok,
         sample: None,
         latency,
+        model,
     })
 }
 
@@ -499,14 +508,18 @@ fn print_layers<N: Model>(
     net: &N,
     arena: &mut [N::Elem],
     input: &[N::Elem],
-) -> Result<(), String> {
+    rates: Option<&small_core::ir::cost::Rates>,
+) -> Result<Vec<(f64, f64)>, String> {
+    use small_core::ir::cost::{Tile, estimate, median_relative_error};
     let err = |e: small_core::Error| e.to_string();
     println!("\n{name} per layer ({}):", net.arch().name());
     println!(
-        "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10} {:>8}  blocking",
-        "#", "layer", "declaration", "output", "MACs", "median us", "GFLOP/s"
+        "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10} {:>8} {:>9} {:<6}  blocking",
+        "#", "layer", "declaration", "output", "MACs", "median us", "GFLOP/s", "model us", "bound"
     );
     let blockings: Vec<_> = net.blockings().collect();
+    let int8_dot = net.arch().params().machine.int8_dot;
+    let mut pairs = Vec::new();
     for (i, l) in N::LAYERS.iter().enumerate() {
         // Bring the arena to the state layer i expects, then time it alone.
         N::tensor_mut(arena, 0)
@@ -540,8 +553,17 @@ fn print_layers<N: Model>(
             Some(b) => format!("O_wb={} TC={}", b.o_wb, b.tc),
             None => "copy".into(),
         };
+        let x = N::DIMS[l.step.x];
+        let model = match (rates, &l.spec, blockings[i]) {
+            (Some(r), Some(spec), Some(b)) => {
+                let e = estimate(spec, &Tile::of(b, int8_dot), (x.h, x.w), (d.h, d.w), r);
+                pairs.push((e.seconds, t.as_secs_f64()));
+                (format!("{:.2}", e.seconds * 1e6), e.bound.name())
+            }
+            _ => ("-".into(), ""),
+        };
         println!(
-            "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10.2} {:>8.1}  {blocking}",
+            "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10.2} {:>8.1} {:>9} {:<6}  {blocking}",
             i,
             l.name,
             decl,
@@ -549,9 +571,18 @@ fn print_layers<N: Model>(
             l.macs,
             t.as_secs_f64() * 1e6,
             2.0 * l.macs as f64 / t.as_secs_f64() / 1e9,
+            model.0,
+            model.1,
         );
     }
-    Ok(())
+    if !pairs.is_empty() {
+        println!(
+            "    cost model (small_core::ir::cost): median |model - measured| / measured {:.0}% over {} layers",
+            100.0 * median_relative_error(pairs.iter().copied()),
+            pairs.len()
+        );
+    }
+    Ok(pairs)
 }
 
 /// Real weights from `dir`: every golden input, plus the real samples.
@@ -736,7 +767,7 @@ fn print_latency(rows: &[Row]) {
 }
 
 fn run() -> Result<bool, String> {
-    let o = match options()? {
+    let mut o = match options()? {
         Command::Run(o) => o,
         Command::Help => {
             println!("{USAGE}");
@@ -761,6 +792,10 @@ fn run() -> Result<bool, String> {
     // The bench's probe (small_examples::peak); NaN for the reference,
     // which has no FMA ceiling.
     let peak = small_examples::peak::fma_peak(arch, 0.3).unwrap_or(f64::NAN);
+    if o.per_layer {
+        eprintln!("measuring L1, L2 and memory read bandwidth for the cost model ...");
+        o.rates = small_examples::peak::rates(arch, peak * 1e9, 0.1);
+    }
     let threads = small_core::threads::threads();
     println!(
         "small-rs MLPerf Tiny, arch {} on {cpu}, {threads} thread{}",
@@ -819,6 +854,20 @@ fn run() -> Result<bool, String> {
         }
     }
     print_table(arch, peak, &rows);
+    for dtype in ["f32", "i8"] {
+        let pairs: Vec<_> = rows
+            .iter()
+            .filter(|r| r.dtype == dtype)
+            .flat_map(|r| r.model.iter().copied())
+            .collect();
+        if !pairs.is_empty() {
+            println!(
+                "cost model, {dtype}: median |model - measured| / measured {:.0}% over the {} layers of the networks",
+                100.0 * small_core::ir::cost::median_relative_error(pairs.iter().copied()),
+                pairs.len()
+            );
+        }
+    }
     if o.latency.is_some() {
         print_latency(&rows);
     }

@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod blocking;
+pub mod cost;
 pub mod error;
 pub mod filter;
 pub mod geometry;

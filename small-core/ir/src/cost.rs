@@ -1,0 +1,347 @@
+//! A first-order model of one layer call's time on the running machine
+//! (after Ramírez et al.: a kernel's time from its arithmetic and data
+//! movement, calibrated by a few measurements of the machine): the tile's
+//! multiply-adds at the rate its loads can feed (the blocking model's
+//! `rate`), or the bytes it moves at the bandwidth of the cache level its
+//! working set fits, whichever is longer, plus a fixed cost per call.
+//!
+//! The machine numbers ([`Rates`]) are measured by the caller: the FMA
+//! peak and read bandwidths that the bench and the main job probe.
+
+use crate::geometry::{computed_tiles, width};
+use crate::{Blocking, Dtype, KernelKind, LayerSpec};
+
+/// What one core of the running machine does, measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    /// `f32` FMA peak of one core with the layer's arch, FLOP/s (two per
+    /// multiply-add and lane).
+    pub flops: f64,
+    /// Read bandwidth from L1, from L2 and from memory, bytes/s.
+    pub l1: f64,
+    /// See [`Rates::l1`].
+    pub l2: f64,
+    /// See [`Rates::l1`].
+    pub memory: f64,
+    /// Capacity of L1 and of L2 (one core's), bytes: a working set above
+    /// L2 streams from memory (or a shared last level).
+    pub l1_bytes: usize,
+    /// See [`Rates::l1_bytes`].
+    pub l2_bytes: usize,
+    /// Fixed time of a call (checks, dispatch, set-up), seconds.
+    pub call: f64,
+    /// Time per accumulator of a tile outside its multiply-adds (zeroing
+    /// and storing it, bias, activation, requantization), seconds: `f32`,
+    /// and `i8`.
+    pub tile: [f64; 2],
+    /// Fraction of the load-fed FMA rate the kernels reach: `f32`, and
+    /// `i8` (whose dot products also widen operands).
+    pub efficiency: [f64; 2],
+}
+
+/// Which ceiling a layer call meets first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// The FMA pipes.
+    Fma,
+    /// The load ports feeding the FMAs (the tile's ops per load).
+    Loads,
+    /// Bandwidth from L1, L2 or memory: the working set's level.
+    L1,
+    /// See [`Bound::L1`].
+    L2,
+    /// See [`Bound::L1`].
+    Memory,
+    /// The fixed cost per call.
+    Call,
+}
+
+impl Bound {
+    /// Short name for tables.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Bound::Fma => "FMA",
+            Bound::Loads => "loads",
+            Bound::L1 => "L1",
+            Bound::L2 => "L2",
+            Bound::Memory => "memory",
+            Bound::Call => "call",
+        }
+    }
+}
+
+/// What the model needs of a layer's blocking (see [`Blocking`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tile {
+    /// Output pixels per tile along the width, `O_wb`.
+    pub o_wb: usize,
+    /// Output channels per tile, `TC`.
+    pub tc: usize,
+    /// Fraction of the FMA rate the tile's loads can feed.
+    pub rate: f64,
+    /// Accumulator registers of the tile.
+    pub accumulators: usize,
+    /// Products an `i8` dot product sums per lane and instruction
+    /// (`Machine::int8_dot`; 1 for `f32`).
+    pub int8_dot: usize,
+}
+
+impl Tile {
+    /// The tile of blocking `b`, on a machine whose `i8` dot product sums
+    /// `int8_dot` products per lane.
+    pub fn of<A>(b: &Blocking<A>, int8_dot: usize) -> Tile {
+        Tile {
+            o_wb: b.o_wb,
+            tc: b.tc,
+            rate: b.rate,
+            accumulators: b.accumulators,
+            int8_dot,
+        }
+    }
+}
+
+/// The model's estimate of one call, seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// Multiply-adds the kernels execute, padding lanes and edge-tile
+    /// columns included.
+    pub computed_macs: f64,
+    /// Bytes of weights, input and output the call touches.
+    pub bytes: f64,
+    /// Tiles the call runs (rows x column tiles x channel tiles).
+    pub tiles: f64,
+    /// The multiply-adds at the rate the tile's loads can feed, and the
+    /// tiles' fixed work.
+    pub compute: f64,
+    /// The bytes at the bandwidth of the level they fit.
+    pub memory: f64,
+    /// `max(compute, memory) + call`.
+    pub seconds: f64,
+    /// The larger term (or the call cost, if it is larger than both).
+    pub bound: Bound,
+}
+
+/// Estimates a call of `spec` with tile `b` from an `input` of `(h, w)`
+/// pixels to an `output` of `(h, w)` pixels.
+///
+/// ```
+/// use small_ir::cost::{estimate, Bound, Rates, Tile};
+/// use small_ir::LayerSpec;
+/// let spec = LayerSpec::new(1, 1, 64, 64, 1); // DS-CNN's pointwise layers
+/// let tile = Tile { o_wb: 3, tc: 64, rate: 1.0, accumulators: 12, int8_dot: 4 };
+/// let r = Rates { flops: 200e9, l1: 200e9, l2: 100e9, memory: 10e9,
+///                 l1_bytes: 48 << 10, l2_bytes: 1 << 20, call: 0.1e-6,
+///                 tile: [0.0; 2], efficiency: [1.0, 1.0] };
+/// let e = estimate(&spec, &tile, (25, 5), (25, 5), &r);
+/// assert_eq!(e.bound, Bound::Fma);
+/// // 25 rows of 6 computed columns x 64 x 64 MACs at 100 G/s, and the call.
+/// assert!((e.seconds - (25.0 * 6.0 * 4096.0 / 100e9 + 0.1e-6)).abs() < 1e-9);
+/// ```
+pub fn estimate(
+    spec: &LayerSpec,
+    b: &Tile,
+    input: (usize, usize),
+    output: (usize, usize),
+    r: &Rates,
+) -> Estimate {
+    let (oh, ow) = (output.0 as f64, output.1 as f64);
+    // Whole tiles along a row (the last one moved left, recomputing
+    // columns); a row narrower than a tile runs its own columns.
+    let o_wb = b.o_wb.max(1);
+    let columns = if output.1 >= o_wb {
+        output.1.div_ceil(o_wb) * o_wb
+    } else {
+        output.1
+    } as f64;
+    let channels = (computed_tiles(spec, b.tc) * b.tc) as f64;
+    let taps = (spec.fh * spec.fw) as f64;
+    let per_output = match spec.kind() {
+        KernelKind::Broadcast => taps * spec.fc as f64,
+        KernelKind::Channelwise => taps,
+    };
+    let computed_macs = oh * columns * channels * per_output;
+    // An i8 dot product sums `int8_dot` consecutive input channels per
+    // lane and instruction (fewer if the layer has fewer).
+    let per_fma = match (spec.dtype, spec.kind()) {
+        (Dtype::I8, KernelKind::Broadcast) => b.int8_dot.clamp(1, spec.fc.max(1)) as f64,
+        _ => 1.0,
+    };
+    let fma_rate = r.flops / 2.0 * per_fma;
+    let d = match spec.dtype {
+        Dtype::F32 => 0,
+        Dtype::I8 => 1,
+    };
+    let tiles = oh * output.1.div_ceil(o_wb) as f64 * (channels / b.tc.max(1) as f64);
+    // Each tile zeroes, finishes and stores its accumulators.
+    let compute = computed_macs / (fma_rate * b.rate.clamp(1e-3, 1.0) * r.efficiency[d])
+        + tiles * b.accumulators as f64 * r.tile[d];
+
+    let elem = match spec.dtype {
+        Dtype::F32 => 4.0,
+        Dtype::I8 => 1.0,
+    };
+    // Lanes stored per pixel: whole blocks, or one narrower block.
+    let stored = |c: usize| (c.div_ceil(crate::CB) * width(c)) as f64;
+    let weights = if spec.has_weights() {
+        channels * per_output
+    } else {
+        0.0
+    };
+    let x = (input.0 * input.1) as f64 * stored(spec.in_channels());
+    let y = oh * ow * stored(spec.out_channels());
+    let bytes = (weights + x + y) * elem;
+    let (bw, level) = if bytes <= r.l1_bytes as f64 {
+        (r.l1, Bound::L1)
+    } else if bytes <= r.l2_bytes as f64 {
+        (r.l2, Bound::L2)
+    } else {
+        (r.memory, Bound::Memory)
+    };
+    let memory = bytes / bw;
+
+    let work = compute.max(memory);
+    let bound = if r.call > work {
+        Bound::Call
+    } else if memory > compute {
+        level
+    } else if b.rate < 0.999 {
+        Bound::Loads
+    } else {
+        Bound::Fma
+    };
+    Estimate {
+        computed_macs,
+        bytes,
+        tiles,
+        compute,
+        memory,
+        seconds: work + r.call,
+        bound,
+    }
+}
+
+/// Median of `|predicted - measured| / measured` over `(predicted,
+/// measured)` pairs: the model's error figure (0 for none; the first 256
+/// pairs, without allocating).
+pub fn median_relative_error(pairs: impl IntoIterator<Item = (f64, f64)>) -> f64 {
+    let mut e: alloc_free::Errors = alloc_free::Errors::default();
+    for (p, m) in pairs {
+        e.push(((p - m) / m).abs());
+    }
+    e.median()
+}
+
+/// A fixed-capacity list, so the model stays `no_std` without `alloc`.
+mod alloc_free {
+    /// Up to 256 errors (the largest network has 29 layers).
+    pub struct Errors {
+        v: [f64; 256],
+        n: usize,
+    }
+
+    impl Default for Errors {
+        fn default() -> Self {
+            Errors {
+                v: [0.0; 256],
+                n: 0,
+            }
+        }
+    }
+
+    impl Errors {
+        pub fn push(&mut self, x: f64) {
+            if self.n < self.v.len() {
+                self.v[self.n] = x;
+                self.n += 1;
+            }
+        }
+
+        pub fn median(&mut self) -> f64 {
+            let v = &mut self.v[..self.n];
+            if v.is_empty() {
+                return 0.0;
+            }
+            v.sort_unstable_by(f64::total_cmp);
+            let k = v.len() / 2;
+            if v.len() % 2 == 1 {
+                v[k]
+            } else {
+                (v[k - 1] + v[k]) / 2.0
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const R: Rates = Rates {
+        flops: 200e9,
+        l1: 200e9,
+        l2: 100e9,
+        memory: 10e9,
+        l1_bytes: 48 << 10,
+        l2_bytes: 1 << 20,
+        call: 0.1e-6,
+        tile: [0.0; 2],
+        efficiency: [1.0, 1.0],
+    };
+
+    #[test]
+    fn a_fully_connected_layer_streams_its_weights_from_l2() {
+        // AD's 640 -> 128 layer: 327 KB of f32 weights, 82 k MACs.
+        let spec = LayerSpec::new(1, 1, 640, 128, 1);
+        let tile = Tile {
+            o_wb: 3,
+            tc: 64,
+            rate: 0.75,
+            accumulators: 12,
+            int8_dot: 4,
+        };
+        let e = estimate(&spec, &tile, (1, 1), (1, 1), &R);
+        assert_eq!(e.bound, Bound::L2);
+        let bytes = (640.0 * 128.0 + 640.0 + 128.0) * 4.0;
+        assert_eq!(e.bytes, bytes);
+        assert_eq!(e.seconds, bytes / R.l2 + R.call);
+        // int8 moves a quarter of the bytes.
+        let e8 = estimate(
+            &LayerSpec {
+                dtype: Dtype::I8,
+                ..spec
+            },
+            &tile,
+            (1, 1),
+            (1, 1),
+            &R,
+        );
+        assert_eq!(e8.bytes, bytes / 4.0);
+        assert_eq!(e8.bound, Bound::L2);
+    }
+
+    #[test]
+    fn padding_lanes_and_edge_columns_are_computed() {
+        // 8 channels take a 16-lane tile; 5 columns take two 3-wide tiles.
+        let spec = LayerSpec::new(1, 1, 8, 8, 1);
+        let tile = Tile {
+            o_wb: 3,
+            tc: 16,
+            rate: 0.5,
+            accumulators: 3,
+            int8_dot: 4,
+        };
+        let e = estimate(&spec, &tile, (2, 5), (2, 5), &R);
+        assert_eq!(e.computed_macs, 2.0 * 6.0 * 16.0 * 8.0);
+        assert_eq!(e.compute, e.computed_macs / (100e9 * 0.5));
+        // 1.5 k MACs: the call cost dominates.
+        assert_eq!(e.bound, Bound::Call);
+    }
+
+    #[test]
+    fn the_error_is_a_median_of_relative_errors() {
+        let pairs = [(1.1, 1.0), (0.5, 1.0), (2.0, 2.0)];
+        assert!((median_relative_error(pairs) - 0.1).abs() < 1e-12);
+        assert_eq!(median_relative_error([]), 0.0);
+        assert!((median_relative_error([(1.0, 2.0), (3.0, 2.0)]) - 0.5).abs() < 1e-12);
+    }
+}
