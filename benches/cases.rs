@@ -7,8 +7,9 @@
 
 use crate::vww1::Vww1;
 use small_core::Filter;
+use small_core::ir::cost::Tile;
 use small_core::load::Generated;
-use small_core::{Arch, Blocked, Blocking, Dims, Error, layer};
+use small_core::{Arch, Blocked, Blocking, Dims, Error, LayerSpec, layer};
 use small_examples::models::Network;
 use small_examples::models::{ad::Autoencoder, dscnn::DsCnn, resnet8::Resnet8, vww::Vww};
 use std::error::Error as StdError;
@@ -208,6 +209,9 @@ pub struct Case {
     pub blocking: String,
     /// Output tile width and channels of a single layer.
     pub tile: Option<(usize, usize)>,
+    /// A single layer's spec, tile, input and output `(h, w)`: what the
+    /// cost model (`small_core::ir::cost`) needs.
+    pub layer: Option<(LayerSpec, Tile, (usize, usize), (usize, usize))>,
     run: Box<dyn FnMut() -> Result<(), Error>>,
 }
 
@@ -304,6 +308,12 @@ macro_rules! layer_case {
             bytes: 4 * (traffic + bias.map_or(0, |b| b.len())) as u64,
             blocking: describe(b),
             tile: Some((b.o_wb, b.tc)),
+            layer: Some((
+                spec,
+                Tile::of(b, arch.params().machine.int8_dot),
+                (s.h, s.w),
+                (out.h, out.w),
+            )),
             run: Box::new(move || layer.forward(&x, &mut y)),
         }
     }};
@@ -350,6 +360,7 @@ fn build_model<N: Network + 'static>(arch: Arch) -> Result<Case, Box<dyn StdErro
         bytes: 4 * traffic as u64,
         blocking: summarize(&net.blockings().flatten().collect::<Vec<_>>()),
         tile: None,
+        layer: None,
         run: Box::new(move || net.infer(&mut arena, &input, &mut out)),
     })
 }

@@ -266,6 +266,7 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
     println!("{}", Row::header());
     let mut rows = Vec::new();
     let mut threaded: Vec<String> = Vec::new();
+    let mut modelled: Vec<(f64, f64)> = Vec::new();
     for def in &defs {
         for &arch in &arches {
             let mut case = cases::build(def, arch)?;
@@ -273,6 +274,23 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
                 .map_err(|e| format!("{} on {}: {e}", def.name, arch.name()))?;
             let row = Row::new(&case, def.group(), stats, peak_of(arch));
             println!("{}", row.line());
+            // The cost model beside the measurement (single layers; the
+            // networks' layers: `mlperf_tiny --per-layer`).
+            let rates =
+                peak_of(arch).and_then(|p| small_examples::peak::rates_from(arch, p * 1e9, &bws));
+            if let (Some(r), Some((spec, tile, x, y))) = (rates, case.layer) {
+                let e = small_core::ir::cost::estimate(&spec, &tile, x, y, &r);
+                let measured = row.stats.median;
+                modelled.push((e.seconds, measured));
+                println!(
+                    "{:<20} {:<9} cost model: {:.1} µs, bound: {} ({:+.0}%)",
+                    "",
+                    "",
+                    e.seconds * 1e6,
+                    e.bound.name(),
+                    100.0 * (e.seconds - measured) / measured
+                );
+            }
             if o.threads > 1 {
                 small_core::threads::set_threads(o.threads);
                 let multi = timing::time(timing, || case.run())
@@ -299,6 +317,14 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
             std::io::stdout().flush().ok();
             rows.push(row);
         }
+    }
+
+    if !modelled.is_empty() {
+        println!(
+            "cost model (small_core::ir::cost): median |model - measured| / measured {:.0}% over {} layer cases",
+            100.0 * small_core::ir::cost::median_relative_error(modelled.iter().copied()),
+            modelled.len()
+        );
     }
 
     // JSON lines: the machine, then one per case and arch.

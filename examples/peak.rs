@@ -263,12 +263,16 @@ pub const EFFICIENCY: [f64; 2] = [0.82, 0.52];
 /// level), the L1 and L2 sizes, and [`CALL_CYCLES`] at the clock that the
 /// peak implies. `None` for an arch without an FMA peak.
 pub fn rates(arch: Arch, flops: f64, seconds: f64) -> Option<small_core::ir::cost::Rates> {
+    rates_from(arch, flops, &bandwidths(seconds))
+}
+
+/// [`rates`] from bandwidths measured already.
+pub fn rates_from(arch: Arch, flops: f64, bw: &[Bandwidth]) -> Option<small_core::ir::cost::Rates> {
     let m = arch.params().machine;
     if !flops.is_finite() || m.lanes < 2 {
         return None;
     }
     let hz = flops / (2.0 * (m.lanes * m.fma_per_cycle) as f64);
-    let bw = bandwidths(seconds);
     let gbps = |level: &str| bw.iter().find(|b| b.level == level).map(|b| b.gbps * 1e9);
     Some(small_core::ir::cost::Rates {
         flops,
