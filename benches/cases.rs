@@ -190,6 +190,10 @@ pub fn model_defs() -> Vec<CaseDef> {
         .collect()
 }
 
+/// A single layer as the cost model (`small_core::ir::cost`) sees it:
+/// spec, tile, input and output `(h, w)`.
+pub type Modelled = (LayerSpec, Tile, (usize, usize), (usize, usize));
+
 /// A case built for one arch: its work, its compulsory traffic and a
 /// closure running it once.
 pub struct Case {
@@ -209,9 +213,8 @@ pub struct Case {
     pub blocking: String,
     /// Output tile width and channels of a single layer.
     pub tile: Option<(usize, usize)>,
-    /// A single layer's spec, tile, input and output `(h, w)`: what the
-    /// cost model (`small_core::ir::cost`) needs.
-    pub layer: Option<(LayerSpec, Tile, (usize, usize), (usize, usize))>,
+    /// What the cost model needs of a single layer.
+    pub layer: Option<Modelled>,
     run: Box<dyn FnMut() -> Result<(), Error>>,
 }
 
