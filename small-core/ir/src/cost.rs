@@ -321,19 +321,23 @@ mod tests {
 
     #[test]
     fn padding_lanes_and_edge_columns_are_computed() {
-        // 8 channels take a 16-lane tile; 5 columns take two 3-wide tiles.
+        // 8 channels are stored `width(8)` lanes wide (a 16-lane block on
+        // x86-64, 8 lanes on Arm): a tile of that width computes them all;
+        // 5 columns take two 3-wide tiles.
         let spec = LayerSpec::new(1, 1, 8, 8, 1);
+        let tc = width(8);
         let tile = Tile {
             o_wb: 3,
-            tc: 16,
+            tc,
             rate: 0.5,
             accumulators: 3,
             int8_dot: 4,
         };
         let e = estimate(&spec, &tile, (2, 5), (2, 5), &R);
-        assert_eq!(e.computed_macs, 2.0 * 6.0 * 16.0 * 8.0);
+        assert_eq!(e.computed_macs, 2.0 * 6.0 * tc as f64 * 8.0);
+        assert_eq!(e.tiles, 4.0);
         assert_eq!(e.compute, e.computed_macs / (100e9 * 0.5));
-        // 1.5 k MACs: the call cost dominates.
+        // 1-2 k MACs: the call cost dominates.
         assert_eq!(e.bound, Bound::Call);
     }
 
