@@ -142,15 +142,13 @@ pub(super) struct Share {
     per_tile: usize,
     /// Column tiles of one row.
     pub(super) row_tiles: usize,
-    /// Output-channel tiles of the call.
-    tile_count: usize,
+    /// Output-channel tiles of the call; each may hold units of this part
+    /// (with fewer units than tiles, some hold none, and
+    /// [`Share::of_tile`] gives them empty ranges).
+    pub(super) tile_count: usize,
     /// This part's units.
     u0: usize,
     u1: usize,
-    /// The output-channel tiles that may hold them (all: with fewer units
-    /// than tiles, some tiles have none, and [`Share::of_tile`] gives them
-    /// empty ranges).
-    pub(super) tiles: Range<usize>,
 }
 
 impl Share {
@@ -178,7 +176,6 @@ impl Share {
             tile_count: tiles,
             u0,
             u1,
-            tiles: 0..tiles,
         }
     }
 
@@ -238,10 +235,9 @@ mod tests {
                             tile_count: tiles,
                             u0,
                             u1,
-                            tiles: 0..tiles,
                         };
                         let mut size = 0;
-                        for ot in share.tiles.clone() {
+                        for ot in 0..share.tile_count {
                             for r in share.units_of_tile(ot) {
                                 let u = r * tiles + ot;
                                 assert!((u0..u1).contains(&u), "{tiles} {per_tile} {parts} {part}");

@@ -139,7 +139,7 @@ pub unsafe fn run<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize
     let first = p.first_tile();
     // Algorithm 1, lines 1-2: `g` in steps of `G_b`, `k` in steps of `K_b`
     // (parallel), as one loop over tiles of `TC = G_b x K_b` channels.
-    'output_channel_tiles: for ot in share.tiles.clone() {
+    'output_channel_tiles: for ot in 0..share.tile_count {
         let (rows, cols) = share.of_tile(p, ot);
         if rows.is_empty() || cols.is_empty() {
             continue;
