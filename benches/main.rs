@@ -267,6 +267,11 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let mut rows = Vec::new();
     let mut threaded: Vec<String> = Vec::new();
     let mut modelled: Vec<(f64, f64)> = Vec::new();
+    // The cost model's machine numbers, per arch with a peak.
+    let rates: Vec<_> = peaks
+        .iter()
+        .filter_map(|&(a, p)| Some((a, small_examples::peak::rates_from(a, p * 1e9, &bws)?)))
+        .collect();
     for def in &defs {
         for &arch in &arches {
             let mut case = cases::build(def, arch)?;
@@ -276,8 +281,7 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
             println!("{}", row.line());
             // The cost model beside the measurement (single layers; the
             // networks' layers: `mlperf_tiny --per-layer`).
-            let rates =
-                peak_of(arch).and_then(|p| small_examples::peak::rates_from(arch, p * 1e9, &bws));
+            let rates = rates.iter().find(|r| r.0 == arch).map(|r| r.1);
             if let (Some(r), Some((spec, tile, x, y))) = (rates, case.layer) {
                 let e = small_core::ir::cost::estimate(&spec, &tile, x, y, &r);
                 let measured = row.stats.median;

@@ -87,14 +87,27 @@ pub fn bandwidth_levels() -> [(&'static str, usize); 3] {
     ]
 }
 
-/// The largest data or unified cache of cpu0 (sysfs), in bytes.
-pub fn last_level_cache_bytes() -> Option<usize> {
-    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+/// cpu0's caches (sysfs): `(level, type, bytes)`, e.g. `(2, "Unified",
+/// 2 MiB)`; empty where sysfs has none.
+fn caches() -> Vec<(u32, String, usize)> {
+    let Ok(dir) = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache") else {
+        return Vec::new();
+    };
     dir.filter_map(|e| {
-        let size = std::fs::read_to_string(e.ok()?.path().join("size")).ok()?;
-        parse_size(size.trim())
+        let path = e.ok()?.path();
+        let read = |f: &str| std::fs::read_to_string(path.join(f)).ok();
+        Some((
+            read("level")?.trim().parse().ok()?,
+            read("type")?.trim().to_string(),
+            parse_size(read("size")?.trim())?,
+        ))
     })
-    .max()
+    .collect()
+}
+
+/// The largest cache of cpu0, in bytes.
+fn last_level_cache_bytes() -> Option<usize> {
+    caches().into_iter().map(|c| c.2).max()
 }
 
 /// `32768K`, `2M`, `512` -> bytes.
@@ -221,22 +234,12 @@ impl SimdFn for Sum<'_> {
     }
 }
 
-/// Size of cpu0's data or unified cache of `level` (1, 2, ...) from
-/// sysfs, bytes.
+/// Size of cpu0's data or unified cache of `level` (1, 2, ...), bytes.
 pub fn cache_bytes(level: u32) -> Option<usize> {
-    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
-    dir.filter_map(|e| {
-        let path = e.ok()?.path();
-        let read = |f: &str| std::fs::read_to_string(path.join(f)).ok();
-        let is_level = read("level")?.trim().parse::<u32>().ok()? == level;
-        let data = matches!(read("type")?.trim(), "Data" | "Unified");
-        if is_level && data {
-            parse_size(read("size")?.trim())
-        } else {
-            None
-        }
-    })
-    .next()
+    caches()
+        .into_iter()
+        .find(|(l, kind, _)| *l == level && matches!(kind.as_str(), "Data" | "Unified"))
+        .map(|c| c.2)
 }
 
 /// The cost model's calibration (`small_core::ir::cost`, after Ramírez
