@@ -514,11 +514,21 @@ fn print_layers<N: Model>(
     let err = |e: small_core::Error| e.to_string();
     println!("\n{name} per layer ({}):", net.arch().name());
     println!(
-        "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10} {:>8} {:>9} {:<6}  blocking",
-        "#", "layer", "declaration", "output", "MACs", "median us", "GFLOP/s", "model us", "bound"
+        "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10} {:>8} {:>9} {:>9} {:<6}  blocking",
+        "#",
+        "layer",
+        "declaration",
+        "output",
+        "MACs",
+        "median us",
+        "GFLOP/s",
+        "in net us",
+        "model us",
+        "bound"
     );
     let blockings: Vec<_> = net.blockings().collect();
     let int8_dot = net.arch().params().machine.int8_dot;
+    let in_net = in_sequence(net, arena, input)?;
     let mut pairs = Vec::new();
     for (i, l) in N::LAYERS.iter().enumerate() {
         // Bring the arena to the state layer i expects, then time it alone.
@@ -563,7 +573,7 @@ fn print_layers<N: Model>(
             _ => ("-".into(), ""),
         };
         println!(
-            "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10.2} {:>8.1} {:>9} {:<6}  {blocking}",
+            "{:>3} {:<8} {:<34} {:>14} {:>10} {:>10.2} {:>8.1} {:>9.2} {:>9} {:<6}  {blocking}",
             i,
             l.name,
             decl,
@@ -571,6 +581,7 @@ fn print_layers<N: Model>(
             l.macs,
             t.as_secs_f64() * 1e6,
             2.0 * l.macs as f64 / t.as_secs_f64() / 1e9,
+            in_net[i].as_secs_f64() * 1e6,
             model.0,
             model.1,
         );
@@ -583,6 +594,40 @@ fn print_layers<N: Model>(
         );
     }
     Ok(pairs)
+}
+
+/// Each layer's median time while whole forward passes run back to back
+/// (the layers before it having just run, on whichever core wrote their
+/// rows), unlike the "median us" column, which repeats one layer.
+fn in_sequence<N: Model>(
+    net: &N,
+    arena: &mut [N::Elem],
+    input: &[N::Elem],
+) -> Result<Vec<Duration>, String> {
+    let err = |e: small_core::Error| e.to_string();
+    N::tensor_mut(arena, 0)
+        .map_err(err)?
+        .fill_from_nhwc(input)
+        .map_err(err)?;
+    let layers = N::LAYERS.len();
+    let mut runs = vec![Vec::new(); layers];
+    let start = Instant::now();
+    while runs[0].len() < 20 || start.elapsed() < Duration::from_millis(100) {
+        let mut t = Instant::now();
+        for (i, r) in runs.iter_mut().enumerate() {
+            net.forward_layer(i, arena).map_err(err)?;
+            let now = Instant::now();
+            r.push(now - t);
+            t = now;
+        }
+    }
+    Ok(runs
+        .iter_mut()
+        .map(|r| {
+            r.sort();
+            r[r.len() / 2]
+        })
+        .collect())
 }
 
 /// Real weights from `dir`: every golden input, plus the real samples.

@@ -20,6 +20,20 @@ pub const MACHINE: Machine = Machine {
     lanes: 16,
     fma_latency: 4,
     fma_per_cycle: 2,
+    // A broadcast tile of 12 accumulators left the FMA pipes idle on an
+    // Intel Xeon VM (2026-11-28, 2 x 512-bit FMA, peak 243 GFLOP/s; DS-CNN's
+    // 1x1 64->64 layer as intrinsics over 120 pixels): 12 accumulators
+    // (3 columns x 4 vectors) 163 GFLOP/s, 16 (4 x 4) 175, 24 (6 x 4) 193,
+    // 24 (12 x 2) 196. The same loads per FMA with twice the accumulators
+    // ran 20 % faster, so latency, not the load ports, held them back. 24
+    // (operand latency 8) cost more than it gained in the networks, whose
+    // rows are 32, 16 and 8 pixels wide (ResNet-8 f32 180 -> 194 µs: its
+    // 32x32x16 layers ran 24-column tiles over 48 columns). 16, with the
+    // tie-break on FMAs per load in `small_ir::blocking`, against 12 in one
+    // run (`mlperf_tiny`, 5 interleaved rounds, median µs, one thread):
+    // ResNet-8 f32 162 -> 132, i8 87 -> 81; VWW 0.25 f32 151 -> 146, i8
+    // 152 -> 140; DS-CNN f32 40.5 -> 39.5; AD unchanged.
+    operand_latency: 4,
     fma_cycles: 1,
     mul_add_cycles: 2,
     loads_per_cycle: 2,

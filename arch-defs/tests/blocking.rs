@@ -36,39 +36,42 @@ fn tile(arch: &Machine, s: &LayerSpec) -> (usize, usize) {
 #[test]
 fn conv_tiles_match_hand_worked_cases() {
     let conv = spec(3, 3, 16, 32, 1, 1, Reduction::Fma);
-    // Every arch below: latency 4 x 2 FMA/cycle, so a broadcast tile
-    // needs >= 12 accumulators (1.5 x 8). Two forms: per tap (nv weight
-    // vectors + 1 broadcast register, O_wb nv / (O_wb + nv) FMA/load)
-    // and column-streamed (3 nv weights + 1, 3 O_wb nv / (3 nv + O_wb + 2)).
+    // A broadcast tile needs `FMAs/cycle x (latency + operand latency)`
+    // accumulators: 2 x (4 + 2) = 12 on AVX2, NEON and the reference,
+    // 2 x (4 + 4) = 16 on AVX-512. Two forms: per tap (nv weight vectors
+    // + 1 broadcast register, O_wb nv / (O_wb + nv) FMA/load) and
+    // column-streamed (3 nv weights + 1, 3 O_wb nv / (3 nv + O_wb + 2)).
+    // Among tiles equally fast by the model with the fewest accumulators,
+    // the most FMAs per load wins, then the fewest columns.
     // AVX2: 16 regs, 8 lanes, 2 loads/cycle feed 2 FMAs/cycle once
     // FMA/load >= 1.
     // nv=1 (TC 8): per tap O_wb=12 has 12/13 FMA/load (0.92 of the rate,
-    //   14 regs); columns O_wb=12: 36/17 (full rate, 16 regs).
+    //   14 regs); columns O_wb=12: 36/17 = 2.1 (full rate, 16 regs).
     // nv=2 (TC 16): per tap O_wb=6: 12 acc, 12/8 = 1.5 FMA/load, full rate,
     //   12 + 2 + 1 = 15 regs; columns would need 12 + 6 + 1 = 19.
-    // The narrowest tile with 12 accumulators: 6 x 16 per tap.
-    assert_eq!(tile(&arch_defs::avx2::MACHINE, &conv), (6, 16));
-    assert!(!derive(&arch_defs::avx2::MACHINE, &conv).columns);
-    // NEON: 32 regs, 4 lanes. nv=4 (TC 16), O_wb=3: columns 36/17 = 2.1
-    // FMA/load with 12 + 12 + 1 = 25 regs, per tap 12/7 = 1.7 (both full
-    // rate); nv=2 needs 6 columns. Narrowest, then most FMAs per load:
-    // 3 x 16 column-streamed.
-    assert_eq!(tile(&arch_defs::neon::MACHINE, &conv), (3, 16));
+    // 12 accumulators both; the most FMAs per load: 12 x 8 column-streamed.
+    assert_eq!(tile(&arch_defs::avx2::MACHINE, &conv), (12, 8));
+    assert!(derive(&arch_defs::avx2::MACHINE, &conv).columns);
+    // NEON: 32 regs, 4 lanes. Column-streamed nv=2 (TC 8), O_wb=6: 36/14 =
+    // 2.6 FMA/load with 12 + 6 + 1 = 19 regs; nv=4, O_wb=3: 36/17 = 2.1
+    // (25 regs); per tap nv=4, O_wb=3: 12/7 = 1.7 (all full rate, 12 acc).
+    assert_eq!(tile(&arch_defs::neon::MACHINE, &conv), (6, 8));
     assert!(derive(&arch_defs::neon::MACHINE, &conv).columns);
     // Scalar, 32 regs, 1 load/cycle for 2 FMAs/cycle: needs >= 1.8 FMA/load
-    // for 90 % of the rate. nv=4, O_wb=3: columns 36/17 = 2.1 (25 regs);
-    // per tap only 12/7 = 1.7. nv=2 and nv=1 need 6 and 12 columns.
-    assert_eq!(tile(&arch_defs::reference::MACHINE, &conv), (3, 4));
+    // for 90 % of the rate. Column-streamed nv=2, O_wb=6: 36/14 = 2.6
+    // (19 regs); nv=4, O_wb=3: 36/17 = 2.1 (25 regs); per tap only 12/7.
+    assert_eq!(tile(&arch_defs::reference::MACHINE, &conv), (6, 2));
     // AVX-512, 32 regs, 16 lanes, broadcast from memory: K=32 allows nv=2;
-    // O_wb=6: 12 acc; columns 36/14 = 2.6 FMA/load (19 regs), per tap 1.5.
-    assert_eq!(tile(&arch_defs::avx512::MACHINE, &conv), (6, 32));
+    // 16 acc with O_wb=8: columns 48/16 = 3 FMA/load (16 + 6 + 1 = 23
+    // regs), per tap 16/10.
+    assert_eq!(tile(&arch_defs::avx512::MACHINE, &conv), (8, 32));
     assert!(derive(&arch_defs::avx512::MACHINE, &conv).columns);
-    // With K = 16 only nv=1 fits the channels: O_wb = 12, and columns
-    // (36/17 = 2.1 FMA/load) beat per tap (12/13). Measured on Zen 5,
+    // With K = 16 only nv=1 fits the channels: O_wb = 16, and columns
+    // (48/21 = 2.3 FMA/load) beat per tap (16/17). Measured on Zen 5,
     // conv 3x3 48x48x16: per tap with 8 columns 59 us, column-streamed
     // with 8 columns 49 us, with 12 columns 43 us.
     let k16 = spec(3, 3, 16, 16, 1, 1, Reduction::Fma);
-    assert_eq!(tile(&arch_defs::avx512::MACHINE, &k16), (12, 16));
+    assert_eq!(tile(&arch_defs::avx512::MACHINE, &k16), (16, 16));
     assert!(derive(&arch_defs::avx512::MACHINE, &k16).columns);
     // A 1x1 filter has one form: per tap.
     let pw = spec(1, 1, 64, 64, 1, 1, Reduction::Fma);
@@ -95,7 +98,7 @@ fn channelwise_tiles_match_hand_worked_cases() {
 fn cortex_m4_tiles_match_hand_worked_cases() {
     let m4 = &arch_defs::cortex_m4::MACHINE;
     // Cortex-M4F: 32 s registers, 1 lane, VFMA latency 3 x 1 FMA/cycle
-    // -> >= 5 accumulators for a broadcast tile (1.5 x 3, rounded up),
+    // -> >= 5 accumulators for a broadcast tile (1 x (3 + 2)),
     // >= 3 for a channelwise one. Single issue: a tile doing s FMAs per
     // load spends s / (s + 1) of its instructions on FMAs; tiles within
     // 0.9 of the best count as equally fast (NEAR), the narrowest wins.

@@ -3,12 +3,12 @@
 Blocking per arch (see [`Self::explain`]):
 
 ```text
-avx2: broadcast (per tap) kernel, tile O_wb=6 x TC=16 channels (2 vector(s) of 8 lanes): 12 accumulators, 15 of 16 registers, 1.50 ops per load (100% of the FMA rate at 2 loads/cycle); latency 4 x 2 FMA/cycle needs 12 independent accumulators (1.5x, for slack).
+avx2: broadcast (column-streamed) kernel, tile O_wb=12 x TC=8 channels (1 vector(s) of 8 lanes): 12 accumulators, 16 of 16 registers, 2.12 ops per load (100% of the FMA rate at 2 loads/cycle); latency (4 + 2 for the loaded operands) x 2 FMA/cycle needs 12 independent accumulators.
     candidate nv=1 (TC=8): O_wb=12, 12 acc, 14/16 regs, 0.92 ops/load, 92% of the FMA rate
     candidate nv=1 (TC=8) column-streamed: O_wb=12, 12 acc, 16/16 regs, 2.12 ops/load, 100% of the FMA rate
     candidate nv=2 (TC=16): O_wb=6, 12 acc, 15/16 regs, 1.50 ops/load, 100% of the FMA rate
     candidate nv=2 (TC=16) column-streamed: O_wb=2, 4 acc, 11/16 regs, 1.20 ops/load, 100% of the FMA rate, too few accumulators to hide the latency
-reference: broadcast (column-streamed) kernel, tile O_wb=3 x TC=4 channels (4 vector(s) of 1 lanes): 12 accumulators, 25 of 32 registers, 2.12 ops per load (100% of the FMA rate at 1 loads/cycle); latency 4 x 2 FMA/cycle needs 12 independent accumulators (1.5x, for slack).
+reference: broadcast (column-streamed) kernel, tile O_wb=6 x TC=2 channels (2 vector(s) of 1 lanes): 12 accumulators, 19 of 32 registers, 2.57 ops per load (100% of the FMA rate at 1 loads/cycle); latency (4 + 2 for the loaded operands) x 2 FMA/cycle needs 12 independent accumulators.
     candidate nv=1 (TC=1): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 46% of the FMA rate
     candidate nv=1 (TC=1) column-streamed: O_wb=12, 12 acc, 16/32 regs, 2.12 ops/load, 100% of the FMA rate
     candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate
@@ -49,16 +49,16 @@ impl Conv3x3 {
         ::small_core::Blocking {
             arch: ::small_core::Arch::Avx2,
             kind: ::small_core::KernelKind::Broadcast,
-            columns: false,
-            o_wb: 6,
+            columns: true,
+            o_wb: 12,
             g_b: 1,
-            k_b: 16,
+            k_b: 8,
             f_cb: 16,
-            tc: 16,
-            vectors: 2,
+            tc: 8,
+            vectors: 1,
             accumulators: 12,
-            registers: 15,
-            ops_per_load: 1.5f64,
+            registers: 16,
+            ops_per_load: 2.1176470588235294f64,
             rate: 1f64,
             fused: true,
         },
@@ -66,21 +66,21 @@ impl Conv3x3 {
             arch: ::small_core::Arch::Reference,
             kind: ::small_core::KernelKind::Broadcast,
             columns: true,
-            o_wb: 3,
+            o_wb: 6,
             g_b: 1,
-            k_b: 4,
+            k_b: 2,
             f_cb: 16,
-            tc: 4,
-            vectors: 4,
+            tc: 2,
+            vectors: 2,
             accumulators: 12,
-            registers: 25,
-            ops_per_load: 2.1176470588235294f64,
+            registers: 19,
+            ops_per_load: 2.5714285714285716f64,
             rate: 1f64,
             fused: true,
         },
     ];
     /// How each blocking was derived.
-    pub const EXPLAIN: &'static str = "avx2: broadcast (per tap) kernel, tile O_wb=6 x TC=16 channels (2 vector(s) of 8 lanes): 12 accumulators, 15 of 16 registers, 1.50 ops per load (100% of the FMA rate at 2 loads/cycle); latency 4 x 2 FMA/cycle needs 12 independent accumulators (1.5x, for slack).\n    candidate nv=1 (TC=8): O_wb=12, 12 acc, 14/16 regs, 0.92 ops/load, 92% of the FMA rate\n    candidate nv=1 (TC=8) column-streamed: O_wb=12, 12 acc, 16/16 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=16): O_wb=6, 12 acc, 15/16 regs, 1.50 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=16) column-streamed: O_wb=2, 4 acc, 11/16 regs, 1.20 ops/load, 100% of the FMA rate, too few accumulators to hide the latency\nreference: broadcast (column-streamed) kernel, tile O_wb=3 x TC=4 channels (4 vector(s) of 1 lanes): 12 accumulators, 25 of 32 registers, 2.12 ops per load (100% of the FMA rate at 1 loads/cycle); latency 4 x 2 FMA/cycle needs 12 independent accumulators (1.5x, for slack).\n    candidate nv=1 (TC=1): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 46% of the FMA rate\n    candidate nv=1 (TC=1) column-streamed: O_wb=12, 12 acc, 16/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate\n    candidate nv=2 (TC=2) column-streamed: O_wb=6, 12 acc, 19/32 regs, 2.57 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4): O_wb=4, 16 acc, 21/32 regs, 2.00 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4) column-streamed: O_wb=3, 12 acc, 25/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=8 (TC=8): O_wb=2, 16 acc, 25/32 regs, 1.60 ops/load, 80% of the FMA rate\n";
+    pub const EXPLAIN: &'static str = "avx2: broadcast (column-streamed) kernel, tile O_wb=12 x TC=8 channels (1 vector(s) of 8 lanes): 12 accumulators, 16 of 16 registers, 2.12 ops per load (100% of the FMA rate at 2 loads/cycle); latency (4 + 2 for the loaded operands) x 2 FMA/cycle needs 12 independent accumulators.\n    candidate nv=1 (TC=8): O_wb=12, 12 acc, 14/16 regs, 0.92 ops/load, 92% of the FMA rate\n    candidate nv=1 (TC=8) column-streamed: O_wb=12, 12 acc, 16/16 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=16): O_wb=6, 12 acc, 15/16 regs, 1.50 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=16) column-streamed: O_wb=2, 4 acc, 11/16 regs, 1.20 ops/load, 100% of the FMA rate, too few accumulators to hide the latency\nreference: broadcast (column-streamed) kernel, tile O_wb=6 x TC=2 channels (2 vector(s) of 1 lanes): 12 accumulators, 19 of 32 registers, 2.57 ops per load (100% of the FMA rate at 1 loads/cycle); latency (4 + 2 for the loaded operands) x 2 FMA/cycle needs 12 independent accumulators.\n    candidate nv=1 (TC=1): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 46% of the FMA rate\n    candidate nv=1 (TC=1) column-streamed: O_wb=12, 12 acc, 16/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate\n    candidate nv=2 (TC=2) column-streamed: O_wb=6, 12 acc, 19/32 regs, 2.57 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4): O_wb=4, 16 acc, 21/32 regs, 2.00 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4) column-streamed: O_wb=3, 12 acc, 25/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=8 (TC=8): O_wb=2, 16 acc, 25/32 regs, 1.60 ops/load, 80% of the FMA rate\n";
     /// How the blocking of each arch was derived, candidates included.
     pub fn explain() -> &'static str {
         Self::EXPLAIN
@@ -397,8 +397,8 @@ mod __small_layer_Conv3x3 {
                 residual: false,
                 dtype: ::small_core::Dtype::F32,
             };
-            const O_WB: usize = 6;
-            const TC: usize = 16;
+            const O_WB: usize = 12;
+            const TC: usize = 8;
             const TAIL: usize = 2;
             #[inline(always)]
             unsafe fn full(t: &Tile<E>) {
@@ -407,130 +407,193 @@ mod __small_layer_Conv3x3 {
                     const OUT_W: usize = ::small_core::__rt::width(8);
                     let bias = t.bias;
                     let b0 = A::load(bias);
-                    let b1 = A::load(bias.wrapping_add(8));
                     let out = t.out;
                     let (
                         mut c0_0,
-                        mut c0_1,
                         mut c1_0,
-                        mut c1_1,
                         mut c2_0,
-                        mut c2_1,
                         mut c3_0,
-                        mut c3_1,
                         mut c4_0,
-                        mut c4_1,
                         mut c5_0,
-                        mut c5_1,
+                        mut c6_0,
+                        mut c7_0,
+                        mut c8_0,
+                        mut c9_0,
+                        mut c10_0,
+                        mut c11_0,
                     ) = if t.partial_in {
                         (
                             A::load(out),
-                            A::load(out.wrapping_add(8)),
                             A::load(out.wrapping_add(OUT_W)),
-                            A::load(out.wrapping_add(OUT_W + 8)),
                             A::load(out.wrapping_add(2 * OUT_W)),
-                            A::load(out.wrapping_add(2 * OUT_W + 8)),
                             A::load(out.wrapping_add(3 * OUT_W)),
-                            A::load(out.wrapping_add(3 * OUT_W + 8)),
                             A::load(out.wrapping_add(4 * OUT_W)),
-                            A::load(out.wrapping_add(4 * OUT_W + 8)),
                             A::load(out.wrapping_add(5 * OUT_W)),
-                            A::load(out.wrapping_add(5 * OUT_W + 8)),
+                            A::load(out.wrapping_add(6 * OUT_W)),
+                            A::load(out.wrapping_add(7 * OUT_W)),
+                            A::load(out.wrapping_add(8 * OUT_W)),
+                            A::load(out.wrapping_add(9 * OUT_W)),
+                            A::load(out.wrapping_add(10 * OUT_W)),
+                            A::load(out.wrapping_add(11 * OUT_W)),
                         )
                     } else {
-                        (b0, b1, b0, b1, b0, b1, b0, b1, b0, b1, b0, b1)
+                        (b0, b0, b0, b0, b0, b0, b0, b0, b0, b0, b0, b0)
                     };
                     const CB: usize = 16;
                     let mut blk = t.inp;
                     let mut wb = t.wts;
                     if t.tail {
                         for x in t.x0..t.x1 {
-                            for y in 0..3 {
-                                let row = blk.wrapping_add(x * t.in_row + y * IN_W);
-                                let wr = wb.wrapping_add((x * 3 + y) * 32);
-                                let w0 = A::load(wr);
-                                let w1 = A::load(wr.wrapping_add(8));
-                                let i = A::broadcast(row);
-                                c0_0 = A::fma(c0_0, i, w0);
-                                c0_1 = A::fma(c0_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(IN_W));
-                                c1_0 = A::fma(c1_0, i, w0);
-                                c1_1 = A::fma(c1_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(2 * IN_W));
-                                c2_0 = A::fma(c2_0, i, w0);
-                                c2_1 = A::fma(c2_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(3 * IN_W));
-                                c3_0 = A::fma(c3_0, i, w0);
-                                c3_1 = A::fma(c3_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(4 * IN_W));
-                                c4_0 = A::fma(c4_0, i, w0);
-                                c4_1 = A::fma(c4_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(5 * IN_W));
-                                c5_0 = A::fma(c5_0, i, w0);
-                                c5_1 = A::fma(c5_1, i, w1);
-                                let w0 = A::load(wr.wrapping_add(16));
-                                let w1 = A::load(wr.wrapping_add(24));
-                                let i = A::broadcast(row.wrapping_add(1));
-                                c0_0 = A::fma(c0_0, i, w0);
-                                c0_1 = A::fma(c0_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(IN_W + 1));
-                                c1_0 = A::fma(c1_0, i, w0);
-                                c1_1 = A::fma(c1_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
-                                c2_0 = A::fma(c2_0, i, w0);
-                                c2_1 = A::fma(c2_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
-                                c3_0 = A::fma(c3_0, i, w0);
-                                c3_1 = A::fma(c3_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
-                                c4_0 = A::fma(c4_0, i, w0);
-                                c4_1 = A::fma(c4_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
-                                c5_0 = A::fma(c5_0, i, w0);
-                                c5_1 = A::fma(c5_1, i, w1);
-                            }
+                            let row = blk.wrapping_add(x * t.in_row);
+                            let wr = wb.wrapping_add(x * 48);
+                            let w0_0 = A::load(wr);
+                            let w1_0 = A::load(wr.wrapping_add(16));
+                            let w2_0 = A::load(wr.wrapping_add(32));
+                            let i = A::broadcast(row);
+                            c0_0 = A::fma(c0_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(IN_W));
+                            c0_0 = A::fma(c0_0, i, w1_0);
+                            c1_0 = A::fma(c1_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(2 * IN_W));
+                            c0_0 = A::fma(c0_0, i, w2_0);
+                            c1_0 = A::fma(c1_0, i, w1_0);
+                            c2_0 = A::fma(c2_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(3 * IN_W));
+                            c1_0 = A::fma(c1_0, i, w2_0);
+                            c2_0 = A::fma(c2_0, i, w1_0);
+                            c3_0 = A::fma(c3_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(4 * IN_W));
+                            c2_0 = A::fma(c2_0, i, w2_0);
+                            c3_0 = A::fma(c3_0, i, w1_0);
+                            c4_0 = A::fma(c4_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(5 * IN_W));
+                            c3_0 = A::fma(c3_0, i, w2_0);
+                            c4_0 = A::fma(c4_0, i, w1_0);
+                            c5_0 = A::fma(c5_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(6 * IN_W));
+                            c4_0 = A::fma(c4_0, i, w2_0);
+                            c5_0 = A::fma(c5_0, i, w1_0);
+                            c6_0 = A::fma(c6_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(7 * IN_W));
+                            c5_0 = A::fma(c5_0, i, w2_0);
+                            c6_0 = A::fma(c6_0, i, w1_0);
+                            c7_0 = A::fma(c7_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(8 * IN_W));
+                            c6_0 = A::fma(c6_0, i, w2_0);
+                            c7_0 = A::fma(c7_0, i, w1_0);
+                            c8_0 = A::fma(c8_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(9 * IN_W));
+                            c7_0 = A::fma(c7_0, i, w2_0);
+                            c8_0 = A::fma(c8_0, i, w1_0);
+                            c9_0 = A::fma(c9_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(10 * IN_W));
+                            c8_0 = A::fma(c8_0, i, w2_0);
+                            c9_0 = A::fma(c9_0, i, w1_0);
+                            c10_0 = A::fma(c10_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(11 * IN_W));
+                            c9_0 = A::fma(c9_0, i, w2_0);
+                            c10_0 = A::fma(c10_0, i, w1_0);
+                            c11_0 = A::fma(c11_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(12 * IN_W));
+                            c10_0 = A::fma(c10_0, i, w2_0);
+                            c11_0 = A::fma(c11_0, i, w1_0);
+                            let i = A::broadcast(row.wrapping_add(13 * IN_W));
+                            c11_0 = A::fma(c11_0, i, w2_0);
+                            let w0_0 = A::load(wr.wrapping_add(8));
+                            let w1_0 = A::load(wr.wrapping_add(24));
+                            let w2_0 = A::load(wr.wrapping_add(40));
+                            let i = A::broadcast(row.wrapping_add(1));
+                            c0_0 = A::fma(c0_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(IN_W + 1));
+                            c0_0 = A::fma(c0_0, i, w1_0);
+                            c1_0 = A::fma(c1_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
+                            c0_0 = A::fma(c0_0, i, w2_0);
+                            c1_0 = A::fma(c1_0, i, w1_0);
+                            c2_0 = A::fma(c2_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
+                            c1_0 = A::fma(c1_0, i, w2_0);
+                            c2_0 = A::fma(c2_0, i, w1_0);
+                            c3_0 = A::fma(c3_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
+                            c2_0 = A::fma(c2_0, i, w2_0);
+                            c3_0 = A::fma(c3_0, i, w1_0);
+                            c4_0 = A::fma(c4_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
+                            c3_0 = A::fma(c3_0, i, w2_0);
+                            c4_0 = A::fma(c4_0, i, w1_0);
+                            c5_0 = A::fma(c5_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(6 * IN_W + 1));
+                            c4_0 = A::fma(c4_0, i, w2_0);
+                            c5_0 = A::fma(c5_0, i, w1_0);
+                            c6_0 = A::fma(c6_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(7 * IN_W + 1));
+                            c5_0 = A::fma(c5_0, i, w2_0);
+                            c6_0 = A::fma(c6_0, i, w1_0);
+                            c7_0 = A::fma(c7_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(8 * IN_W + 1));
+                            c6_0 = A::fma(c6_0, i, w2_0);
+                            c7_0 = A::fma(c7_0, i, w1_0);
+                            c8_0 = A::fma(c8_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(9 * IN_W + 1));
+                            c7_0 = A::fma(c7_0, i, w2_0);
+                            c8_0 = A::fma(c8_0, i, w1_0);
+                            c9_0 = A::fma(c9_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(10 * IN_W + 1));
+                            c8_0 = A::fma(c8_0, i, w2_0);
+                            c9_0 = A::fma(c9_0, i, w1_0);
+                            c10_0 = A::fma(c10_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(11 * IN_W + 1));
+                            c9_0 = A::fma(c9_0, i, w2_0);
+                            c10_0 = A::fma(c10_0, i, w1_0);
+                            c11_0 = A::fma(c11_0, i, w0_0);
+                            let i = A::broadcast(row.wrapping_add(12 * IN_W + 1));
+                            c10_0 = A::fma(c10_0, i, w2_0);
+                            c11_0 = A::fma(c11_0, i, w1_0);
+                            let i = A::broadcast(row.wrapping_add(13 * IN_W + 1));
+                            c11_0 = A::fma(c11_0, i, w2_0);
                         }
                     }
                     let out = t.out;
                     if t.partial_out {
                         A::store(out, c0_0);
-                        A::store(out.wrapping_add(8), c0_1);
                         A::store(out.wrapping_add(OUT_W), c1_0);
-                        A::store(out.wrapping_add(OUT_W + 8), c1_1);
                         A::store(out.wrapping_add(2 * OUT_W), c2_0);
-                        A::store(out.wrapping_add(2 * OUT_W + 8), c2_1);
                         A::store(out.wrapping_add(3 * OUT_W), c3_0);
-                        A::store(out.wrapping_add(3 * OUT_W + 8), c3_1);
                         A::store(out.wrapping_add(4 * OUT_W), c4_0);
-                        A::store(out.wrapping_add(4 * OUT_W + 8), c4_1);
                         A::store(out.wrapping_add(5 * OUT_W), c5_0);
-                        A::store(out.wrapping_add(5 * OUT_W + 8), c5_1);
+                        A::store(out.wrapping_add(6 * OUT_W), c6_0);
+                        A::store(out.wrapping_add(7 * OUT_W), c7_0);
+                        A::store(out.wrapping_add(8 * OUT_W), c8_0);
+                        A::store(out.wrapping_add(9 * OUT_W), c9_0);
+                        A::store(out.wrapping_add(10 * OUT_W), c10_0);
+                        A::store(out.wrapping_add(11 * OUT_W), c11_0);
                     } else {
                         let zero = A::zero();
                         c0_0 = A::max(c0_0, zero);
                         A::store(out, c0_0);
-                        c0_1 = A::max(c0_1, zero);
-                        A::store(out.wrapping_add(8), c0_1);
                         c1_0 = A::max(c1_0, zero);
                         A::store(out.wrapping_add(OUT_W), c1_0);
-                        c1_1 = A::max(c1_1, zero);
-                        A::store(out.wrapping_add(OUT_W + 8), c1_1);
                         c2_0 = A::max(c2_0, zero);
                         A::store(out.wrapping_add(2 * OUT_W), c2_0);
-                        c2_1 = A::max(c2_1, zero);
-                        A::store(out.wrapping_add(2 * OUT_W + 8), c2_1);
                         c3_0 = A::max(c3_0, zero);
                         A::store(out.wrapping_add(3 * OUT_W), c3_0);
-                        c3_1 = A::max(c3_1, zero);
-                        A::store(out.wrapping_add(3 * OUT_W + 8), c3_1);
                         c4_0 = A::max(c4_0, zero);
                         A::store(out.wrapping_add(4 * OUT_W), c4_0);
-                        c4_1 = A::max(c4_1, zero);
-                        A::store(out.wrapping_add(4 * OUT_W + 8), c4_1);
                         c5_0 = A::max(c5_0, zero);
                         A::store(out.wrapping_add(5 * OUT_W), c5_0);
-                        c5_1 = A::max(c5_1, zero);
-                        A::store(out.wrapping_add(5 * OUT_W + 8), c5_1);
+                        c6_0 = A::max(c6_0, zero);
+                        A::store(out.wrapping_add(6 * OUT_W), c6_0);
+                        c7_0 = A::max(c7_0, zero);
+                        A::store(out.wrapping_add(7 * OUT_W), c7_0);
+                        c8_0 = A::max(c8_0, zero);
+                        A::store(out.wrapping_add(8 * OUT_W), c8_0);
+                        c9_0 = A::max(c9_0, zero);
+                        A::store(out.wrapping_add(9 * OUT_W), c9_0);
+                        c10_0 = A::max(c10_0, zero);
+                        A::store(out.wrapping_add(10 * OUT_W), c10_0);
+                        c11_0 = A::max(c11_0, zero);
+                        A::store(out.wrapping_add(11 * OUT_W), c11_0);
                     }
                 }
             }
@@ -549,32 +612,25 @@ mod __small_layer_Conv3x3 {
                 const OUT_W: usize = ::small_core::__rt::width(8);
                 let bias = t.bias;
                 let b0 = A::load(bias);
-                let b1 = A::load(bias.wrapping_add(8));
                 let out = t.out;
                 let (
                     mut c0_0,
-                    mut c0_1,
                     mut c1_0,
-                    mut c1_1,
                     mut c2_0,
-                    mut c2_1,
                     mut c3_0,
-                    mut c3_1,
                     mut c4_0,
-                    mut c4_1,
                     mut c5_0,
-                    mut c5_1,
+                    mut c6_0,
+                    mut c7_0,
+                    mut c8_0,
+                    mut c9_0,
+                    mut c10_0,
+                    mut c11_0,
                 ) = if t.partial_in {
                     (
                         A::load(out),
-                        A::load(out.wrapping_add(8)),
                         if 1 < t.w {
                             A::load(out.wrapping_add(OUT_W))
-                        } else {
-                            A::zero()
-                        },
-                        if 1 < t.w {
-                            A::load(out.wrapping_add(OUT_W + 8))
                         } else {
                             A::zero()
                         },
@@ -583,18 +639,8 @@ mod __small_layer_Conv3x3 {
                         } else {
                             A::zero()
                         },
-                        if 2 < t.w {
-                            A::load(out.wrapping_add(2 * OUT_W + 8))
-                        } else {
-                            A::zero()
-                        },
                         if 3 < t.w {
                             A::load(out.wrapping_add(3 * OUT_W))
-                        } else {
-                            A::zero()
-                        },
-                        if 3 < t.w {
-                            A::load(out.wrapping_add(3 * OUT_W + 8))
                         } else {
                             A::zero()
                         },
@@ -603,202 +649,299 @@ mod __small_layer_Conv3x3 {
                         } else {
                             A::zero()
                         },
-                        if 4 < t.w {
-                            A::load(out.wrapping_add(4 * OUT_W + 8))
-                        } else {
-                            A::zero()
-                        },
                         if 5 < t.w {
                             A::load(out.wrapping_add(5 * OUT_W))
                         } else {
                             A::zero()
                         },
-                        if 5 < t.w {
-                            A::load(out.wrapping_add(5 * OUT_W + 8))
+                        if 6 < t.w {
+                            A::load(out.wrapping_add(6 * OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 7 < t.w {
+                            A::load(out.wrapping_add(7 * OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 8 < t.w {
+                            A::load(out.wrapping_add(8 * OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 9 < t.w {
+                            A::load(out.wrapping_add(9 * OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 10 < t.w {
+                            A::load(out.wrapping_add(10 * OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 11 < t.w {
+                            A::load(out.wrapping_add(11 * OUT_W))
                         } else {
                             A::zero()
                         },
                     )
                 } else {
-                    (b0, b1, b0, b1, b0, b1, b0, b1, b0, b1, b0, b1)
+                    (b0, b0, b0, b0, b0, b0, b0, b0, b0, b0, b0, b0)
                 };
                 const CB: usize = 16;
                 let mut blk = t.inp;
                 let mut wb = t.wts;
                 if t.tail {
                     for x in t.x0..t.x1 {
-                        for y in 0..3 {
-                            let row = blk.wrapping_add(x * t.in_row + y * IN_W);
-                            let wr = wb.wrapping_add((x * 3 + y) * 32);
-                            if t.lo <= y && 5 + y < t.hi {
-                                let w0 = A::load(wr);
-                                let w1 = A::load(wr.wrapping_add(8));
-                                let i = A::broadcast(row);
-                                c0_0 = A::fma(c0_0, i, w0);
-                                c0_1 = A::fma(c0_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(IN_W));
-                                c1_0 = A::fma(c1_0, i, w0);
-                                c1_1 = A::fma(c1_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(2 * IN_W));
-                                c2_0 = A::fma(c2_0, i, w0);
-                                c2_1 = A::fma(c2_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(3 * IN_W));
-                                c3_0 = A::fma(c3_0, i, w0);
-                                c3_1 = A::fma(c3_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(4 * IN_W));
-                                c4_0 = A::fma(c4_0, i, w0);
-                                c4_1 = A::fma(c4_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(5 * IN_W));
-                                c5_0 = A::fma(c5_0, i, w0);
-                                c5_1 = A::fma(c5_1, i, w1);
-                                let w0 = A::load(wr.wrapping_add(16));
-                                let w1 = A::load(wr.wrapping_add(24));
-                                let i = A::broadcast(row.wrapping_add(1));
-                                c0_0 = A::fma(c0_0, i, w0);
-                                c0_1 = A::fma(c0_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(IN_W + 1));
-                                c1_0 = A::fma(c1_0, i, w0);
-                                c1_1 = A::fma(c1_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
-                                c2_0 = A::fma(c2_0, i, w0);
-                                c2_1 = A::fma(c2_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
-                                c3_0 = A::fma(c3_0, i, w0);
-                                c3_1 = A::fma(c3_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
-                                c4_0 = A::fma(c4_0, i, w0);
-                                c4_1 = A::fma(c4_1, i, w1);
-                                let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
-                                c5_0 = A::fma(c5_0, i, w0);
-                                c5_1 = A::fma(c5_1, i, w1);
-                            } else {
-                                let w0 = A::load(wr);
-                                let w1 = A::load(wr.wrapping_add(8));
-                                if t.lo <= y && y < t.hi {
-                                    let i = A::broadcast(row);
-                                    c0_0 = A::fma(c0_0, i, w0);
-                                    c0_1 = A::fma(c0_1, i, w1);
-                                }
-                                if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(IN_W));
-                                    c1_0 = A::fma(c1_0, i, w0);
-                                    c1_1 = A::fma(c1_1, i, w1);
-                                }
-                                if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(2 * IN_W));
-                                    c2_0 = A::fma(c2_0, i, w0);
-                                    c2_1 = A::fma(c2_1, i, w1);
-                                }
-                                if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(3 * IN_W));
-                                    c3_0 = A::fma(c3_0, i, w0);
-                                    c3_1 = A::fma(c3_1, i, w1);
-                                }
-                                if 4 < t.w && t.lo <= (4 + y) && (4 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(4 * IN_W));
-                                    c4_0 = A::fma(c4_0, i, w0);
-                                    c4_1 = A::fma(c4_1, i, w1);
-                                }
-                                if 5 < t.w && t.lo <= (5 + y) && (5 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(5 * IN_W));
-                                    c5_0 = A::fma(c5_0, i, w0);
-                                    c5_1 = A::fma(c5_1, i, w1);
-                                }
-                                let w0 = A::load(wr.wrapping_add(16));
-                                let w1 = A::load(wr.wrapping_add(24));
-                                if t.lo <= y && y < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(1));
-                                    c0_0 = A::fma(c0_0, i, w0);
-                                    c0_1 = A::fma(c0_1, i, w1);
-                                }
-                                if 1 < t.w && t.lo <= (1 + y) && (1 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(IN_W + 1));
-                                    c1_0 = A::fma(c1_0, i, w0);
-                                    c1_1 = A::fma(c1_1, i, w1);
-                                }
-                                if 2 < t.w && t.lo <= (2 + y) && (2 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
-                                    c2_0 = A::fma(c2_0, i, w0);
-                                    c2_1 = A::fma(c2_1, i, w1);
-                                }
-                                if 3 < t.w && t.lo <= (3 + y) && (3 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
-                                    c3_0 = A::fma(c3_0, i, w0);
-                                    c3_1 = A::fma(c3_1, i, w1);
-                                }
-                                if 4 < t.w && t.lo <= (4 + y) && (4 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
-                                    c4_0 = A::fma(c4_0, i, w0);
-                                    c4_1 = A::fma(c4_1, i, w1);
-                                }
-                                if 5 < t.w && t.lo <= (5 + y) && (5 + y) < t.hi {
-                                    let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
-                                    c5_0 = A::fma(c5_0, i, w0);
-                                    c5_1 = A::fma(c5_1, i, w1);
-                                }
-                            }
+                        let row = blk.wrapping_add(x * t.in_row);
+                        let wr = wb.wrapping_add(x * 48);
+                        let w0_0 = A::load(wr);
+                        let w1_0 = A::load(wr.wrapping_add(16));
+                        let w2_0 = A::load(wr.wrapping_add(32));
+                        if t.lo == 0 && 0 < t.hi {
+                            let i = A::broadcast(row);
+                            c0_0 = A::fma(c0_0, i, w0_0);
+                        }
+                        if t.lo <= 1 && 1 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(IN_W));
+                            c0_0 = A::fma(c0_0, i, w1_0);
+                            c1_0 = A::fma(c1_0, i, w0_0);
+                        }
+                        if t.lo <= 2 && 2 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(2 * IN_W));
+                            c0_0 = A::fma(c0_0, i, w2_0);
+                            c1_0 = A::fma(c1_0, i, w1_0);
+                            c2_0 = A::fma(c2_0, i, w0_0);
+                        }
+                        if t.lo <= 3 && 3 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(3 * IN_W));
+                            c1_0 = A::fma(c1_0, i, w2_0);
+                            c2_0 = A::fma(c2_0, i, w1_0);
+                            c3_0 = A::fma(c3_0, i, w0_0);
+                        }
+                        if t.lo <= 4 && 4 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(4 * IN_W));
+                            c2_0 = A::fma(c2_0, i, w2_0);
+                            c3_0 = A::fma(c3_0, i, w1_0);
+                            c4_0 = A::fma(c4_0, i, w0_0);
+                        }
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(5 * IN_W));
+                            c3_0 = A::fma(c3_0, i, w2_0);
+                            c4_0 = A::fma(c4_0, i, w1_0);
+                            c5_0 = A::fma(c5_0, i, w0_0);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(6 * IN_W));
+                            c4_0 = A::fma(c4_0, i, w2_0);
+                            c5_0 = A::fma(c5_0, i, w1_0);
+                            c6_0 = A::fma(c6_0, i, w0_0);
+                        }
+                        if t.lo <= 7 && 7 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(7 * IN_W));
+                            c5_0 = A::fma(c5_0, i, w2_0);
+                            c6_0 = A::fma(c6_0, i, w1_0);
+                            c7_0 = A::fma(c7_0, i, w0_0);
+                        }
+                        if t.lo <= 8 && 8 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(8 * IN_W));
+                            c6_0 = A::fma(c6_0, i, w2_0);
+                            c7_0 = A::fma(c7_0, i, w1_0);
+                            c8_0 = A::fma(c8_0, i, w0_0);
+                        }
+                        if t.lo <= 9 && 9 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(9 * IN_W));
+                            c7_0 = A::fma(c7_0, i, w2_0);
+                            c8_0 = A::fma(c8_0, i, w1_0);
+                            c9_0 = A::fma(c9_0, i, w0_0);
+                        }
+                        if t.lo <= 10 && 10 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(10 * IN_W));
+                            c8_0 = A::fma(c8_0, i, w2_0);
+                            c9_0 = A::fma(c9_0, i, w1_0);
+                            c10_0 = A::fma(c10_0, i, w0_0);
+                        }
+                        if t.lo <= 11 && 11 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(11 * IN_W));
+                            c9_0 = A::fma(c9_0, i, w2_0);
+                            c10_0 = A::fma(c10_0, i, w1_0);
+                            c11_0 = A::fma(c11_0, i, w0_0);
+                        }
+                        if t.lo <= 12 && 12 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(12 * IN_W));
+                            c10_0 = A::fma(c10_0, i, w2_0);
+                            c11_0 = A::fma(c11_0, i, w1_0);
+                        }
+                        if t.lo <= 13 && 13 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(13 * IN_W));
+                            c11_0 = A::fma(c11_0, i, w2_0);
+                        }
+                        let w0_0 = A::load(wr.wrapping_add(8));
+                        let w1_0 = A::load(wr.wrapping_add(24));
+                        let w2_0 = A::load(wr.wrapping_add(40));
+                        if t.lo == 0 && 0 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(1));
+                            c0_0 = A::fma(c0_0, i, w0_0);
+                        }
+                        if t.lo <= 1 && 1 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(IN_W + 1));
+                            c0_0 = A::fma(c0_0, i, w1_0);
+                            c1_0 = A::fma(c1_0, i, w0_0);
+                        }
+                        if t.lo <= 2 && 2 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
+                            c0_0 = A::fma(c0_0, i, w2_0);
+                            c1_0 = A::fma(c1_0, i, w1_0);
+                            c2_0 = A::fma(c2_0, i, w0_0);
+                        }
+                        if t.lo <= 3 && 3 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
+                            c1_0 = A::fma(c1_0, i, w2_0);
+                            c2_0 = A::fma(c2_0, i, w1_0);
+                            c3_0 = A::fma(c3_0, i, w0_0);
+                        }
+                        if t.lo <= 4 && 4 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
+                            c2_0 = A::fma(c2_0, i, w2_0);
+                            c3_0 = A::fma(c3_0, i, w1_0);
+                            c4_0 = A::fma(c4_0, i, w0_0);
+                        }
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
+                            c3_0 = A::fma(c3_0, i, w2_0);
+                            c4_0 = A::fma(c4_0, i, w1_0);
+                            c5_0 = A::fma(c5_0, i, w0_0);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(6 * IN_W + 1));
+                            c4_0 = A::fma(c4_0, i, w2_0);
+                            c5_0 = A::fma(c5_0, i, w1_0);
+                            c6_0 = A::fma(c6_0, i, w0_0);
+                        }
+                        if t.lo <= 7 && 7 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(7 * IN_W + 1));
+                            c5_0 = A::fma(c5_0, i, w2_0);
+                            c6_0 = A::fma(c6_0, i, w1_0);
+                            c7_0 = A::fma(c7_0, i, w0_0);
+                        }
+                        if t.lo <= 8 && 8 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(8 * IN_W + 1));
+                            c6_0 = A::fma(c6_0, i, w2_0);
+                            c7_0 = A::fma(c7_0, i, w1_0);
+                            c8_0 = A::fma(c8_0, i, w0_0);
+                        }
+                        if t.lo <= 9 && 9 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(9 * IN_W + 1));
+                            c7_0 = A::fma(c7_0, i, w2_0);
+                            c8_0 = A::fma(c8_0, i, w1_0);
+                            c9_0 = A::fma(c9_0, i, w0_0);
+                        }
+                        if t.lo <= 10 && 10 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(10 * IN_W + 1));
+                            c8_0 = A::fma(c8_0, i, w2_0);
+                            c9_0 = A::fma(c9_0, i, w1_0);
+                            c10_0 = A::fma(c10_0, i, w0_0);
+                        }
+                        if t.lo <= 11 && 11 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(11 * IN_W + 1));
+                            c9_0 = A::fma(c9_0, i, w2_0);
+                            c10_0 = A::fma(c10_0, i, w1_0);
+                            c11_0 = A::fma(c11_0, i, w0_0);
+                        }
+                        if t.lo <= 12 && 12 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(12 * IN_W + 1));
+                            c10_0 = A::fma(c10_0, i, w2_0);
+                            c11_0 = A::fma(c11_0, i, w1_0);
+                        }
+                        if t.lo <= 13 && 13 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(13 * IN_W + 1));
+                            c11_0 = A::fma(c11_0, i, w2_0);
                         }
                     }
                 }
                 let out = t.out;
                 if t.partial_out {
                     A::store(out, c0_0);
-                    A::store(out.wrapping_add(8), c0_1);
                     if 1 < t.w {
                         A::store(out.wrapping_add(OUT_W), c1_0);
-                        A::store(out.wrapping_add(OUT_W + 8), c1_1);
                     }
                     if 2 < t.w {
                         A::store(out.wrapping_add(2 * OUT_W), c2_0);
-                        A::store(out.wrapping_add(2 * OUT_W + 8), c2_1);
                     }
                     if 3 < t.w {
                         A::store(out.wrapping_add(3 * OUT_W), c3_0);
-                        A::store(out.wrapping_add(3 * OUT_W + 8), c3_1);
                     }
                     if 4 < t.w {
                         A::store(out.wrapping_add(4 * OUT_W), c4_0);
-                        A::store(out.wrapping_add(4 * OUT_W + 8), c4_1);
                     }
                     if 5 < t.w {
                         A::store(out.wrapping_add(5 * OUT_W), c5_0);
-                        A::store(out.wrapping_add(5 * OUT_W + 8), c5_1);
+                    }
+                    if 6 < t.w {
+                        A::store(out.wrapping_add(6 * OUT_W), c6_0);
+                    }
+                    if 7 < t.w {
+                        A::store(out.wrapping_add(7 * OUT_W), c7_0);
+                    }
+                    if 8 < t.w {
+                        A::store(out.wrapping_add(8 * OUT_W), c8_0);
+                    }
+                    if 9 < t.w {
+                        A::store(out.wrapping_add(9 * OUT_W), c9_0);
+                    }
+                    if 10 < t.w {
+                        A::store(out.wrapping_add(10 * OUT_W), c10_0);
+                    }
+                    if 11 < t.w {
+                        A::store(out.wrapping_add(11 * OUT_W), c11_0);
                     }
                 } else {
                     let zero = A::zero();
                     c0_0 = A::max(c0_0, zero);
                     A::store(out, c0_0);
-                    c0_1 = A::max(c0_1, zero);
-                    A::store(out.wrapping_add(8), c0_1);
                     if 1 < t.w {
                         c1_0 = A::max(c1_0, zero);
                         A::store(out.wrapping_add(OUT_W), c1_0);
-                        c1_1 = A::max(c1_1, zero);
-                        A::store(out.wrapping_add(OUT_W + 8), c1_1);
                     }
                     if 2 < t.w {
                         c2_0 = A::max(c2_0, zero);
                         A::store(out.wrapping_add(2 * OUT_W), c2_0);
-                        c2_1 = A::max(c2_1, zero);
-                        A::store(out.wrapping_add(2 * OUT_W + 8), c2_1);
                     }
                     if 3 < t.w {
                         c3_0 = A::max(c3_0, zero);
                         A::store(out.wrapping_add(3 * OUT_W), c3_0);
-                        c3_1 = A::max(c3_1, zero);
-                        A::store(out.wrapping_add(3 * OUT_W + 8), c3_1);
                     }
                     if 4 < t.w {
                         c4_0 = A::max(c4_0, zero);
                         A::store(out.wrapping_add(4 * OUT_W), c4_0);
-                        c4_1 = A::max(c4_1, zero);
-                        A::store(out.wrapping_add(4 * OUT_W + 8), c4_1);
                     }
                     if 5 < t.w {
                         c5_0 = A::max(c5_0, zero);
                         A::store(out.wrapping_add(5 * OUT_W), c5_0);
-                        c5_1 = A::max(c5_1, zero);
-                        A::store(out.wrapping_add(5 * OUT_W + 8), c5_1);
+                    }
+                    if 6 < t.w {
+                        c6_0 = A::max(c6_0, zero);
+                        A::store(out.wrapping_add(6 * OUT_W), c6_0);
+                    }
+                    if 7 < t.w {
+                        c7_0 = A::max(c7_0, zero);
+                        A::store(out.wrapping_add(7 * OUT_W), c7_0);
+                    }
+                    if 8 < t.w {
+                        c8_0 = A::max(c8_0, zero);
+                        A::store(out.wrapping_add(8 * OUT_W), c8_0);
+                    }
+                    if 9 < t.w {
+                        c9_0 = A::max(c9_0, zero);
+                        A::store(out.wrapping_add(9 * OUT_W), c9_0);
+                    }
+                    if 10 < t.w {
+                        c10_0 = A::max(c10_0, zero);
+                        A::store(out.wrapping_add(10 * OUT_W), c10_0);
+                    }
+                    if 11 < t.w {
+                        c11_0 = A::max(c11_0, zero);
+                        A::store(out.wrapping_add(11 * OUT_W), c11_0);
                     }
                 }
             }
@@ -857,8 +1000,8 @@ mod __small_layer_Conv3x3 {
                 residual: false,
                 dtype: ::small_core::Dtype::F32,
             };
-            const O_WB: usize = 3;
-            const TC: usize = 4;
+            const O_WB: usize = 6;
+            const TC: usize = 2;
             const TAIL: usize = 2;
             #[inline(always)]
             unsafe fn full(t: &Tile<E>) {
@@ -868,39 +1011,37 @@ mod __small_layer_Conv3x3 {
                     let bias = t.bias;
                     let b0 = A::load(bias);
                     let b1 = A::load(bias.wrapping_add(1));
-                    let b2 = A::load(bias.wrapping_add(2));
-                    let b3 = A::load(bias.wrapping_add(3));
                     let out = t.out;
                     let (
                         mut c0_0,
                         mut c0_1,
-                        mut c0_2,
-                        mut c0_3,
                         mut c1_0,
                         mut c1_1,
-                        mut c1_2,
-                        mut c1_3,
                         mut c2_0,
                         mut c2_1,
-                        mut c2_2,
-                        mut c2_3,
+                        mut c3_0,
+                        mut c3_1,
+                        mut c4_0,
+                        mut c4_1,
+                        mut c5_0,
+                        mut c5_1,
                     ) = if t.partial_in {
                         (
                             A::load(out),
                             A::load(out.wrapping_add(1)),
-                            A::load(out.wrapping_add(2)),
-                            A::load(out.wrapping_add(3)),
                             A::load(out.wrapping_add(OUT_W)),
                             A::load(out.wrapping_add(OUT_W + 1)),
-                            A::load(out.wrapping_add(OUT_W + 2)),
-                            A::load(out.wrapping_add(OUT_W + 3)),
                             A::load(out.wrapping_add(2 * OUT_W)),
                             A::load(out.wrapping_add(2 * OUT_W + 1)),
-                            A::load(out.wrapping_add(2 * OUT_W + 2)),
-                            A::load(out.wrapping_add(2 * OUT_W + 3)),
+                            A::load(out.wrapping_add(3 * OUT_W)),
+                            A::load(out.wrapping_add(3 * OUT_W + 1)),
+                            A::load(out.wrapping_add(4 * OUT_W)),
+                            A::load(out.wrapping_add(4 * OUT_W + 1)),
+                            A::load(out.wrapping_add(5 * OUT_W)),
+                            A::load(out.wrapping_add(5 * OUT_W + 1)),
                         )
                     } else {
-                        (b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3)
+                        (b0, b1, b0, b1, b0, b1, b0, b1, b0, b1, b0, b1)
                     };
                     const CB: usize = 16;
                     let mut blk = t.inp;
@@ -908,155 +1049,149 @@ mod __small_layer_Conv3x3 {
                     if t.tail {
                         for x in t.x0..t.x1 {
                             let row = blk.wrapping_add(x * t.in_row);
-                            let wr = wb.wrapping_add(x * 24);
+                            let wr = wb.wrapping_add(x * 12);
                             let w0_0 = A::load(wr);
                             let w0_1 = A::load(wr.wrapping_add(1));
-                            let w0_2 = A::load(wr.wrapping_add(2));
-                            let w0_3 = A::load(wr.wrapping_add(3));
-                            let w1_0 = A::load(wr.wrapping_add(8));
-                            let w1_1 = A::load(wr.wrapping_add(9));
-                            let w1_2 = A::load(wr.wrapping_add(10));
-                            let w1_3 = A::load(wr.wrapping_add(11));
-                            let w2_0 = A::load(wr.wrapping_add(16));
-                            let w2_1 = A::load(wr.wrapping_add(17));
-                            let w2_2 = A::load(wr.wrapping_add(18));
-                            let w2_3 = A::load(wr.wrapping_add(19));
+                            let w1_0 = A::load(wr.wrapping_add(4));
+                            let w1_1 = A::load(wr.wrapping_add(5));
+                            let w2_0 = A::load(wr.wrapping_add(8));
+                            let w2_1 = A::load(wr.wrapping_add(9));
                             let i = A::broadcast(row);
                             c0_0 = A::fma(c0_0, i, w0_0);
                             c0_1 = A::fma(c0_1, i, w0_1);
-                            c0_2 = A::fma(c0_2, i, w0_2);
-                            c0_3 = A::fma(c0_3, i, w0_3);
                             let i = A::broadcast(row.wrapping_add(IN_W));
                             c0_0 = A::fma(c0_0, i, w1_0);
                             c0_1 = A::fma(c0_1, i, w1_1);
-                            c0_2 = A::fma(c0_2, i, w1_2);
-                            c0_3 = A::fma(c0_3, i, w1_3);
                             c1_0 = A::fma(c1_0, i, w0_0);
                             c1_1 = A::fma(c1_1, i, w0_1);
-                            c1_2 = A::fma(c1_2, i, w0_2);
-                            c1_3 = A::fma(c1_3, i, w0_3);
                             let i = A::broadcast(row.wrapping_add(2 * IN_W));
                             c0_0 = A::fma(c0_0, i, w2_0);
                             c0_1 = A::fma(c0_1, i, w2_1);
-                            c0_2 = A::fma(c0_2, i, w2_2);
-                            c0_3 = A::fma(c0_3, i, w2_3);
                             c1_0 = A::fma(c1_0, i, w1_0);
                             c1_1 = A::fma(c1_1, i, w1_1);
-                            c1_2 = A::fma(c1_2, i, w1_2);
-                            c1_3 = A::fma(c1_3, i, w1_3);
                             c2_0 = A::fma(c2_0, i, w0_0);
                             c2_1 = A::fma(c2_1, i, w0_1);
-                            c2_2 = A::fma(c2_2, i, w0_2);
-                            c2_3 = A::fma(c2_3, i, w0_3);
                             let i = A::broadcast(row.wrapping_add(3 * IN_W));
                             c1_0 = A::fma(c1_0, i, w2_0);
                             c1_1 = A::fma(c1_1, i, w2_1);
-                            c1_2 = A::fma(c1_2, i, w2_2);
-                            c1_3 = A::fma(c1_3, i, w2_3);
                             c2_0 = A::fma(c2_0, i, w1_0);
                             c2_1 = A::fma(c2_1, i, w1_1);
-                            c2_2 = A::fma(c2_2, i, w1_2);
-                            c2_3 = A::fma(c2_3, i, w1_3);
+                            c3_0 = A::fma(c3_0, i, w0_0);
+                            c3_1 = A::fma(c3_1, i, w0_1);
                             let i = A::broadcast(row.wrapping_add(4 * IN_W));
                             c2_0 = A::fma(c2_0, i, w2_0);
                             c2_1 = A::fma(c2_1, i, w2_1);
-                            c2_2 = A::fma(c2_2, i, w2_2);
-                            c2_3 = A::fma(c2_3, i, w2_3);
-                            let w0_0 = A::load(wr.wrapping_add(4));
-                            let w0_1 = A::load(wr.wrapping_add(5));
-                            let w0_2 = A::load(wr.wrapping_add(6));
-                            let w0_3 = A::load(wr.wrapping_add(7));
-                            let w1_0 = A::load(wr.wrapping_add(12));
-                            let w1_1 = A::load(wr.wrapping_add(13));
-                            let w1_2 = A::load(wr.wrapping_add(14));
-                            let w1_3 = A::load(wr.wrapping_add(15));
-                            let w2_0 = A::load(wr.wrapping_add(20));
-                            let w2_1 = A::load(wr.wrapping_add(21));
-                            let w2_2 = A::load(wr.wrapping_add(22));
-                            let w2_3 = A::load(wr.wrapping_add(23));
+                            c3_0 = A::fma(c3_0, i, w1_0);
+                            c3_1 = A::fma(c3_1, i, w1_1);
+                            c4_0 = A::fma(c4_0, i, w0_0);
+                            c4_1 = A::fma(c4_1, i, w0_1);
+                            let i = A::broadcast(row.wrapping_add(5 * IN_W));
+                            c3_0 = A::fma(c3_0, i, w2_0);
+                            c3_1 = A::fma(c3_1, i, w2_1);
+                            c4_0 = A::fma(c4_0, i, w1_0);
+                            c4_1 = A::fma(c4_1, i, w1_1);
+                            c5_0 = A::fma(c5_0, i, w0_0);
+                            c5_1 = A::fma(c5_1, i, w0_1);
+                            let i = A::broadcast(row.wrapping_add(6 * IN_W));
+                            c4_0 = A::fma(c4_0, i, w2_0);
+                            c4_1 = A::fma(c4_1, i, w2_1);
+                            c5_0 = A::fma(c5_0, i, w1_0);
+                            c5_1 = A::fma(c5_1, i, w1_1);
+                            let i = A::broadcast(row.wrapping_add(7 * IN_W));
+                            c5_0 = A::fma(c5_0, i, w2_0);
+                            c5_1 = A::fma(c5_1, i, w2_1);
+                            let w0_0 = A::load(wr.wrapping_add(2));
+                            let w0_1 = A::load(wr.wrapping_add(3));
+                            let w1_0 = A::load(wr.wrapping_add(6));
+                            let w1_1 = A::load(wr.wrapping_add(7));
+                            let w2_0 = A::load(wr.wrapping_add(10));
+                            let w2_1 = A::load(wr.wrapping_add(11));
                             let i = A::broadcast(row.wrapping_add(1));
                             c0_0 = A::fma(c0_0, i, w0_0);
                             c0_1 = A::fma(c0_1, i, w0_1);
-                            c0_2 = A::fma(c0_2, i, w0_2);
-                            c0_3 = A::fma(c0_3, i, w0_3);
                             let i = A::broadcast(row.wrapping_add(IN_W + 1));
                             c0_0 = A::fma(c0_0, i, w1_0);
                             c0_1 = A::fma(c0_1, i, w1_1);
-                            c0_2 = A::fma(c0_2, i, w1_2);
-                            c0_3 = A::fma(c0_3, i, w1_3);
                             c1_0 = A::fma(c1_0, i, w0_0);
                             c1_1 = A::fma(c1_1, i, w0_1);
-                            c1_2 = A::fma(c1_2, i, w0_2);
-                            c1_3 = A::fma(c1_3, i, w0_3);
                             let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
                             c0_0 = A::fma(c0_0, i, w2_0);
                             c0_1 = A::fma(c0_1, i, w2_1);
-                            c0_2 = A::fma(c0_2, i, w2_2);
-                            c0_3 = A::fma(c0_3, i, w2_3);
                             c1_0 = A::fma(c1_0, i, w1_0);
                             c1_1 = A::fma(c1_1, i, w1_1);
-                            c1_2 = A::fma(c1_2, i, w1_2);
-                            c1_3 = A::fma(c1_3, i, w1_3);
                             c2_0 = A::fma(c2_0, i, w0_0);
                             c2_1 = A::fma(c2_1, i, w0_1);
-                            c2_2 = A::fma(c2_2, i, w0_2);
-                            c2_3 = A::fma(c2_3, i, w0_3);
                             let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
                             c1_0 = A::fma(c1_0, i, w2_0);
                             c1_1 = A::fma(c1_1, i, w2_1);
-                            c1_2 = A::fma(c1_2, i, w2_2);
-                            c1_3 = A::fma(c1_3, i, w2_3);
                             c2_0 = A::fma(c2_0, i, w1_0);
                             c2_1 = A::fma(c2_1, i, w1_1);
-                            c2_2 = A::fma(c2_2, i, w1_2);
-                            c2_3 = A::fma(c2_3, i, w1_3);
+                            c3_0 = A::fma(c3_0, i, w0_0);
+                            c3_1 = A::fma(c3_1, i, w0_1);
                             let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
                             c2_0 = A::fma(c2_0, i, w2_0);
                             c2_1 = A::fma(c2_1, i, w2_1);
-                            c2_2 = A::fma(c2_2, i, w2_2);
-                            c2_3 = A::fma(c2_3, i, w2_3);
+                            c3_0 = A::fma(c3_0, i, w1_0);
+                            c3_1 = A::fma(c3_1, i, w1_1);
+                            c4_0 = A::fma(c4_0, i, w0_0);
+                            c4_1 = A::fma(c4_1, i, w0_1);
+                            let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
+                            c3_0 = A::fma(c3_0, i, w2_0);
+                            c3_1 = A::fma(c3_1, i, w2_1);
+                            c4_0 = A::fma(c4_0, i, w1_0);
+                            c4_1 = A::fma(c4_1, i, w1_1);
+                            c5_0 = A::fma(c5_0, i, w0_0);
+                            c5_1 = A::fma(c5_1, i, w0_1);
+                            let i = A::broadcast(row.wrapping_add(6 * IN_W + 1));
+                            c4_0 = A::fma(c4_0, i, w2_0);
+                            c4_1 = A::fma(c4_1, i, w2_1);
+                            c5_0 = A::fma(c5_0, i, w1_0);
+                            c5_1 = A::fma(c5_1, i, w1_1);
+                            let i = A::broadcast(row.wrapping_add(7 * IN_W + 1));
+                            c5_0 = A::fma(c5_0, i, w2_0);
+                            c5_1 = A::fma(c5_1, i, w2_1);
                         }
                     }
                     let out = t.out;
                     if t.partial_out {
                         A::store(out, c0_0);
                         A::store(out.wrapping_add(1), c0_1);
-                        A::store(out.wrapping_add(2), c0_2);
-                        A::store(out.wrapping_add(3), c0_3);
                         A::store(out.wrapping_add(OUT_W), c1_0);
                         A::store(out.wrapping_add(OUT_W + 1), c1_1);
-                        A::store(out.wrapping_add(OUT_W + 2), c1_2);
-                        A::store(out.wrapping_add(OUT_W + 3), c1_3);
                         A::store(out.wrapping_add(2 * OUT_W), c2_0);
                         A::store(out.wrapping_add(2 * OUT_W + 1), c2_1);
-                        A::store(out.wrapping_add(2 * OUT_W + 2), c2_2);
-                        A::store(out.wrapping_add(2 * OUT_W + 3), c2_3);
+                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
+                        A::store(out.wrapping_add(3 * OUT_W + 1), c3_1);
+                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
+                        A::store(out.wrapping_add(4 * OUT_W + 1), c4_1);
+                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
+                        A::store(out.wrapping_add(5 * OUT_W + 1), c5_1);
                     } else {
                         let zero = A::zero();
                         c0_0 = A::max(c0_0, zero);
                         A::store(out, c0_0);
                         c0_1 = A::max(c0_1, zero);
                         A::store(out.wrapping_add(1), c0_1);
-                        c0_2 = A::max(c0_2, zero);
-                        A::store(out.wrapping_add(2), c0_2);
-                        c0_3 = A::max(c0_3, zero);
-                        A::store(out.wrapping_add(3), c0_3);
                         c1_0 = A::max(c1_0, zero);
                         A::store(out.wrapping_add(OUT_W), c1_0);
                         c1_1 = A::max(c1_1, zero);
                         A::store(out.wrapping_add(OUT_W + 1), c1_1);
-                        c1_2 = A::max(c1_2, zero);
-                        A::store(out.wrapping_add(OUT_W + 2), c1_2);
-                        c1_3 = A::max(c1_3, zero);
-                        A::store(out.wrapping_add(OUT_W + 3), c1_3);
                         c2_0 = A::max(c2_0, zero);
                         A::store(out.wrapping_add(2 * OUT_W), c2_0);
                         c2_1 = A::max(c2_1, zero);
                         A::store(out.wrapping_add(2 * OUT_W + 1), c2_1);
-                        c2_2 = A::max(c2_2, zero);
-                        A::store(out.wrapping_add(2 * OUT_W + 2), c2_2);
-                        c2_3 = A::max(c2_3, zero);
-                        A::store(out.wrapping_add(2 * OUT_W + 3), c2_3);
+                        c3_0 = A::max(c3_0, zero);
+                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
+                        c3_1 = A::max(c3_1, zero);
+                        A::store(out.wrapping_add(3 * OUT_W + 1), c3_1);
+                        c4_0 = A::max(c4_0, zero);
+                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
+                        c4_1 = A::max(c4_1, zero);
+                        A::store(out.wrapping_add(4 * OUT_W + 1), c4_1);
+                        c5_0 = A::max(c5_0, zero);
+                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
+                        c5_1 = A::max(c5_1, zero);
+                        A::store(out.wrapping_add(5 * OUT_W + 1), c5_1);
                     }
                 }
             }
@@ -1075,28 +1210,24 @@ mod __small_layer_Conv3x3 {
                 let bias = t.bias;
                 let b0 = A::load(bias);
                 let b1 = A::load(bias.wrapping_add(1));
-                let b2 = A::load(bias.wrapping_add(2));
-                let b3 = A::load(bias.wrapping_add(3));
                 let out = t.out;
                 let (
                     mut c0_0,
                     mut c0_1,
-                    mut c0_2,
-                    mut c0_3,
                     mut c1_0,
                     mut c1_1,
-                    mut c1_2,
-                    mut c1_3,
                     mut c2_0,
                     mut c2_1,
-                    mut c2_2,
-                    mut c2_3,
+                    mut c3_0,
+                    mut c3_1,
+                    mut c4_0,
+                    mut c4_1,
+                    mut c5_0,
+                    mut c5_1,
                 ) = if t.partial_in {
                     (
                         A::load(out),
                         A::load(out.wrapping_add(1)),
-                        A::load(out.wrapping_add(2)),
-                        A::load(out.wrapping_add(3)),
                         if 1 < t.w {
                             A::load(out.wrapping_add(OUT_W))
                         } else {
@@ -1104,16 +1235,6 @@ mod __small_layer_Conv3x3 {
                         },
                         if 1 < t.w {
                             A::load(out.wrapping_add(OUT_W + 1))
-                        } else {
-                            A::zero()
-                        },
-                        if 1 < t.w {
-                            A::load(out.wrapping_add(OUT_W + 2))
-                        } else {
-                            A::zero()
-                        },
-                        if 1 < t.w {
-                            A::load(out.wrapping_add(OUT_W + 3))
                         } else {
                             A::zero()
                         },
@@ -1127,19 +1248,39 @@ mod __small_layer_Conv3x3 {
                         } else {
                             A::zero()
                         },
-                        if 2 < t.w {
-                            A::load(out.wrapping_add(2 * OUT_W + 2))
+                        if 3 < t.w {
+                            A::load(out.wrapping_add(3 * OUT_W))
                         } else {
                             A::zero()
                         },
-                        if 2 < t.w {
-                            A::load(out.wrapping_add(2 * OUT_W + 3))
+                        if 3 < t.w {
+                            A::load(out.wrapping_add(3 * OUT_W + 1))
+                        } else {
+                            A::zero()
+                        },
+                        if 4 < t.w {
+                            A::load(out.wrapping_add(4 * OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 4 < t.w {
+                            A::load(out.wrapping_add(4 * OUT_W + 1))
+                        } else {
+                            A::zero()
+                        },
+                        if 5 < t.w {
+                            A::load(out.wrapping_add(5 * OUT_W))
+                        } else {
+                            A::zero()
+                        },
+                        if 5 < t.w {
+                            A::load(out.wrapping_add(5 * OUT_W + 1))
                         } else {
                             A::zero()
                         },
                     )
                 } else {
-                    (b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3)
+                    (b0, b1, b0, b1, b0, b1, b0, b1, b0, b1, b0, b1)
                 };
                 const CB: usize = 16;
                 let mut blk = t.inp;
@@ -1147,132 +1288,138 @@ mod __small_layer_Conv3x3 {
                 if t.tail {
                     for x in t.x0..t.x1 {
                         let row = blk.wrapping_add(x * t.in_row);
-                        let wr = wb.wrapping_add(x * 24);
+                        let wr = wb.wrapping_add(x * 12);
                         let w0_0 = A::load(wr);
                         let w0_1 = A::load(wr.wrapping_add(1));
-                        let w0_2 = A::load(wr.wrapping_add(2));
-                        let w0_3 = A::load(wr.wrapping_add(3));
-                        let w1_0 = A::load(wr.wrapping_add(8));
-                        let w1_1 = A::load(wr.wrapping_add(9));
-                        let w1_2 = A::load(wr.wrapping_add(10));
-                        let w1_3 = A::load(wr.wrapping_add(11));
-                        let w2_0 = A::load(wr.wrapping_add(16));
-                        let w2_1 = A::load(wr.wrapping_add(17));
-                        let w2_2 = A::load(wr.wrapping_add(18));
-                        let w2_3 = A::load(wr.wrapping_add(19));
+                        let w1_0 = A::load(wr.wrapping_add(4));
+                        let w1_1 = A::load(wr.wrapping_add(5));
+                        let w2_0 = A::load(wr.wrapping_add(8));
+                        let w2_1 = A::load(wr.wrapping_add(9));
                         if t.lo == 0 && 0 < t.hi {
                             let i = A::broadcast(row);
                             c0_0 = A::fma(c0_0, i, w0_0);
                             c0_1 = A::fma(c0_1, i, w0_1);
-                            c0_2 = A::fma(c0_2, i, w0_2);
-                            c0_3 = A::fma(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
                             let i = A::broadcast(row.wrapping_add(IN_W));
                             c0_0 = A::fma(c0_0, i, w1_0);
                             c0_1 = A::fma(c0_1, i, w1_1);
-                            c0_2 = A::fma(c0_2, i, w1_2);
-                            c0_3 = A::fma(c0_3, i, w1_3);
                             c1_0 = A::fma(c1_0, i, w0_0);
                             c1_1 = A::fma(c1_1, i, w0_1);
-                            c1_2 = A::fma(c1_2, i, w0_2);
-                            c1_3 = A::fma(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
                             let i = A::broadcast(row.wrapping_add(2 * IN_W));
                             c0_0 = A::fma(c0_0, i, w2_0);
                             c0_1 = A::fma(c0_1, i, w2_1);
-                            c0_2 = A::fma(c0_2, i, w2_2);
-                            c0_3 = A::fma(c0_3, i, w2_3);
                             c1_0 = A::fma(c1_0, i, w1_0);
                             c1_1 = A::fma(c1_1, i, w1_1);
-                            c1_2 = A::fma(c1_2, i, w1_2);
-                            c1_3 = A::fma(c1_3, i, w1_3);
                             c2_0 = A::fma(c2_0, i, w0_0);
                             c2_1 = A::fma(c2_1, i, w0_1);
-                            c2_2 = A::fma(c2_2, i, w0_2);
-                            c2_3 = A::fma(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
                             let i = A::broadcast(row.wrapping_add(3 * IN_W));
                             c1_0 = A::fma(c1_0, i, w2_0);
                             c1_1 = A::fma(c1_1, i, w2_1);
-                            c1_2 = A::fma(c1_2, i, w2_2);
-                            c1_3 = A::fma(c1_3, i, w2_3);
                             c2_0 = A::fma(c2_0, i, w1_0);
                             c2_1 = A::fma(c2_1, i, w1_1);
-                            c2_2 = A::fma(c2_2, i, w1_2);
-                            c2_3 = A::fma(c2_3, i, w1_3);
+                            c3_0 = A::fma(c3_0, i, w0_0);
+                            c3_1 = A::fma(c3_1, i, w0_1);
                         }
                         if t.lo <= 4 && 4 < t.hi {
                             let i = A::broadcast(row.wrapping_add(4 * IN_W));
                             c2_0 = A::fma(c2_0, i, w2_0);
                             c2_1 = A::fma(c2_1, i, w2_1);
-                            c2_2 = A::fma(c2_2, i, w2_2);
-                            c2_3 = A::fma(c2_3, i, w2_3);
+                            c3_0 = A::fma(c3_0, i, w1_0);
+                            c3_1 = A::fma(c3_1, i, w1_1);
+                            c4_0 = A::fma(c4_0, i, w0_0);
+                            c4_1 = A::fma(c4_1, i, w0_1);
                         }
-                        let w0_0 = A::load(wr.wrapping_add(4));
-                        let w0_1 = A::load(wr.wrapping_add(5));
-                        let w0_2 = A::load(wr.wrapping_add(6));
-                        let w0_3 = A::load(wr.wrapping_add(7));
-                        let w1_0 = A::load(wr.wrapping_add(12));
-                        let w1_1 = A::load(wr.wrapping_add(13));
-                        let w1_2 = A::load(wr.wrapping_add(14));
-                        let w1_3 = A::load(wr.wrapping_add(15));
-                        let w2_0 = A::load(wr.wrapping_add(20));
-                        let w2_1 = A::load(wr.wrapping_add(21));
-                        let w2_2 = A::load(wr.wrapping_add(22));
-                        let w2_3 = A::load(wr.wrapping_add(23));
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(5 * IN_W));
+                            c3_0 = A::fma(c3_0, i, w2_0);
+                            c3_1 = A::fma(c3_1, i, w2_1);
+                            c4_0 = A::fma(c4_0, i, w1_0);
+                            c4_1 = A::fma(c4_1, i, w1_1);
+                            c5_0 = A::fma(c5_0, i, w0_0);
+                            c5_1 = A::fma(c5_1, i, w0_1);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(6 * IN_W));
+                            c4_0 = A::fma(c4_0, i, w2_0);
+                            c4_1 = A::fma(c4_1, i, w2_1);
+                            c5_0 = A::fma(c5_0, i, w1_0);
+                            c5_1 = A::fma(c5_1, i, w1_1);
+                        }
+                        if t.lo <= 7 && 7 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(7 * IN_W));
+                            c5_0 = A::fma(c5_0, i, w2_0);
+                            c5_1 = A::fma(c5_1, i, w2_1);
+                        }
+                        let w0_0 = A::load(wr.wrapping_add(2));
+                        let w0_1 = A::load(wr.wrapping_add(3));
+                        let w1_0 = A::load(wr.wrapping_add(6));
+                        let w1_1 = A::load(wr.wrapping_add(7));
+                        let w2_0 = A::load(wr.wrapping_add(10));
+                        let w2_1 = A::load(wr.wrapping_add(11));
                         if t.lo == 0 && 0 < t.hi {
                             let i = A::broadcast(row.wrapping_add(1));
                             c0_0 = A::fma(c0_0, i, w0_0);
                             c0_1 = A::fma(c0_1, i, w0_1);
-                            c0_2 = A::fma(c0_2, i, w0_2);
-                            c0_3 = A::fma(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
                             let i = A::broadcast(row.wrapping_add(IN_W + 1));
                             c0_0 = A::fma(c0_0, i, w1_0);
                             c0_1 = A::fma(c0_1, i, w1_1);
-                            c0_2 = A::fma(c0_2, i, w1_2);
-                            c0_3 = A::fma(c0_3, i, w1_3);
                             c1_0 = A::fma(c1_0, i, w0_0);
                             c1_1 = A::fma(c1_1, i, w0_1);
-                            c1_2 = A::fma(c1_2, i, w0_2);
-                            c1_3 = A::fma(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
                             let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
                             c0_0 = A::fma(c0_0, i, w2_0);
                             c0_1 = A::fma(c0_1, i, w2_1);
-                            c0_2 = A::fma(c0_2, i, w2_2);
-                            c0_3 = A::fma(c0_3, i, w2_3);
                             c1_0 = A::fma(c1_0, i, w1_0);
                             c1_1 = A::fma(c1_1, i, w1_1);
-                            c1_2 = A::fma(c1_2, i, w1_2);
-                            c1_3 = A::fma(c1_3, i, w1_3);
                             c2_0 = A::fma(c2_0, i, w0_0);
                             c2_1 = A::fma(c2_1, i, w0_1);
-                            c2_2 = A::fma(c2_2, i, w0_2);
-                            c2_3 = A::fma(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
                             let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
                             c1_0 = A::fma(c1_0, i, w2_0);
                             c1_1 = A::fma(c1_1, i, w2_1);
-                            c1_2 = A::fma(c1_2, i, w2_2);
-                            c1_3 = A::fma(c1_3, i, w2_3);
                             c2_0 = A::fma(c2_0, i, w1_0);
                             c2_1 = A::fma(c2_1, i, w1_1);
-                            c2_2 = A::fma(c2_2, i, w1_2);
-                            c2_3 = A::fma(c2_3, i, w1_3);
+                            c3_0 = A::fma(c3_0, i, w0_0);
+                            c3_1 = A::fma(c3_1, i, w0_1);
                         }
                         if t.lo <= 4 && 4 < t.hi {
                             let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
                             c2_0 = A::fma(c2_0, i, w2_0);
                             c2_1 = A::fma(c2_1, i, w2_1);
-                            c2_2 = A::fma(c2_2, i, w2_2);
-                            c2_3 = A::fma(c2_3, i, w2_3);
+                            c3_0 = A::fma(c3_0, i, w1_0);
+                            c3_1 = A::fma(c3_1, i, w1_1);
+                            c4_0 = A::fma(c4_0, i, w0_0);
+                            c4_1 = A::fma(c4_1, i, w0_1);
+                        }
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
+                            c3_0 = A::fma(c3_0, i, w2_0);
+                            c3_1 = A::fma(c3_1, i, w2_1);
+                            c4_0 = A::fma(c4_0, i, w1_0);
+                            c4_1 = A::fma(c4_1, i, w1_1);
+                            c5_0 = A::fma(c5_0, i, w0_0);
+                            c5_1 = A::fma(c5_1, i, w0_1);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(6 * IN_W + 1));
+                            c4_0 = A::fma(c4_0, i, w2_0);
+                            c4_1 = A::fma(c4_1, i, w2_1);
+                            c5_0 = A::fma(c5_0, i, w1_0);
+                            c5_1 = A::fma(c5_1, i, w1_1);
+                        }
+                        if t.lo <= 7 && 7 < t.hi {
+                            let i = A::broadcast(row.wrapping_add(7 * IN_W + 1));
+                            c5_0 = A::fma(c5_0, i, w2_0);
+                            c5_1 = A::fma(c5_1, i, w2_1);
                         }
                     }
                 }
@@ -1280,19 +1427,25 @@ mod __small_layer_Conv3x3 {
                 if t.partial_out {
                     A::store(out, c0_0);
                     A::store(out.wrapping_add(1), c0_1);
-                    A::store(out.wrapping_add(2), c0_2);
-                    A::store(out.wrapping_add(3), c0_3);
                     if 1 < t.w {
                         A::store(out.wrapping_add(OUT_W), c1_0);
                         A::store(out.wrapping_add(OUT_W + 1), c1_1);
-                        A::store(out.wrapping_add(OUT_W + 2), c1_2);
-                        A::store(out.wrapping_add(OUT_W + 3), c1_3);
                     }
                     if 2 < t.w {
                         A::store(out.wrapping_add(2 * OUT_W), c2_0);
                         A::store(out.wrapping_add(2 * OUT_W + 1), c2_1);
-                        A::store(out.wrapping_add(2 * OUT_W + 2), c2_2);
-                        A::store(out.wrapping_add(2 * OUT_W + 3), c2_3);
+                    }
+                    if 3 < t.w {
+                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
+                        A::store(out.wrapping_add(3 * OUT_W + 1), c3_1);
+                    }
+                    if 4 < t.w {
+                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
+                        A::store(out.wrapping_add(4 * OUT_W + 1), c4_1);
+                    }
+                    if 5 < t.w {
+                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
+                        A::store(out.wrapping_add(5 * OUT_W + 1), c5_1);
                     }
                 } else {
                     let zero = A::zero();
@@ -1300,29 +1453,35 @@ mod __small_layer_Conv3x3 {
                     A::store(out, c0_0);
                     c0_1 = A::max(c0_1, zero);
                     A::store(out.wrapping_add(1), c0_1);
-                    c0_2 = A::max(c0_2, zero);
-                    A::store(out.wrapping_add(2), c0_2);
-                    c0_3 = A::max(c0_3, zero);
-                    A::store(out.wrapping_add(3), c0_3);
                     if 1 < t.w {
                         c1_0 = A::max(c1_0, zero);
                         A::store(out.wrapping_add(OUT_W), c1_0);
                         c1_1 = A::max(c1_1, zero);
                         A::store(out.wrapping_add(OUT_W + 1), c1_1);
-                        c1_2 = A::max(c1_2, zero);
-                        A::store(out.wrapping_add(OUT_W + 2), c1_2);
-                        c1_3 = A::max(c1_3, zero);
-                        A::store(out.wrapping_add(OUT_W + 3), c1_3);
                     }
                     if 2 < t.w {
                         c2_0 = A::max(c2_0, zero);
                         A::store(out.wrapping_add(2 * OUT_W), c2_0);
                         c2_1 = A::max(c2_1, zero);
                         A::store(out.wrapping_add(2 * OUT_W + 1), c2_1);
-                        c2_2 = A::max(c2_2, zero);
-                        A::store(out.wrapping_add(2 * OUT_W + 2), c2_2);
-                        c2_3 = A::max(c2_3, zero);
-                        A::store(out.wrapping_add(2 * OUT_W + 3), c2_3);
+                    }
+                    if 3 < t.w {
+                        c3_0 = A::max(c3_0, zero);
+                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
+                        c3_1 = A::max(c3_1, zero);
+                        A::store(out.wrapping_add(3 * OUT_W + 1), c3_1);
+                    }
+                    if 4 < t.w {
+                        c4_0 = A::max(c4_0, zero);
+                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
+                        c4_1 = A::max(c4_1, zero);
+                        A::store(out.wrapping_add(4 * OUT_W + 1), c4_1);
+                    }
+                    if 5 < t.w {
+                        c5_0 = A::max(c5_0, zero);
+                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
+                        c5_1 = A::max(c5_1, zero);
+                        A::store(out.wrapping_add(5 * OUT_W + 1), c5_1);
                     }
                 }
             }

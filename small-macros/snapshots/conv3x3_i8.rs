@@ -3,11 +3,11 @@
 Blocking per arch (see [`Self::explain`]):
 
 ```text
-avx512: broadcast (column-streamed) kernel, tile O_wb=12 x TC=16 channels (1 vector(s) of 16 lanes): 12 accumulators, 16 of 32 registers, 2.12 ops per load (100% of the FMA rate at 2 loads/cycle); latency 4 x 2 FMA/cycle needs 12 independent accumulators (1.5x, for slack).
+avx512: broadcast (column-streamed) kernel, tile O_wb=16 x TC=16 channels (1 vector(s) of 16 lanes): 16 accumulators, 20 of 32 registers, 2.29 ops per load (100% of the FMA rate at 2 loads/cycle); latency (4 + 4 for the loaded operands) x 2 FMA/cycle needs 16 independent accumulators.
     i8: i32 accumulators in the same 16 lanes; each step sums 4 input channels per lane (u8 x i8 -> i32 with activations offset by 128, compensated in the bias); per-channel requantization in STORE.
-    candidate nv=1 (TC=16): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 92% of the FMA rate
-    candidate nv=1 (TC=16) column-streamed: O_wb=12, 12 acc, 16/32 regs, 2.12 ops/load, 100% of the FMA rate
-reference: broadcast (column-streamed) kernel, tile O_wb=3 x TC=4 channels (4 vector(s) of 1 lanes): 12 accumulators, 25 of 32 registers, 2.12 ops per load (100% of the FMA rate at 1 loads/cycle); latency 4 x 2 FMA/cycle needs 12 independent accumulators (1.5x, for slack).
+    candidate nv=1 (TC=16): O_wb=16, 16 acc, 18/32 regs, 0.94 ops/load, 94% of the FMA rate
+    candidate nv=1 (TC=16) column-streamed: O_wb=16, 16 acc, 20/32 regs, 2.29 ops/load, 100% of the FMA rate
+reference: broadcast (column-streamed) kernel, tile O_wb=6 x TC=2 channels (2 vector(s) of 1 lanes): 12 accumulators, 19 of 32 registers, 2.57 ops per load (100% of the FMA rate at 1 loads/cycle); latency (4 + 2 for the loaded operands) x 2 FMA/cycle needs 12 independent accumulators.
     i8: i32 accumulators in the same 1 lanes; each step multiplies 1 input channel per lane (i8 widened to i32); per-channel requantization in STORE.
     candidate nv=1 (TC=1): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 46% of the FMA rate
     candidate nv=1 (TC=1) column-streamed: O_wb=12, 12 acc, 16/32 regs, 2.12 ops/load, 100% of the FMA rate
@@ -50,15 +50,15 @@ impl Conv3x3I8 {
             arch: ::small_core::Arch::Avx512,
             kind: ::small_core::KernelKind::Broadcast,
             columns: true,
-            o_wb: 12,
+            o_wb: 16,
             g_b: 1,
             k_b: 16,
             f_cb: 16,
             tc: 16,
             vectors: 1,
-            accumulators: 12,
-            registers: 16,
-            ops_per_load: 2.1176470588235294f64,
+            accumulators: 16,
+            registers: 20,
+            ops_per_load: 2.2857142857142856f64,
             rate: 1f64,
             fused: true,
         },
@@ -66,21 +66,21 @@ impl Conv3x3I8 {
             arch: ::small_core::Arch::Reference,
             kind: ::small_core::KernelKind::Broadcast,
             columns: true,
-            o_wb: 3,
+            o_wb: 6,
             g_b: 1,
-            k_b: 4,
+            k_b: 2,
             f_cb: 16,
-            tc: 4,
-            vectors: 4,
+            tc: 2,
+            vectors: 2,
             accumulators: 12,
-            registers: 25,
-            ops_per_load: 2.1176470588235294f64,
+            registers: 19,
+            ops_per_load: 2.5714285714285716f64,
             rate: 1f64,
             fused: true,
         },
     ];
     /// How each blocking was derived.
-    pub const EXPLAIN: &'static str = "avx512: broadcast (column-streamed) kernel, tile O_wb=12 x TC=16 channels (1 vector(s) of 16 lanes): 12 accumulators, 16 of 32 registers, 2.12 ops per load (100% of the FMA rate at 2 loads/cycle); latency 4 x 2 FMA/cycle needs 12 independent accumulators (1.5x, for slack).\n    i8: i32 accumulators in the same 16 lanes; each step sums 4 input channels per lane (u8 x i8 -> i32 with activations offset by 128, compensated in the bias); per-channel requantization in STORE.\n    candidate nv=1 (TC=16): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 92% of the FMA rate\n    candidate nv=1 (TC=16) column-streamed: O_wb=12, 12 acc, 16/32 regs, 2.12 ops/load, 100% of the FMA rate\nreference: broadcast (column-streamed) kernel, tile O_wb=3 x TC=4 channels (4 vector(s) of 1 lanes): 12 accumulators, 25 of 32 registers, 2.12 ops per load (100% of the FMA rate at 1 loads/cycle); latency 4 x 2 FMA/cycle needs 12 independent accumulators (1.5x, for slack).\n    i8: i32 accumulators in the same 1 lanes; each step multiplies 1 input channel per lane (i8 widened to i32); per-channel requantization in STORE.\n    candidate nv=1 (TC=1): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 46% of the FMA rate\n    candidate nv=1 (TC=1) column-streamed: O_wb=12, 12 acc, 16/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate\n    candidate nv=2 (TC=2) column-streamed: O_wb=6, 12 acc, 19/32 regs, 2.57 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4): O_wb=4, 16 acc, 21/32 regs, 2.00 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4) column-streamed: O_wb=3, 12 acc, 25/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=8 (TC=8): O_wb=2, 16 acc, 25/32 regs, 1.60 ops/load, 80% of the FMA rate\n";
+    pub const EXPLAIN: &'static str = "avx512: broadcast (column-streamed) kernel, tile O_wb=16 x TC=16 channels (1 vector(s) of 16 lanes): 16 accumulators, 20 of 32 registers, 2.29 ops per load (100% of the FMA rate at 2 loads/cycle); latency (4 + 4 for the loaded operands) x 2 FMA/cycle needs 16 independent accumulators.\n    i8: i32 accumulators in the same 16 lanes; each step sums 4 input channels per lane (u8 x i8 -> i32 with activations offset by 128, compensated in the bias); per-channel requantization in STORE.\n    candidate nv=1 (TC=16): O_wb=16, 16 acc, 18/32 regs, 0.94 ops/load, 94% of the FMA rate\n    candidate nv=1 (TC=16) column-streamed: O_wb=16, 16 acc, 20/32 regs, 2.29 ops/load, 100% of the FMA rate\nreference: broadcast (column-streamed) kernel, tile O_wb=6 x TC=2 channels (2 vector(s) of 1 lanes): 12 accumulators, 19 of 32 registers, 2.57 ops per load (100% of the FMA rate at 1 loads/cycle); latency (4 + 2 for the loaded operands) x 2 FMA/cycle needs 12 independent accumulators.\n    i8: i32 accumulators in the same 1 lanes; each step multiplies 1 input channel per lane (i8 widened to i32); per-channel requantization in STORE.\n    candidate nv=1 (TC=1): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 46% of the FMA rate\n    candidate nv=1 (TC=1) column-streamed: O_wb=12, 12 acc, 16/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate\n    candidate nv=2 (TC=2) column-streamed: O_wb=6, 12 acc, 19/32 regs, 2.57 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4): O_wb=4, 16 acc, 21/32 regs, 2.00 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4) column-streamed: O_wb=3, 12 acc, 25/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=8 (TC=8): O_wb=2, 16 acc, 25/32 regs, 1.60 ops/load, 80% of the FMA rate\n";
     /// How the blocking of each arch was derived, candidates included.
     pub fn explain() -> &'static str {
         Self::EXPLAIN
@@ -364,7 +364,7 @@ mod __small_layer_Conv3x3I8 {
                 residual: false,
                 dtype: ::small_core::Dtype::I8,
             };
-            const O_WB: usize = 12;
+            const O_WB: usize = 16;
             const TC: usize = 16;
             const TAIL: usize = 8;
             #[inline(always)]
@@ -385,6 +385,10 @@ mod __small_layer_Conv3x3I8 {
                     let mut c9_0 = b0;
                     let mut c10_0 = b0;
                     let mut c11_0 = b0;
+                    let mut c12_0 = b0;
+                    let mut c13_0 = b0;
+                    let mut c14_0 = b0;
+                    let mut c15_0 = b0;
                     const CB: usize = 16;
                     let mut blk = t.inp;
                     let mut wb = t.wts;
@@ -443,8 +447,24 @@ mod __small_layer_Conv3x3I8 {
                             let i = A::group(row.wrapping_add(12 * IN_W));
                             c10_0 = A::dot(c10_0, i, w2_0);
                             c11_0 = A::dot(c11_0, i, w1_0);
+                            c12_0 = A::dot(c12_0, i, w0_0);
                             let i = A::group(row.wrapping_add(13 * IN_W));
                             c11_0 = A::dot(c11_0, i, w2_0);
+                            c12_0 = A::dot(c12_0, i, w1_0);
+                            c13_0 = A::dot(c13_0, i, w0_0);
+                            let i = A::group(row.wrapping_add(14 * IN_W));
+                            c12_0 = A::dot(c12_0, i, w2_0);
+                            c13_0 = A::dot(c13_0, i, w1_0);
+                            c14_0 = A::dot(c14_0, i, w0_0);
+                            let i = A::group(row.wrapping_add(15 * IN_W));
+                            c13_0 = A::dot(c13_0, i, w2_0);
+                            c14_0 = A::dot(c14_0, i, w1_0);
+                            c15_0 = A::dot(c15_0, i, w0_0);
+                            let i = A::group(row.wrapping_add(16 * IN_W));
+                            c14_0 = A::dot(c14_0, i, w2_0);
+                            c15_0 = A::dot(c15_0, i, w1_0);
+                            let i = A::group(row.wrapping_add(17 * IN_W));
+                            c15_0 = A::dot(c15_0, i, w2_0);
                             let w0_0 = A::weights(wr.wrapping_add(64));
                             let w1_0 = A::weights(wr.wrapping_add(192));
                             let w2_0 = A::weights(wr.wrapping_add(320));
@@ -496,8 +516,24 @@ mod __small_layer_Conv3x3I8 {
                             let i = A::group(row.wrapping_add(12 * IN_W + 4));
                             c10_0 = A::dot(c10_0, i, w2_0);
                             c11_0 = A::dot(c11_0, i, w1_0);
+                            c12_0 = A::dot(c12_0, i, w0_0);
                             let i = A::group(row.wrapping_add(13 * IN_W + 4));
                             c11_0 = A::dot(c11_0, i, w2_0);
+                            c12_0 = A::dot(c12_0, i, w1_0);
+                            c13_0 = A::dot(c13_0, i, w0_0);
+                            let i = A::group(row.wrapping_add(14 * IN_W + 4));
+                            c12_0 = A::dot(c12_0, i, w2_0);
+                            c13_0 = A::dot(c13_0, i, w1_0);
+                            c14_0 = A::dot(c14_0, i, w0_0);
+                            let i = A::group(row.wrapping_add(15 * IN_W + 4));
+                            c13_0 = A::dot(c13_0, i, w2_0);
+                            c14_0 = A::dot(c14_0, i, w1_0);
+                            c15_0 = A::dot(c15_0, i, w0_0);
+                            let i = A::group(row.wrapping_add(16 * IN_W + 4));
+                            c14_0 = A::dot(c14_0, i, w2_0);
+                            c15_0 = A::dot(c15_0, i, w1_0);
+                            let i = A::group(row.wrapping_add(17 * IN_W + 4));
+                            c15_0 = A::dot(c15_0, i, w2_0);
                         }
                     }
                     let out = t.out;
@@ -544,6 +580,18 @@ mod __small_layer_Conv3x3I8 {
                                 if !row_in {
                                     c11_0 = A::add(c11_0, A::load(cp));
                                 }
+                                if !row_in {
+                                    c12_0 = A::add(c12_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c13_0 = A::add(c13_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c14_0 = A::add(c14_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c15_0 = A::add(c15_0, A::load(cp));
+                                }
                             }
                         }
                     }
@@ -560,6 +608,10 @@ mod __small_layer_Conv3x3I8 {
                     A::requantize_staged(out.wrapping_add(144), c9_0, st0);
                     A::requantize_staged(out.wrapping_add(160), c10_0, st0);
                     A::requantize_staged(out.wrapping_add(176), c11_0, st0);
+                    A::requantize_staged(out.wrapping_add(192), c12_0, st0);
+                    A::requantize_staged(out.wrapping_add(208), c13_0, st0);
+                    A::requantize_staged(out.wrapping_add(224), c14_0, st0);
+                    A::requantize_staged(out.wrapping_add(240), c15_0, st0);
                 }
             }
             #[inline(always)]
@@ -588,6 +640,10 @@ mod __small_layer_Conv3x3I8 {
                 let mut c9_0 = b0;
                 let mut c10_0 = b0;
                 let mut c11_0 = b0;
+                let mut c12_0 = b0;
+                let mut c13_0 = b0;
+                let mut c14_0 = b0;
+                let mut c15_0 = b0;
                 const CB: usize = 16;
                 let mut blk = t.inp;
                 let mut wb = t.wts;
@@ -671,10 +727,34 @@ mod __small_layer_Conv3x3I8 {
                             let i = A::group(row.wrapping_add(12 * IN_W));
                             c10_0 = A::dot(c10_0, i, w2_0);
                             c11_0 = A::dot(c11_0, i, w1_0);
+                            c12_0 = A::dot(c12_0, i, w0_0);
                         }
                         if t.lo <= 13 && 13 < t.hi {
                             let i = A::group(row.wrapping_add(13 * IN_W));
                             c11_0 = A::dot(c11_0, i, w2_0);
+                            c12_0 = A::dot(c12_0, i, w1_0);
+                            c13_0 = A::dot(c13_0, i, w0_0);
+                        }
+                        if t.lo <= 14 && 14 < t.hi {
+                            let i = A::group(row.wrapping_add(14 * IN_W));
+                            c12_0 = A::dot(c12_0, i, w2_0);
+                            c13_0 = A::dot(c13_0, i, w1_0);
+                            c14_0 = A::dot(c14_0, i, w0_0);
+                        }
+                        if t.lo <= 15 && 15 < t.hi {
+                            let i = A::group(row.wrapping_add(15 * IN_W));
+                            c13_0 = A::dot(c13_0, i, w2_0);
+                            c14_0 = A::dot(c14_0, i, w1_0);
+                            c15_0 = A::dot(c15_0, i, w0_0);
+                        }
+                        if t.lo <= 16 && 16 < t.hi {
+                            let i = A::group(row.wrapping_add(16 * IN_W));
+                            c14_0 = A::dot(c14_0, i, w2_0);
+                            c15_0 = A::dot(c15_0, i, w1_0);
+                        }
+                        if t.lo <= 17 && 17 < t.hi {
+                            let i = A::group(row.wrapping_add(17 * IN_W));
+                            c15_0 = A::dot(c15_0, i, w2_0);
                         }
                         let w0_0 = A::weights(wr.wrapping_add(64));
                         let w1_0 = A::weights(wr.wrapping_add(192));
@@ -752,10 +832,34 @@ mod __small_layer_Conv3x3I8 {
                             let i = A::group(row.wrapping_add(12 * IN_W + 4));
                             c10_0 = A::dot(c10_0, i, w2_0);
                             c11_0 = A::dot(c11_0, i, w1_0);
+                            c12_0 = A::dot(c12_0, i, w0_0);
                         }
                         if t.lo <= 13 && 13 < t.hi {
                             let i = A::group(row.wrapping_add(13 * IN_W + 4));
                             c11_0 = A::dot(c11_0, i, w2_0);
+                            c12_0 = A::dot(c12_0, i, w1_0);
+                            c13_0 = A::dot(c13_0, i, w0_0);
+                        }
+                        if t.lo <= 14 && 14 < t.hi {
+                            let i = A::group(row.wrapping_add(14 * IN_W + 4));
+                            c12_0 = A::dot(c12_0, i, w2_0);
+                            c13_0 = A::dot(c13_0, i, w1_0);
+                            c14_0 = A::dot(c14_0, i, w0_0);
+                        }
+                        if t.lo <= 15 && 15 < t.hi {
+                            let i = A::group(row.wrapping_add(15 * IN_W + 4));
+                            c13_0 = A::dot(c13_0, i, w2_0);
+                            c14_0 = A::dot(c14_0, i, w1_0);
+                            c15_0 = A::dot(c15_0, i, w0_0);
+                        }
+                        if t.lo <= 16 && 16 < t.hi {
+                            let i = A::group(row.wrapping_add(16 * IN_W + 4));
+                            c14_0 = A::dot(c14_0, i, w2_0);
+                            c15_0 = A::dot(c15_0, i, w1_0);
+                        }
+                        if t.lo <= 17 && 17 < t.hi {
+                            let i = A::group(row.wrapping_add(17 * IN_W + 4));
+                            c15_0 = A::dot(c15_0, i, w2_0);
                         }
                     }
                 }
@@ -803,6 +907,18 @@ mod __small_layer_Conv3x3I8 {
                             if !(row_in && t.lo <= 11 + y && 11 + y < t.hi) {
                                 c11_0 = A::add(c11_0, A::load(cp));
                             }
+                            if !(row_in && t.lo <= 12 + y && 12 + y < t.hi) {
+                                c12_0 = A::add(c12_0, A::load(cp));
+                            }
+                            if !(row_in && t.lo <= 13 + y && 13 + y < t.hi) {
+                                c13_0 = A::add(c13_0, A::load(cp));
+                            }
+                            if !(row_in && t.lo <= 14 + y && 14 + y < t.hi) {
+                                c14_0 = A::add(c14_0, A::load(cp));
+                            }
+                            if !(row_in && t.lo <= 15 + y && 15 + y < t.hi) {
+                                c15_0 = A::add(c15_0, A::load(cp));
+                            }
                         }
                     }
                 }
@@ -840,6 +956,18 @@ mod __small_layer_Conv3x3I8 {
                 }
                 if 11 < t.w {
                     A::requantize_staged(out.wrapping_add(176), c11_0, st0);
+                }
+                if 12 < t.w {
+                    A::requantize_staged(out.wrapping_add(192), c12_0, st0);
+                }
+                if 13 < t.w {
+                    A::requantize_staged(out.wrapping_add(208), c13_0, st0);
+                }
+                if 14 < t.w {
+                    A::requantize_staged(out.wrapping_add(224), c14_0, st0);
+                }
+                if 15 < t.w {
+                    A::requantize_staged(out.wrapping_add(240), c15_0, st0);
                 }
             }
         }
@@ -899,8 +1027,8 @@ mod __small_layer_Conv3x3I8 {
                 residual: false,
                 dtype: ::small_core::Dtype::I8,
             };
-            const O_WB: usize = 3;
-            const TC: usize = 4;
+            const O_WB: usize = 6;
+            const TC: usize = 2;
             const TAIL: usize = 8;
             #[inline(always)]
             unsafe fn full(t: &Tile<E>) {
@@ -909,451 +1037,425 @@ mod __small_layer_Conv3x3I8 {
                     let bias = t.bias;
                     let b0 = A::load(bias);
                     let b1 = A::load(bias.wrapping_add(1));
-                    let b2 = A::load(bias.wrapping_add(2));
-                    let b3 = A::load(bias.wrapping_add(3));
                     let mut c0_0 = b0;
                     let mut c0_1 = b1;
-                    let mut c0_2 = b2;
-                    let mut c0_3 = b3;
                     let mut c1_0 = b0;
                     let mut c1_1 = b1;
-                    let mut c1_2 = b2;
-                    let mut c1_3 = b3;
                     let mut c2_0 = b0;
                     let mut c2_1 = b1;
-                    let mut c2_2 = b2;
-                    let mut c2_3 = b3;
+                    let mut c3_0 = b0;
+                    let mut c3_1 = b1;
+                    let mut c4_0 = b0;
+                    let mut c4_1 = b1;
+                    let mut c5_0 = b0;
+                    let mut c5_1 = b1;
                     const CB: usize = 16;
                     let mut blk = t.inp;
                     let mut wb = t.wts;
                     if t.tail {
                         for x in t.x0..t.x1 {
                             let row = blk.wrapping_add(x * t.in_row);
-                            let wr = wb.wrapping_add(x * 96);
+                            let wr = wb.wrapping_add(x * 48);
                             let w0_0 = A::weights(wr);
                             let w0_1 = A::weights(wr.wrapping_add(1));
-                            let w0_2 = A::weights(wr.wrapping_add(2));
-                            let w0_3 = A::weights(wr.wrapping_add(3));
-                            let w1_0 = A::weights(wr.wrapping_add(32));
-                            let w1_1 = A::weights(wr.wrapping_add(33));
-                            let w1_2 = A::weights(wr.wrapping_add(34));
-                            let w1_3 = A::weights(wr.wrapping_add(35));
-                            let w2_0 = A::weights(wr.wrapping_add(64));
-                            let w2_1 = A::weights(wr.wrapping_add(65));
-                            let w2_2 = A::weights(wr.wrapping_add(66));
-                            let w2_3 = A::weights(wr.wrapping_add(67));
+                            let w1_0 = A::weights(wr.wrapping_add(16));
+                            let w1_1 = A::weights(wr.wrapping_add(17));
+                            let w2_0 = A::weights(wr.wrapping_add(32));
+                            let w2_1 = A::weights(wr.wrapping_add(33));
                             let i = A::group(row);
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                             let i = A::group(row.wrapping_add(IN_W));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                             let i = A::group(row.wrapping_add(2 * IN_W));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                             let i = A::group(row.wrapping_add(3 * IN_W));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                             let i = A::group(row.wrapping_add(4 * IN_W));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
-                            let w0_0 = A::weights(wr.wrapping_add(4));
-                            let w0_1 = A::weights(wr.wrapping_add(5));
-                            let w0_2 = A::weights(wr.wrapping_add(6));
-                            let w0_3 = A::weights(wr.wrapping_add(7));
-                            let w1_0 = A::weights(wr.wrapping_add(36));
-                            let w1_1 = A::weights(wr.wrapping_add(37));
-                            let w1_2 = A::weights(wr.wrapping_add(38));
-                            let w1_3 = A::weights(wr.wrapping_add(39));
-                            let w2_0 = A::weights(wr.wrapping_add(68));
-                            let w2_1 = A::weights(wr.wrapping_add(69));
-                            let w2_2 = A::weights(wr.wrapping_add(70));
-                            let w2_3 = A::weights(wr.wrapping_add(71));
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(5 * IN_W));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(6 * IN_W));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = A::group(row.wrapping_add(7 * IN_W));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(2));
+                            let w0_1 = A::weights(wr.wrapping_add(3));
+                            let w1_0 = A::weights(wr.wrapping_add(18));
+                            let w1_1 = A::weights(wr.wrapping_add(19));
+                            let w2_0 = A::weights(wr.wrapping_add(34));
+                            let w2_1 = A::weights(wr.wrapping_add(35));
                             let i = A::group(row.wrapping_add(1));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                             let i = A::group(row.wrapping_add(IN_W + 1));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                             let i = A::group(row.wrapping_add(2 * IN_W + 1));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                             let i = A::group(row.wrapping_add(3 * IN_W + 1));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                             let i = A::group(row.wrapping_add(4 * IN_W + 1));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
-                            let w0_0 = A::weights(wr.wrapping_add(8));
-                            let w0_1 = A::weights(wr.wrapping_add(9));
-                            let w0_2 = A::weights(wr.wrapping_add(10));
-                            let w0_3 = A::weights(wr.wrapping_add(11));
-                            let w1_0 = A::weights(wr.wrapping_add(40));
-                            let w1_1 = A::weights(wr.wrapping_add(41));
-                            let w1_2 = A::weights(wr.wrapping_add(42));
-                            let w1_3 = A::weights(wr.wrapping_add(43));
-                            let w2_0 = A::weights(wr.wrapping_add(72));
-                            let w2_1 = A::weights(wr.wrapping_add(73));
-                            let w2_2 = A::weights(wr.wrapping_add(74));
-                            let w2_3 = A::weights(wr.wrapping_add(75));
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(5 * IN_W + 1));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(6 * IN_W + 1));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = A::group(row.wrapping_add(7 * IN_W + 1));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(4));
+                            let w0_1 = A::weights(wr.wrapping_add(5));
+                            let w1_0 = A::weights(wr.wrapping_add(20));
+                            let w1_1 = A::weights(wr.wrapping_add(21));
+                            let w2_0 = A::weights(wr.wrapping_add(36));
+                            let w2_1 = A::weights(wr.wrapping_add(37));
                             let i = A::group(row.wrapping_add(2));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                             let i = A::group(row.wrapping_add(IN_W + 2));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                             let i = A::group(row.wrapping_add(2 * IN_W + 2));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                             let i = A::group(row.wrapping_add(3 * IN_W + 2));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                             let i = A::group(row.wrapping_add(4 * IN_W + 2));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
-                            let w0_0 = A::weights(wr.wrapping_add(12));
-                            let w0_1 = A::weights(wr.wrapping_add(13));
-                            let w0_2 = A::weights(wr.wrapping_add(14));
-                            let w0_3 = A::weights(wr.wrapping_add(15));
-                            let w1_0 = A::weights(wr.wrapping_add(44));
-                            let w1_1 = A::weights(wr.wrapping_add(45));
-                            let w1_2 = A::weights(wr.wrapping_add(46));
-                            let w1_3 = A::weights(wr.wrapping_add(47));
-                            let w2_0 = A::weights(wr.wrapping_add(76));
-                            let w2_1 = A::weights(wr.wrapping_add(77));
-                            let w2_2 = A::weights(wr.wrapping_add(78));
-                            let w2_3 = A::weights(wr.wrapping_add(79));
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(5 * IN_W + 2));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(6 * IN_W + 2));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = A::group(row.wrapping_add(7 * IN_W + 2));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(6));
+                            let w0_1 = A::weights(wr.wrapping_add(7));
+                            let w1_0 = A::weights(wr.wrapping_add(22));
+                            let w1_1 = A::weights(wr.wrapping_add(23));
+                            let w2_0 = A::weights(wr.wrapping_add(38));
+                            let w2_1 = A::weights(wr.wrapping_add(39));
                             let i = A::group(row.wrapping_add(3));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                             let i = A::group(row.wrapping_add(IN_W + 3));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                             let i = A::group(row.wrapping_add(2 * IN_W + 3));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                             let i = A::group(row.wrapping_add(3 * IN_W + 3));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                             let i = A::group(row.wrapping_add(4 * IN_W + 3));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
-                            let w0_0 = A::weights(wr.wrapping_add(16));
-                            let w0_1 = A::weights(wr.wrapping_add(17));
-                            let w0_2 = A::weights(wr.wrapping_add(18));
-                            let w0_3 = A::weights(wr.wrapping_add(19));
-                            let w1_0 = A::weights(wr.wrapping_add(48));
-                            let w1_1 = A::weights(wr.wrapping_add(49));
-                            let w1_2 = A::weights(wr.wrapping_add(50));
-                            let w1_3 = A::weights(wr.wrapping_add(51));
-                            let w2_0 = A::weights(wr.wrapping_add(80));
-                            let w2_1 = A::weights(wr.wrapping_add(81));
-                            let w2_2 = A::weights(wr.wrapping_add(82));
-                            let w2_3 = A::weights(wr.wrapping_add(83));
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(5 * IN_W + 3));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(6 * IN_W + 3));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = A::group(row.wrapping_add(7 * IN_W + 3));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(8));
+                            let w0_1 = A::weights(wr.wrapping_add(9));
+                            let w1_0 = A::weights(wr.wrapping_add(24));
+                            let w1_1 = A::weights(wr.wrapping_add(25));
+                            let w2_0 = A::weights(wr.wrapping_add(40));
+                            let w2_1 = A::weights(wr.wrapping_add(41));
                             let i = A::group(row.wrapping_add(4));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                             let i = A::group(row.wrapping_add(IN_W + 4));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                             let i = A::group(row.wrapping_add(2 * IN_W + 4));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                             let i = A::group(row.wrapping_add(3 * IN_W + 4));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                             let i = A::group(row.wrapping_add(4 * IN_W + 4));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
-                            let w0_0 = A::weights(wr.wrapping_add(20));
-                            let w0_1 = A::weights(wr.wrapping_add(21));
-                            let w0_2 = A::weights(wr.wrapping_add(22));
-                            let w0_3 = A::weights(wr.wrapping_add(23));
-                            let w1_0 = A::weights(wr.wrapping_add(52));
-                            let w1_1 = A::weights(wr.wrapping_add(53));
-                            let w1_2 = A::weights(wr.wrapping_add(54));
-                            let w1_3 = A::weights(wr.wrapping_add(55));
-                            let w2_0 = A::weights(wr.wrapping_add(84));
-                            let w2_1 = A::weights(wr.wrapping_add(85));
-                            let w2_2 = A::weights(wr.wrapping_add(86));
-                            let w2_3 = A::weights(wr.wrapping_add(87));
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(5 * IN_W + 4));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(6 * IN_W + 4));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = A::group(row.wrapping_add(7 * IN_W + 4));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(10));
+                            let w0_1 = A::weights(wr.wrapping_add(11));
+                            let w1_0 = A::weights(wr.wrapping_add(26));
+                            let w1_1 = A::weights(wr.wrapping_add(27));
+                            let w2_0 = A::weights(wr.wrapping_add(42));
+                            let w2_1 = A::weights(wr.wrapping_add(43));
                             let i = A::group(row.wrapping_add(5));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                             let i = A::group(row.wrapping_add(IN_W + 5));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                             let i = A::group(row.wrapping_add(2 * IN_W + 5));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                             let i = A::group(row.wrapping_add(3 * IN_W + 5));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                             let i = A::group(row.wrapping_add(4 * IN_W + 5));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
-                            let w0_0 = A::weights(wr.wrapping_add(24));
-                            let w0_1 = A::weights(wr.wrapping_add(25));
-                            let w0_2 = A::weights(wr.wrapping_add(26));
-                            let w0_3 = A::weights(wr.wrapping_add(27));
-                            let w1_0 = A::weights(wr.wrapping_add(56));
-                            let w1_1 = A::weights(wr.wrapping_add(57));
-                            let w1_2 = A::weights(wr.wrapping_add(58));
-                            let w1_3 = A::weights(wr.wrapping_add(59));
-                            let w2_0 = A::weights(wr.wrapping_add(88));
-                            let w2_1 = A::weights(wr.wrapping_add(89));
-                            let w2_2 = A::weights(wr.wrapping_add(90));
-                            let w2_3 = A::weights(wr.wrapping_add(91));
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(5 * IN_W + 5));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(6 * IN_W + 5));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = A::group(row.wrapping_add(7 * IN_W + 5));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(12));
+                            let w0_1 = A::weights(wr.wrapping_add(13));
+                            let w1_0 = A::weights(wr.wrapping_add(28));
+                            let w1_1 = A::weights(wr.wrapping_add(29));
+                            let w2_0 = A::weights(wr.wrapping_add(44));
+                            let w2_1 = A::weights(wr.wrapping_add(45));
                             let i = A::group(row.wrapping_add(6));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                             let i = A::group(row.wrapping_add(IN_W + 6));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                             let i = A::group(row.wrapping_add(2 * IN_W + 6));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                             let i = A::group(row.wrapping_add(3 * IN_W + 6));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                             let i = A::group(row.wrapping_add(4 * IN_W + 6));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
-                            let w0_0 = A::weights(wr.wrapping_add(28));
-                            let w0_1 = A::weights(wr.wrapping_add(29));
-                            let w0_2 = A::weights(wr.wrapping_add(30));
-                            let w0_3 = A::weights(wr.wrapping_add(31));
-                            let w1_0 = A::weights(wr.wrapping_add(60));
-                            let w1_1 = A::weights(wr.wrapping_add(61));
-                            let w1_2 = A::weights(wr.wrapping_add(62));
-                            let w1_3 = A::weights(wr.wrapping_add(63));
-                            let w2_0 = A::weights(wr.wrapping_add(92));
-                            let w2_1 = A::weights(wr.wrapping_add(93));
-                            let w2_2 = A::weights(wr.wrapping_add(94));
-                            let w2_3 = A::weights(wr.wrapping_add(95));
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(5 * IN_W + 6));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(6 * IN_W + 6));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = A::group(row.wrapping_add(7 * IN_W + 6));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(14));
+                            let w0_1 = A::weights(wr.wrapping_add(15));
+                            let w1_0 = A::weights(wr.wrapping_add(30));
+                            let w1_1 = A::weights(wr.wrapping_add(31));
+                            let w2_0 = A::weights(wr.wrapping_add(46));
+                            let w2_1 = A::weights(wr.wrapping_add(47));
                             let i = A::group(row.wrapping_add(7));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                             let i = A::group(row.wrapping_add(IN_W + 7));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                             let i = A::group(row.wrapping_add(2 * IN_W + 7));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                             let i = A::group(row.wrapping_add(3 * IN_W + 7));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                             let i = A::group(row.wrapping_add(4 * IN_W + 7));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(5 * IN_W + 7));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = A::group(row.wrapping_add(6 * IN_W + 7));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = A::group(row.wrapping_add(7 * IN_W + 7));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
                         }
                     }
                     let out = t.out;
@@ -1367,20 +1469,26 @@ mod __small_layer_Conv3x3I8 {
                                 if !row_in {
                                     c0_0 = A::add(c0_0, A::load(cp));
                                     c0_1 = A::add(c0_1, A::load(cp.wrapping_add(1)));
-                                    c0_2 = A::add(c0_2, A::load(cp.wrapping_add(2)));
-                                    c0_3 = A::add(c0_3, A::load(cp.wrapping_add(3)));
                                 }
                                 if !row_in {
                                     c1_0 = A::add(c1_0, A::load(cp));
                                     c1_1 = A::add(c1_1, A::load(cp.wrapping_add(1)));
-                                    c1_2 = A::add(c1_2, A::load(cp.wrapping_add(2)));
-                                    c1_3 = A::add(c1_3, A::load(cp.wrapping_add(3)));
                                 }
                                 if !row_in {
                                     c2_0 = A::add(c2_0, A::load(cp));
                                     c2_1 = A::add(c2_1, A::load(cp.wrapping_add(1)));
-                                    c2_2 = A::add(c2_2, A::load(cp.wrapping_add(2)));
-                                    c2_3 = A::add(c2_3, A::load(cp.wrapping_add(3)));
+                                }
+                                if !row_in {
+                                    c3_0 = A::add(c3_0, A::load(cp));
+                                    c3_1 = A::add(c3_1, A::load(cp.wrapping_add(1)));
+                                }
+                                if !row_in {
+                                    c4_0 = A::add(c4_0, A::load(cp));
+                                    c4_1 = A::add(c4_1, A::load(cp.wrapping_add(1)));
+                                }
+                                if !row_in {
+                                    c5_0 = A::add(c5_0, A::load(cp));
+                                    c5_1 = A::add(c5_1, A::load(cp.wrapping_add(1)));
                                 }
                             }
                         }
@@ -1389,18 +1497,16 @@ mod __small_layer_Conv3x3I8 {
                     A::requantize_staged(out, c0_0, st0);
                     A::requantize_staged(out.wrapping_add(16), c1_0, st0);
                     A::requantize_staged(out.wrapping_add(32), c2_0, st0);
+                    A::requantize_staged(out.wrapping_add(48), c3_0, st0);
+                    A::requantize_staged(out.wrapping_add(64), c4_0, st0);
+                    A::requantize_staged(out.wrapping_add(80), c5_0, st0);
                     let st1 = A::stage(q.wrapping_add(1), 16);
                     A::requantize_staged(out.wrapping_add(1), c0_1, st1);
                     A::requantize_staged(out.wrapping_add(17), c1_1, st1);
                     A::requantize_staged(out.wrapping_add(33), c2_1, st1);
-                    let st2 = A::stage(q.wrapping_add(2), 16);
-                    A::requantize_staged(out.wrapping_add(2), c0_2, st2);
-                    A::requantize_staged(out.wrapping_add(18), c1_2, st2);
-                    A::requantize_staged(out.wrapping_add(34), c2_2, st2);
-                    let st3 = A::stage(q.wrapping_add(3), 16);
-                    A::requantize_staged(out.wrapping_add(3), c0_3, st3);
-                    A::requantize_staged(out.wrapping_add(19), c1_3, st3);
-                    A::requantize_staged(out.wrapping_add(35), c2_3, st3);
+                    A::requantize_staged(out.wrapping_add(49), c3_1, st1);
+                    A::requantize_staged(out.wrapping_add(65), c4_1, st1);
+                    A::requantize_staged(out.wrapping_add(81), c5_1, st1);
                 }
             }
             #[inline(always)]
@@ -1417,530 +1523,552 @@ mod __small_layer_Conv3x3I8 {
                 let bias = t.bias;
                 let b0 = A::load(bias);
                 let b1 = A::load(bias.wrapping_add(1));
-                let b2 = A::load(bias.wrapping_add(2));
-                let b3 = A::load(bias.wrapping_add(3));
                 let mut c0_0 = b0;
                 let mut c0_1 = b1;
-                let mut c0_2 = b2;
-                let mut c0_3 = b3;
                 let mut c1_0 = b0;
                 let mut c1_1 = b1;
-                let mut c1_2 = b2;
-                let mut c1_3 = b3;
                 let mut c2_0 = b0;
                 let mut c2_1 = b1;
-                let mut c2_2 = b2;
-                let mut c2_3 = b3;
+                let mut c3_0 = b0;
+                let mut c3_1 = b1;
+                let mut c4_0 = b0;
+                let mut c4_1 = b1;
+                let mut c5_0 = b0;
+                let mut c5_1 = b1;
                 const CB: usize = 16;
                 let mut blk = t.inp;
                 let mut wb = t.wts;
                 if t.tail {
                     for x in t.x0..t.x1 {
                         let row = blk.wrapping_add(x * t.in_row);
-                        let wr = wb.wrapping_add(x * 96);
+                        let wr = wb.wrapping_add(x * 48);
                         let w0_0 = A::weights(wr);
                         let w0_1 = A::weights(wr.wrapping_add(1));
-                        let w0_2 = A::weights(wr.wrapping_add(2));
-                        let w0_3 = A::weights(wr.wrapping_add(3));
-                        let w1_0 = A::weights(wr.wrapping_add(32));
-                        let w1_1 = A::weights(wr.wrapping_add(33));
-                        let w1_2 = A::weights(wr.wrapping_add(34));
-                        let w1_3 = A::weights(wr.wrapping_add(35));
-                        let w2_0 = A::weights(wr.wrapping_add(64));
-                        let w2_1 = A::weights(wr.wrapping_add(65));
-                        let w2_2 = A::weights(wr.wrapping_add(66));
-                        let w2_3 = A::weights(wr.wrapping_add(67));
+                        let w1_0 = A::weights(wr.wrapping_add(16));
+                        let w1_1 = A::weights(wr.wrapping_add(17));
+                        let w2_0 = A::weights(wr.wrapping_add(32));
+                        let w2_1 = A::weights(wr.wrapping_add(33));
                         if t.lo == 0 && 0 < t.hi {
                             let i = A::group(row);
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
                             let i = A::group(row.wrapping_add(IN_W));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
                             let i = A::group(row.wrapping_add(2 * IN_W));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
                             let i = A::group(row.wrapping_add(3 * IN_W));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                         }
                         if t.lo <= 4 && 4 < t.hi {
                             let i = A::group(row.wrapping_add(4 * IN_W));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
                         }
-                        let w0_0 = A::weights(wr.wrapping_add(4));
-                        let w0_1 = A::weights(wr.wrapping_add(5));
-                        let w0_2 = A::weights(wr.wrapping_add(6));
-                        let w0_3 = A::weights(wr.wrapping_add(7));
-                        let w1_0 = A::weights(wr.wrapping_add(36));
-                        let w1_1 = A::weights(wr.wrapping_add(37));
-                        let w1_2 = A::weights(wr.wrapping_add(38));
-                        let w1_3 = A::weights(wr.wrapping_add(39));
-                        let w2_0 = A::weights(wr.wrapping_add(68));
-                        let w2_1 = A::weights(wr.wrapping_add(69));
-                        let w2_2 = A::weights(wr.wrapping_add(70));
-                        let w2_3 = A::weights(wr.wrapping_add(71));
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::group(row.wrapping_add(5 * IN_W));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::group(row.wrapping_add(6 * IN_W));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                        }
+                        if t.lo <= 7 && 7 < t.hi {
+                            let i = A::group(row.wrapping_add(7 * IN_W));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                        }
+                        let w0_0 = A::weights(wr.wrapping_add(2));
+                        let w0_1 = A::weights(wr.wrapping_add(3));
+                        let w1_0 = A::weights(wr.wrapping_add(18));
+                        let w1_1 = A::weights(wr.wrapping_add(19));
+                        let w2_0 = A::weights(wr.wrapping_add(34));
+                        let w2_1 = A::weights(wr.wrapping_add(35));
                         if t.lo == 0 && 0 < t.hi {
                             let i = A::group(row.wrapping_add(1));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
                             let i = A::group(row.wrapping_add(IN_W + 1));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
                             let i = A::group(row.wrapping_add(2 * IN_W + 1));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
                             let i = A::group(row.wrapping_add(3 * IN_W + 1));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                         }
                         if t.lo <= 4 && 4 < t.hi {
                             let i = A::group(row.wrapping_add(4 * IN_W + 1));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
                         }
-                        let w0_0 = A::weights(wr.wrapping_add(8));
-                        let w0_1 = A::weights(wr.wrapping_add(9));
-                        let w0_2 = A::weights(wr.wrapping_add(10));
-                        let w0_3 = A::weights(wr.wrapping_add(11));
-                        let w1_0 = A::weights(wr.wrapping_add(40));
-                        let w1_1 = A::weights(wr.wrapping_add(41));
-                        let w1_2 = A::weights(wr.wrapping_add(42));
-                        let w1_3 = A::weights(wr.wrapping_add(43));
-                        let w2_0 = A::weights(wr.wrapping_add(72));
-                        let w2_1 = A::weights(wr.wrapping_add(73));
-                        let w2_2 = A::weights(wr.wrapping_add(74));
-                        let w2_3 = A::weights(wr.wrapping_add(75));
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::group(row.wrapping_add(5 * IN_W + 1));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::group(row.wrapping_add(6 * IN_W + 1));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                        }
+                        if t.lo <= 7 && 7 < t.hi {
+                            let i = A::group(row.wrapping_add(7 * IN_W + 1));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                        }
+                        let w0_0 = A::weights(wr.wrapping_add(4));
+                        let w0_1 = A::weights(wr.wrapping_add(5));
+                        let w1_0 = A::weights(wr.wrapping_add(20));
+                        let w1_1 = A::weights(wr.wrapping_add(21));
+                        let w2_0 = A::weights(wr.wrapping_add(36));
+                        let w2_1 = A::weights(wr.wrapping_add(37));
                         if t.lo == 0 && 0 < t.hi {
                             let i = A::group(row.wrapping_add(2));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
                             let i = A::group(row.wrapping_add(IN_W + 2));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
                             let i = A::group(row.wrapping_add(2 * IN_W + 2));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
                             let i = A::group(row.wrapping_add(3 * IN_W + 2));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                         }
                         if t.lo <= 4 && 4 < t.hi {
                             let i = A::group(row.wrapping_add(4 * IN_W + 2));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
                         }
-                        let w0_0 = A::weights(wr.wrapping_add(12));
-                        let w0_1 = A::weights(wr.wrapping_add(13));
-                        let w0_2 = A::weights(wr.wrapping_add(14));
-                        let w0_3 = A::weights(wr.wrapping_add(15));
-                        let w1_0 = A::weights(wr.wrapping_add(44));
-                        let w1_1 = A::weights(wr.wrapping_add(45));
-                        let w1_2 = A::weights(wr.wrapping_add(46));
-                        let w1_3 = A::weights(wr.wrapping_add(47));
-                        let w2_0 = A::weights(wr.wrapping_add(76));
-                        let w2_1 = A::weights(wr.wrapping_add(77));
-                        let w2_2 = A::weights(wr.wrapping_add(78));
-                        let w2_3 = A::weights(wr.wrapping_add(79));
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::group(row.wrapping_add(5 * IN_W + 2));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::group(row.wrapping_add(6 * IN_W + 2));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                        }
+                        if t.lo <= 7 && 7 < t.hi {
+                            let i = A::group(row.wrapping_add(7 * IN_W + 2));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                        }
+                        let w0_0 = A::weights(wr.wrapping_add(6));
+                        let w0_1 = A::weights(wr.wrapping_add(7));
+                        let w1_0 = A::weights(wr.wrapping_add(22));
+                        let w1_1 = A::weights(wr.wrapping_add(23));
+                        let w2_0 = A::weights(wr.wrapping_add(38));
+                        let w2_1 = A::weights(wr.wrapping_add(39));
                         if t.lo == 0 && 0 < t.hi {
                             let i = A::group(row.wrapping_add(3));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
                             let i = A::group(row.wrapping_add(IN_W + 3));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
                             let i = A::group(row.wrapping_add(2 * IN_W + 3));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
                             let i = A::group(row.wrapping_add(3 * IN_W + 3));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                         }
                         if t.lo <= 4 && 4 < t.hi {
                             let i = A::group(row.wrapping_add(4 * IN_W + 3));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
                         }
-                        let w0_0 = A::weights(wr.wrapping_add(16));
-                        let w0_1 = A::weights(wr.wrapping_add(17));
-                        let w0_2 = A::weights(wr.wrapping_add(18));
-                        let w0_3 = A::weights(wr.wrapping_add(19));
-                        let w1_0 = A::weights(wr.wrapping_add(48));
-                        let w1_1 = A::weights(wr.wrapping_add(49));
-                        let w1_2 = A::weights(wr.wrapping_add(50));
-                        let w1_3 = A::weights(wr.wrapping_add(51));
-                        let w2_0 = A::weights(wr.wrapping_add(80));
-                        let w2_1 = A::weights(wr.wrapping_add(81));
-                        let w2_2 = A::weights(wr.wrapping_add(82));
-                        let w2_3 = A::weights(wr.wrapping_add(83));
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::group(row.wrapping_add(5 * IN_W + 3));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::group(row.wrapping_add(6 * IN_W + 3));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                        }
+                        if t.lo <= 7 && 7 < t.hi {
+                            let i = A::group(row.wrapping_add(7 * IN_W + 3));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                        }
+                        let w0_0 = A::weights(wr.wrapping_add(8));
+                        let w0_1 = A::weights(wr.wrapping_add(9));
+                        let w1_0 = A::weights(wr.wrapping_add(24));
+                        let w1_1 = A::weights(wr.wrapping_add(25));
+                        let w2_0 = A::weights(wr.wrapping_add(40));
+                        let w2_1 = A::weights(wr.wrapping_add(41));
                         if t.lo == 0 && 0 < t.hi {
                             let i = A::group(row.wrapping_add(4));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
                             let i = A::group(row.wrapping_add(IN_W + 4));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
                             let i = A::group(row.wrapping_add(2 * IN_W + 4));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
                             let i = A::group(row.wrapping_add(3 * IN_W + 4));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                         }
                         if t.lo <= 4 && 4 < t.hi {
                             let i = A::group(row.wrapping_add(4 * IN_W + 4));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
                         }
-                        let w0_0 = A::weights(wr.wrapping_add(20));
-                        let w0_1 = A::weights(wr.wrapping_add(21));
-                        let w0_2 = A::weights(wr.wrapping_add(22));
-                        let w0_3 = A::weights(wr.wrapping_add(23));
-                        let w1_0 = A::weights(wr.wrapping_add(52));
-                        let w1_1 = A::weights(wr.wrapping_add(53));
-                        let w1_2 = A::weights(wr.wrapping_add(54));
-                        let w1_3 = A::weights(wr.wrapping_add(55));
-                        let w2_0 = A::weights(wr.wrapping_add(84));
-                        let w2_1 = A::weights(wr.wrapping_add(85));
-                        let w2_2 = A::weights(wr.wrapping_add(86));
-                        let w2_3 = A::weights(wr.wrapping_add(87));
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::group(row.wrapping_add(5 * IN_W + 4));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::group(row.wrapping_add(6 * IN_W + 4));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                        }
+                        if t.lo <= 7 && 7 < t.hi {
+                            let i = A::group(row.wrapping_add(7 * IN_W + 4));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                        }
+                        let w0_0 = A::weights(wr.wrapping_add(10));
+                        let w0_1 = A::weights(wr.wrapping_add(11));
+                        let w1_0 = A::weights(wr.wrapping_add(26));
+                        let w1_1 = A::weights(wr.wrapping_add(27));
+                        let w2_0 = A::weights(wr.wrapping_add(42));
+                        let w2_1 = A::weights(wr.wrapping_add(43));
                         if t.lo == 0 && 0 < t.hi {
                             let i = A::group(row.wrapping_add(5));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
                             let i = A::group(row.wrapping_add(IN_W + 5));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
                             let i = A::group(row.wrapping_add(2 * IN_W + 5));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
                             let i = A::group(row.wrapping_add(3 * IN_W + 5));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                         }
                         if t.lo <= 4 && 4 < t.hi {
                             let i = A::group(row.wrapping_add(4 * IN_W + 5));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
                         }
-                        let w0_0 = A::weights(wr.wrapping_add(24));
-                        let w0_1 = A::weights(wr.wrapping_add(25));
-                        let w0_2 = A::weights(wr.wrapping_add(26));
-                        let w0_3 = A::weights(wr.wrapping_add(27));
-                        let w1_0 = A::weights(wr.wrapping_add(56));
-                        let w1_1 = A::weights(wr.wrapping_add(57));
-                        let w1_2 = A::weights(wr.wrapping_add(58));
-                        let w1_3 = A::weights(wr.wrapping_add(59));
-                        let w2_0 = A::weights(wr.wrapping_add(88));
-                        let w2_1 = A::weights(wr.wrapping_add(89));
-                        let w2_2 = A::weights(wr.wrapping_add(90));
-                        let w2_3 = A::weights(wr.wrapping_add(91));
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::group(row.wrapping_add(5 * IN_W + 5));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::group(row.wrapping_add(6 * IN_W + 5));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                        }
+                        if t.lo <= 7 && 7 < t.hi {
+                            let i = A::group(row.wrapping_add(7 * IN_W + 5));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                        }
+                        let w0_0 = A::weights(wr.wrapping_add(12));
+                        let w0_1 = A::weights(wr.wrapping_add(13));
+                        let w1_0 = A::weights(wr.wrapping_add(28));
+                        let w1_1 = A::weights(wr.wrapping_add(29));
+                        let w2_0 = A::weights(wr.wrapping_add(44));
+                        let w2_1 = A::weights(wr.wrapping_add(45));
                         if t.lo == 0 && 0 < t.hi {
                             let i = A::group(row.wrapping_add(6));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
                             let i = A::group(row.wrapping_add(IN_W + 6));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
                             let i = A::group(row.wrapping_add(2 * IN_W + 6));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
                             let i = A::group(row.wrapping_add(3 * IN_W + 6));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                         }
                         if t.lo <= 4 && 4 < t.hi {
                             let i = A::group(row.wrapping_add(4 * IN_W + 6));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
                         }
-                        let w0_0 = A::weights(wr.wrapping_add(28));
-                        let w0_1 = A::weights(wr.wrapping_add(29));
-                        let w0_2 = A::weights(wr.wrapping_add(30));
-                        let w0_3 = A::weights(wr.wrapping_add(31));
-                        let w1_0 = A::weights(wr.wrapping_add(60));
-                        let w1_1 = A::weights(wr.wrapping_add(61));
-                        let w1_2 = A::weights(wr.wrapping_add(62));
-                        let w1_3 = A::weights(wr.wrapping_add(63));
-                        let w2_0 = A::weights(wr.wrapping_add(92));
-                        let w2_1 = A::weights(wr.wrapping_add(93));
-                        let w2_2 = A::weights(wr.wrapping_add(94));
-                        let w2_3 = A::weights(wr.wrapping_add(95));
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::group(row.wrapping_add(5 * IN_W + 6));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::group(row.wrapping_add(6 * IN_W + 6));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                        }
+                        if t.lo <= 7 && 7 < t.hi {
+                            let i = A::group(row.wrapping_add(7 * IN_W + 6));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                        }
+                        let w0_0 = A::weights(wr.wrapping_add(14));
+                        let w0_1 = A::weights(wr.wrapping_add(15));
+                        let w1_0 = A::weights(wr.wrapping_add(30));
+                        let w1_1 = A::weights(wr.wrapping_add(31));
+                        let w2_0 = A::weights(wr.wrapping_add(46));
+                        let w2_1 = A::weights(wr.wrapping_add(47));
                         if t.lo == 0 && 0 < t.hi {
                             let i = A::group(row.wrapping_add(7));
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
                         }
                         if t.lo <= 1 && 1 < t.hi {
                             let i = A::group(row.wrapping_add(IN_W + 7));
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
                             c1_0 = A::dot(c1_0, i, w0_0);
                             c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
                         }
                         if t.lo <= 2 && 2 < t.hi {
                             let i = A::group(row.wrapping_add(2 * IN_W + 7));
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
                             c2_0 = A::dot(c2_0, i, w0_0);
                             c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
                         }
                         if t.lo <= 3 && 3 < t.hi {
                             let i = A::group(row.wrapping_add(3 * IN_W + 7));
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
                         }
                         if t.lo <= 4 && 4 < t.hi {
                             let i = A::group(row.wrapping_add(4 * IN_W + 7));
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                        }
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::group(row.wrapping_add(5 * IN_W + 7));
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::group(row.wrapping_add(6 * IN_W + 7));
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                        }
+                        if t.lo <= 7 && 7 < t.hi {
+                            let i = A::group(row.wrapping_add(7 * IN_W + 7));
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
                         }
                     }
                 }
@@ -1955,20 +2083,26 @@ mod __small_layer_Conv3x3I8 {
                             if !(row_in && t.lo <= 0 + y && 0 + y < t.hi) {
                                 c0_0 = A::add(c0_0, A::load(cp));
                                 c0_1 = A::add(c0_1, A::load(cp.wrapping_add(1)));
-                                c0_2 = A::add(c0_2, A::load(cp.wrapping_add(2)));
-                                c0_3 = A::add(c0_3, A::load(cp.wrapping_add(3)));
                             }
                             if !(row_in && t.lo <= 1 + y && 1 + y < t.hi) {
                                 c1_0 = A::add(c1_0, A::load(cp));
                                 c1_1 = A::add(c1_1, A::load(cp.wrapping_add(1)));
-                                c1_2 = A::add(c1_2, A::load(cp.wrapping_add(2)));
-                                c1_3 = A::add(c1_3, A::load(cp.wrapping_add(3)));
                             }
                             if !(row_in && t.lo <= 2 + y && 2 + y < t.hi) {
                                 c2_0 = A::add(c2_0, A::load(cp));
                                 c2_1 = A::add(c2_1, A::load(cp.wrapping_add(1)));
-                                c2_2 = A::add(c2_2, A::load(cp.wrapping_add(2)));
-                                c2_3 = A::add(c2_3, A::load(cp.wrapping_add(3)));
+                            }
+                            if !(row_in && t.lo <= 3 + y && 3 + y < t.hi) {
+                                c3_0 = A::add(c3_0, A::load(cp));
+                                c3_1 = A::add(c3_1, A::load(cp.wrapping_add(1)));
+                            }
+                            if !(row_in && t.lo <= 4 + y && 4 + y < t.hi) {
+                                c4_0 = A::add(c4_0, A::load(cp));
+                                c4_1 = A::add(c4_1, A::load(cp.wrapping_add(1)));
+                            }
+                            if !(row_in && t.lo <= 5 + y && 5 + y < t.hi) {
+                                c5_0 = A::add(c5_0, A::load(cp));
+                                c5_1 = A::add(c5_1, A::load(cp.wrapping_add(1)));
                             }
                         }
                     }
@@ -1981,6 +2115,15 @@ mod __small_layer_Conv3x3I8 {
                 if 2 < t.w {
                     A::requantize_staged(out.wrapping_add(32), c2_0, st0);
                 }
+                if 3 < t.w {
+                    A::requantize_staged(out.wrapping_add(48), c3_0, st0);
+                }
+                if 4 < t.w {
+                    A::requantize_staged(out.wrapping_add(64), c4_0, st0);
+                }
+                if 5 < t.w {
+                    A::requantize_staged(out.wrapping_add(80), c5_0, st0);
+                }
                 let st1 = A::stage(q.wrapping_add(1), 16);
                 A::requantize_staged(out.wrapping_add(1), c0_1, st1);
                 if 1 < t.w {
@@ -1989,21 +2132,14 @@ mod __small_layer_Conv3x3I8 {
                 if 2 < t.w {
                     A::requantize_staged(out.wrapping_add(33), c2_1, st1);
                 }
-                let st2 = A::stage(q.wrapping_add(2), 16);
-                A::requantize_staged(out.wrapping_add(2), c0_2, st2);
-                if 1 < t.w {
-                    A::requantize_staged(out.wrapping_add(18), c1_2, st2);
+                if 3 < t.w {
+                    A::requantize_staged(out.wrapping_add(49), c3_1, st1);
                 }
-                if 2 < t.w {
-                    A::requantize_staged(out.wrapping_add(34), c2_2, st2);
+                if 4 < t.w {
+                    A::requantize_staged(out.wrapping_add(65), c4_1, st1);
                 }
-                let st3 = A::stage(q.wrapping_add(3), 16);
-                A::requantize_staged(out.wrapping_add(3), c0_3, st3);
-                if 1 < t.w {
-                    A::requantize_staged(out.wrapping_add(19), c1_3, st3);
-                }
-                if 2 < t.w {
-                    A::requantize_staged(out.wrapping_add(35), c2_3, st3);
+                if 5 < t.w {
+                    A::requantize_staged(out.wrapping_add(81), c5_1, st1);
                 }
             }
         }

@@ -282,10 +282,18 @@ fn pick(m: &Machine, spec: &LayerSpec, keep: impl Fn(&Candidate) -> bool) -> Opt
 }
 
 /// The order among equally fast tiles, narrowest first: fewest
-/// accumulators; then, for broadcast kernels, fewest output columns (a
-/// narrow tile wastes less of a small output row: 3 columns divide widths
-/// 6, 12 and 48) and the most operations per load; then fewest registers
-/// and the widest channel tile.
+/// accumulators; then, for broadcast kernels, the most operations per
+/// load and the fewest output columns (a narrow tile wastes less of a
+/// small output row); then fewest registers and the widest channel tile.
+///
+/// Operations per load come before columns: the model's rate is capped at
+/// the FMA peak, but of two tiles at that cap the one loading less runs
+/// faster where loads compete with the FMAs' operands. Measured on an
+/// Intel Xeon VM (2026-11-28, AVX-512, 16 accumulators, median µs of
+/// `mlperf_tiny --per-layer`): VWW 0.25's 6x6 128->128 pointwise layer
+/// took 9.4 with 2 columns x 128 channels (1.6 FMA/load) and 6.6 with
+/// 4 x 64 (2.0); its 3x3 256->256 one 16.1 with 1 x 256 and 7.8 with
+/// 4 x 64 (8.3 and 8.9 with the 12-accumulator 3 x 64 before).
 ///
 /// On a core whose issue width binds (`issue_per_cycle` below its FMA plus
 /// load ports: the single-issue Cortex-M4), a broadcast kernel's widest
@@ -299,7 +307,7 @@ fn narrower(m: &Machine, spec: &LayerSpec, a: &Candidate, b: &Candidate) -> Orde
         (KernelKind::Channelwise, _) => (Equal, Equal),
         (KernelKind::Broadcast, bound) => (
             if bound { b.nv.cmp(&a.nv) } else { Equal },
-            a.o_wb.cmp(&b.o_wb).then(b.score.total_cmp(&a.score)),
+            b.score.total_cmp(&a.score).then(a.o_wb.cmp(&b.o_wb)),
         ),
     };
     by_tc
@@ -310,18 +318,19 @@ fn narrower(m: &Machine, spec: &LayerSpec, a: &Candidate, b: &Candidate) -> Orde
 
 /// Independent accumulators a tile of `spec` needs. `latency x FMAs per
 /// cycle` keeps every pipe busy only if each FMA issues the cycle its
-/// operand is ready; a broadcast kernel gets half as many again, which
-/// leave the scheduler slack for the loads and broadcasts in between.
-/// Measured on Zen 5 (AVX-512, latency 4 x 2): 8 register-only FMA
-/// chains ran at 90 % of 12, and conv 3x3 48x48x16 took 49 us with an
-/// 8-column tile and 43 us with 12. Channelwise kernels are bound by their
-/// loads and per-tile work instead, and a wider tile only wastes more of a
-/// narrow row (depthwise 6x6x512: 3.3 us with 8 columns, 4.1 us with 12).
+/// operand is ready; a broadcast kernel's FMAs also wait for the operands
+/// they load, so it keeps `FMAs per cycle x (latency + operand latency)`
+/// ([`Machine::operand_latency`]). Measured on Zen 5 (AVX-512, latency
+/// 4 x 2): 8 register-only FMA chains ran at 90 % of 12, and conv 3x3
+/// 48x48x16 took 49 us with an 8-column tile and 43 us with 12; on an
+/// Intel Xeon a 1x1 layer ran 20 % faster with 24 accumulators than with
+/// 12. Channelwise kernels are bound by their loads and per-tile work
+/// instead, and a wider tile only wastes more of a narrow row (depthwise
+/// 6x6x512: 3.3 us with 8 columns, 4.1 us with 12).
 pub fn accumulators_to_hide(m: &Machine, spec: &LayerSpec) -> usize {
-    let need = m.fma_latency * m.fma_per_cycle;
     match spec.kind() {
-        KernelKind::Channelwise => need,
-        KernelKind::Broadcast => (3 * need).div_ceil(2),
+        KernelKind::Channelwise => m.fma_latency * m.fma_per_cycle,
+        KernelKind::Broadcast => m.fma_per_cycle * (m.fma_latency + m.operand_latency),
     }
 }
 
@@ -429,14 +438,17 @@ pub fn explain(
     if m.issue_bound() {
         write!(out, ", {} instructions/cycle", m.issue_per_cycle)?;
     }
-    let slack = match spec.kind() {
-        KernelKind::Channelwise => "",
-        KernelKind::Broadcast => " (1.5x, for slack)",
-    };
+    match spec.kind() {
+        KernelKind::Channelwise => write!(out, "); latency {}", m.fma_latency)?,
+        KernelKind::Broadcast => write!(
+            out,
+            "); latency ({} + {} for the loaded operands)",
+            m.fma_latency, m.operand_latency
+        )?,
+    }
     writeln!(
         out,
-        "); latency {lat} x {rate} FMA/cycle needs {need} independent accumulators{slack}.",
-        lat = m.fma_latency,
+        " x {rate} FMA/cycle needs {need} independent accumulators.",
         rate = m.fma_per_cycle,
         need = accumulators_to_hide(m, spec),
     )?;

@@ -22,6 +22,13 @@ pub struct Machine {
     pub fma_latency: usize,
     /// FMAs that can issue per cycle (number of FMA pipes).
     pub fma_per_cycle: usize,
+    /// Cycles a broadcast kernel's FMA waits, beyond its accumulator's
+    /// latency, for the operands it loads (a broadcast and a weight
+    /// vector per step): a broadcast tile keeps `fma_per_cycle x
+    /// (fma_latency + operand_latency)` independent accumulators
+    /// ([`crate::blocking::accumulators_to_hide`]). Measured, per arch:
+    /// the tile sizes that keep the pipes busy.
+    pub operand_latency: usize,
     /// Cycles one `f32` fused multiply-add (`Simd::fma`) holds the issue
     /// slot: 1 where FMAs pipeline; Cortex-M4 3 (VFMA.F32, TRM table 7-1).
     pub fma_cycles: usize,
