@@ -326,7 +326,7 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
     if !modelled.is_empty() {
         println!(
             "cost model (small_core::ir::cost): median |model - measured| / measured {:.0}% over {} layer cases",
-            100.0 * small_core::ir::cost::median_relative_error(modelled.iter().copied()),
+            100.0 * small_examples::peak::median_relative_error(modelled.iter().copied()),
             modelled.len()
         );
     }

@@ -510,7 +510,8 @@ fn print_layers<N: Model>(
     input: &[N::Elem],
     rates: Option<&small_core::ir::cost::Rates>,
 ) -> Result<Vec<(f64, f64)>, String> {
-    use small_core::ir::cost::{Tile, estimate, median_relative_error};
+    use small_core::ir::cost::{Tile, estimate};
+    use small_examples::peak::median_relative_error;
     let err = |e: small_core::Error| e.to_string();
     println!("\n{name} per layer ({}):", net.arch().name());
     println!(
@@ -908,7 +909,7 @@ fn run() -> Result<bool, String> {
         if !pairs.is_empty() {
             println!(
                 "cost model, {dtype}: median |model - measured| / measured {:.0}% over the {} layers of the networks",
-                100.0 * small_core::ir::cost::median_relative_error(pairs.iter().copied()),
+                100.0 * small_examples::peak::median_relative_error(pairs.iter().copied()),
                 pairs.len()
             );
         }

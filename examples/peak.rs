@@ -289,3 +289,29 @@ pub fn rates_from(arch: Arch, flops: f64, bw: &[Bandwidth]) -> Option<small_core
         efficiency: EFFICIENCY,
     })
 }
+
+/// Median of `|predicted - measured| / measured` over `(predicted,
+/// measured)` pairs: the cost model's error figure (0 for none).
+///
+/// ```
+/// use small_examples::peak::median_relative_error;
+/// assert!((median_relative_error([(1.1, 1.0), (0.5, 1.0), (2.0, 2.0)]) - 0.1).abs() < 1e-12);
+/// assert_eq!(median_relative_error([]), 0.0);
+/// assert!((median_relative_error([(1.0, 2.0), (3.0, 2.0)]) - 0.5).abs() < 1e-12);
+/// ```
+pub fn median_relative_error(pairs: impl IntoIterator<Item = (f64, f64)>) -> f64 {
+    let mut e: Vec<f64> = pairs
+        .into_iter()
+        .map(|(p, m)| ((p - m) / m).abs())
+        .collect();
+    if e.is_empty() {
+        return 0.0;
+    }
+    e.sort_unstable_by(f64::total_cmp);
+    let k = e.len() / 2;
+    if e.len() % 2 == 1 {
+        e[k]
+    } else {
+        (e[k - 1] + e[k]) / 2.0
+    }
+}

@@ -220,58 +220,6 @@ pub fn estimate(
     }
 }
 
-/// Median of `|predicted - measured| / measured` over `(predicted,
-/// measured)` pairs: the model's error figure (0 for none; the first 256
-/// pairs, without allocating).
-pub fn median_relative_error(pairs: impl IntoIterator<Item = (f64, f64)>) -> f64 {
-    let mut e: alloc_free::Errors = alloc_free::Errors::default();
-    for (p, m) in pairs {
-        e.push(((p - m) / m).abs());
-    }
-    e.median()
-}
-
-/// A fixed-capacity list, so the model stays `no_std` without `alloc`.
-mod alloc_free {
-    /// Up to 256 errors (the largest network has 29 layers).
-    pub struct Errors {
-        v: [f64; 256],
-        n: usize,
-    }
-
-    impl Default for Errors {
-        fn default() -> Self {
-            Errors {
-                v: [0.0; 256],
-                n: 0,
-            }
-        }
-    }
-
-    impl Errors {
-        pub fn push(&mut self, x: f64) {
-            if self.n < self.v.len() {
-                self.v[self.n] = x;
-                self.n += 1;
-            }
-        }
-
-        pub fn median(&mut self) -> f64 {
-            let v = &mut self.v[..self.n];
-            if v.is_empty() {
-                return 0.0;
-            }
-            v.sort_unstable_by(f64::total_cmp);
-            let k = v.len() / 2;
-            if v.len() % 2 == 1 {
-                v[k]
-            } else {
-                (v[k - 1] + v[k]) / 2.0
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,13 +287,5 @@ mod tests {
         assert_eq!(e.compute, e.computed_macs / (100e9 * 0.5));
         // 1-2 k MACs: the call cost dominates.
         assert_eq!(e.bound, Bound::Call);
-    }
-
-    #[test]
-    fn the_error_is_a_median_of_relative_errors() {
-        let pairs = [(1.1, 1.0), (0.5, 1.0), (2.0, 2.0)];
-        assert!((median_relative_error(pairs) - 0.1).abs() < 1e-12);
-        assert_eq!(median_relative_error([]), 0.0);
-        assert!((median_relative_error([(1.0, 2.0), (3.0, 2.0)]) - 0.5).abs() < 1e-12);
     }
 }
