@@ -17,16 +17,19 @@ use small_core::{Arch, Dims};
 use small_examples::check::{self, Propagation, argmax, first_mismatch, head_bound, max_diff};
 use small_examples::golden::{int8_softmax, read_f32, read_i8};
 use small_examples::models::{Head, Int8Network, Network, ad, dscnn, resnet8, vww};
+use small_examples::peak::Measured;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: mlperf_tiny [--models DIR] [--per-layer] [--threads N] [--latency] [--load N]
+const USAGE: &str = "usage: mlperf_tiny [--models DIR] [--per-layer] [--fit] [--threads N] [--latency] [--load N]
   --models DIR   load the trained .tflite files from DIR (MLPerf Tiny, see ../shared/models/README.md)
                  and check every golden input; also SMALL_MODELS=DIR
   --per-layer    print the time of every layer of every network
+  --fit          with --per-layer: fit the cost model's calibration to this machine's layer
+                 times (small_examples::peak::fit) and print it, with a hold-out check
   --threads N    threads per layer (default: SMALL_THREADS, else every core available)
   --latency      per-call latency percentiles (p50, p99, max over at least 1000 calls) of
                  every network with 1 thread and the default count, on the machine as it
@@ -39,6 +42,8 @@ environment: SMALL_ARCH picks the arch (avx512, avx2, neon, cortex_m4, reference
 struct Options {
     models: Option<PathBuf>,
     per_layer: bool,
+    /// `--fit`: refit the cost model's calibration (implies `per_layer`).
+    fit: bool,
     /// `--latency`: the busy threads of its loaded runs.
     latency: Option<usize>,
     /// The thread count of the "default" runs.
@@ -62,6 +67,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
     let mut o = Options {
         models: std::env::var_os("SMALL_MODELS").map(PathBuf::from),
         per_layer: false,
+        fit: false,
         rates: None,
         latency: None,
         threads: small_core::threads::default_threads(),
@@ -72,6 +78,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
         match a.as_str() {
             "--models" => o.models = Some(args.next().ok_or("--models needs a directory")?.into()),
             "--per-layer" => o.per_layer = true,
+            "--fit" => (o.per_layer, o.fit) = (true, true),
             "--threads" => {
                 let v = args.next().ok_or("--threads needs a count")?;
                 let n: usize = v
@@ -122,8 +129,9 @@ struct Row {
     sample: Option<(String, bool)>,
     /// `--latency`: idle and loaded, 1 thread and the default.
     latency: Vec<Latency>,
-    /// `--per-layer`: (cost model, measured) seconds of each layer.
-    model: Vec<(f64, f64)>,
+    /// `--per-layer`: each layer's cost-model estimate (seconds) and
+    /// measured call.
+    model: Vec<(f64, Measured)>,
 }
 
 /// Per-call latency of one configuration of `--latency`.
@@ -509,7 +517,7 @@ fn print_layers<N: Model>(
     arena: &mut [N::Elem],
     input: &[N::Elem],
     rates: Option<&small_core::ir::cost::Rates>,
-) -> Result<Vec<(f64, f64)>, String> {
+) -> Result<Vec<(f64, Measured)>, String> {
     use small_core::ir::cost::{Tile, estimate};
     use small_examples::peak::median_relative_error;
     let err = |e: small_core::Error| e.to_string();
@@ -567,8 +575,21 @@ fn print_layers<N: Model>(
         let x = N::DIMS[l.step.x];
         let model = match (rates, &l.spec, blockings[i]) {
             (Some(r), Some(spec), Some(b)) => {
-                let e = estimate(spec, &Tile::of(b, int8_dot), (x.h, x.w), (d.h, d.w), r);
-                pairs.push((e.seconds, t.as_secs_f64()));
+                let tile = Tile::of(b, int8_dot);
+                let (input, output) = ((x.h, x.w), (d.h, d.w));
+                let e = estimate(spec, &tile, input, output, r);
+                let seconds = t.as_secs_f64();
+                let spec = *spec;
+                pairs.push((
+                    e.seconds,
+                    Measured {
+                        spec,
+                        tile,
+                        input,
+                        output,
+                        seconds,
+                    },
+                ));
                 (format!("{:.2}", e.seconds * 1e6), e.bound.name())
             }
             _ => ("-".into(), ""),
@@ -590,7 +611,7 @@ fn print_layers<N: Model>(
     if !pairs.is_empty() {
         println!(
             "    cost model (small_core::ir::cost): median |model - measured| / measured {:.0}% over {} layers",
-            100.0 * median_relative_error(pairs.iter().copied()),
+            100.0 * median_relative_error(pairs.iter().map(|(p, m)| (*p, m.seconds))),
             pairs.len()
         );
     }
@@ -629,6 +650,55 @@ fn in_sequence<N: Model>(
             r[r.len() / 2]
         })
         .collect())
+}
+
+/// `--fit`: the cost model's calibration fitted to every network's
+/// layers, per element type, and a hold-out check: fitted to ResNet-8 and
+/// AD alone, its error on VWW 0.25 and DS-CNN.
+fn print_fit(rows: &[Row], r: &small_core::ir::cost::Rates) {
+    use small_examples::peak::{CALL_CYCLES, EFFICIENCY, TILE_CYCLES, fit};
+    println!(
+        "cost model calibration now (small_examples::peak): CALL_CYCLES {CALL_CYCLES}, TILE_CYCLES {TILE_CYCLES:?}, EFFICIENCY {EFFICIENCY:?}"
+    );
+    for dtype in ["f32", "i8"] {
+        let layers = |nets: &[&str]| -> Vec<Measured> {
+            rows.iter()
+                .filter(|row| row.dtype == dtype && (nets.is_empty() || nets.contains(&row.name)))
+                .flat_map(|row| row.model.iter().map(|(_, m)| *m))
+                .collect()
+        };
+        let (all, train, test) = (
+            layers(&[]),
+            layers(&["resnet8", "ad"]),
+            layers(&["vww_0.25", "ds-cnn"]),
+        );
+        let Some(f) = fit(&all, r) else { continue };
+        print!(
+            "fitted, {dtype}: call {} cycles, tile {} cycles per accumulator, efficiency {:.2}: median error {:.0}% over {} layers",
+            f.call_cycles,
+            f.tile_cycles,
+            f.efficiency,
+            100.0 * f.error,
+            all.len()
+        );
+        if let Some(h) = fit(&train, r) {
+            let hz = CALL_CYCLES / r.call;
+            let held = small_core::ir::cost::Rates {
+                call: h.call_cycles / hz,
+                tile: [h.tile_cycles / hz; 2],
+                efficiency: [h.efficiency; 2],
+                ..*r
+            };
+            let e = small_examples::peak::median_relative_error(
+                test.iter().map(|m| (m.predicted(&held), m.seconds)),
+            );
+            print!(
+                "; fitted to ResNet-8 and AD, {:.0}% on VWW 0.25 and DS-CNN",
+                100.0 * e
+            );
+        }
+        println!();
+    }
 }
 
 /// Real weights from `dir`: every golden input, plus the real samples.
@@ -904,7 +974,7 @@ fn run() -> Result<bool, String> {
         let pairs: Vec<_> = rows
             .iter()
             .filter(|r| r.dtype == dtype)
-            .flat_map(|r| r.model.iter().copied())
+            .flat_map(|r| r.model.iter().map(|(p, m)| (*p, m.seconds)))
             .collect();
         if !pairs.is_empty() {
             println!(
@@ -913,6 +983,9 @@ fn run() -> Result<bool, String> {
                 pairs.len()
             );
         }
+    }
+    if let (true, Some(r)) = (o.fit, &o.rates) {
+        print_fit(&rows, r);
     }
     if o.latency.is_some() {
         print_latency(&rows);
