@@ -682,13 +682,7 @@ fn print_fit(rows: &[Row], r: &small_core::ir::cost::Rates) {
             all.len()
         );
         if let Some(h) = fit(&train, r) {
-            let hz = CALL_CYCLES / r.call;
-            let held = small_core::ir::cost::Rates {
-                call: h.call_cycles / hz,
-                tile: [h.tile_cycles / hz; 2],
-                efficiency: [h.efficiency; 2],
-                ..*r
-            };
+            let held = h.rates(r);
             let e = small_examples::peak::median_relative_error(
                 test.iter().map(|m| (m.predicted(&held), m.seconds)),
             );

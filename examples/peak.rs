@@ -355,6 +355,31 @@ pub struct Fit {
     pub error: f64,
 }
 
+impl Fit {
+    /// `r` (as [`rates`] made it) with this calibration instead.
+    pub fn rates(&self, r: &small_core::ir::cost::Rates) -> small_core::ir::cost::Rates {
+        calibrated(r, self.call_cycles, self.tile_cycles, self.efficiency)
+    }
+}
+
+/// `r` (as [`rates`] made it: its call time is [`CALL_CYCLES`] at the
+/// clock) with `call` and `tile` cycles and `efficiency` for both element
+/// types.
+fn calibrated(
+    r: &small_core::ir::cost::Rates,
+    call: f64,
+    tile: f64,
+    efficiency: f64,
+) -> small_core::ir::cost::Rates {
+    let hz = CALL_CYCLES / r.call;
+    small_core::ir::cost::Rates {
+        call: call / hz,
+        tile: [tile / hz; 2],
+        efficiency: [efficiency; 2],
+        ..*r
+    }
+}
+
 /// Fits [`CALL_CYCLES`], [`TILE_CYCLES`] and [`EFFICIENCY`] to `layers`
 /// (one element type) by grid search for the least median relative
 /// error, the machine's measured peak and bandwidths in `r` kept (`r` as
@@ -364,17 +389,11 @@ pub fn fit(layers: &[Measured], r: &small_core::ir::cost::Rates) -> Option<Fit> 
     if layers.is_empty() || r.call <= 0.0 {
         return None;
     }
-    let hz = CALL_CYCLES / r.call;
     let mut best: Option<Fit> = None;
     for call in (2..=30).map(|k| 50.0 * k as f64) {
         for tile in (0..=60).map(|k| 0.5 * k as f64) {
             for efficiency in (30..=100).map(|k| 0.01 * k as f64) {
-                let trial = small_core::ir::cost::Rates {
-                    call: call / hz,
-                    tile: [tile / hz; 2],
-                    efficiency: [efficiency; 2],
-                    ..*r
-                };
+                let trial = calibrated(r, call, tile, efficiency);
                 let error =
                     median_relative_error(layers.iter().map(|l| (l.predicted(&trial), l.seconds)));
                 if best.is_none_or(|b| error < b.error) {
@@ -413,12 +432,7 @@ mod tests {
             tile: TILE_CYCLES.map(|c| c / hz),
             efficiency: EFFICIENCY,
         };
-        let truth = Rates {
-            call: 300.0 / hz,
-            tile: [6.0 / hz; 2],
-            efficiency: [0.7; 2],
-            ..base
-        };
+        let truth = calibrated(&base, 300.0, 6.0, 0.7);
         let tile = |o_wb, tc| Tile {
             o_wb,
             tc,
