@@ -407,7 +407,8 @@ fn sweep_i8(dir: &Path, repo: &Path) -> Result<String, String> {
 
 /// A blocked tensor as a Cortex-M stores it, in the host's layout: a
 /// tensor of fewer than `CB` channels has only `width` lanes per pixel
-/// there (`small_ir::geometry::NARROW` on `arm`), here `CB`, padded with
+/// there (`small_ir::geometry::NARROW` on `arm`), here `CB` unless it has
+/// at most 4 (`NARROW` on `x86_64`), padded with
 /// zeros (`Blocked::from_buffer` then checks the lanes the firmware wrote
 /// past the channels are zero, and the length).
 fn host_layout(d: Dims, v: &[f32]) -> Vec<f32> {

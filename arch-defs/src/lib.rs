@@ -37,6 +37,7 @@ extern crate std;
 pub use small_ir::{CB, Element, Machine};
 
 mod int8;
+mod pixel;
 pub use int8::{Dot, RowsAt};
 
 /// A registered arch: its names, from the list at the end of this file,
@@ -177,6 +178,36 @@ pub trait Simd {
     unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
     /// Lane-wise product.
     unsafe fn mul(a: Self::V, b: Self::V) -> Self::V;
+    /// [`Simd::load`] of the first lanes of a pixel `width` lanes wide:
+    /// where that is less than `LANES` (a narrow tensor on x86-64, see
+    /// `small_ir::geometry::NARROW`), its `width` values, then zeros, and
+    /// nothing of the next pixel.
+    #[inline(always)]
+    unsafe fn load_px(p: *const Acc<Self>, width: usize) -> Self::V {
+        if width >= Self::LANES {
+            // SAFETY: the pixel holds the vector (the caller's guarantee).
+            return unsafe { Self::load(p) };
+        }
+        const { assert!(Self::LANES <= crate::pixel::SCRATCH) };
+        // SAFETY: the pixel holds `width` values; the scratch `LANES`.
+        unsafe { Self::load(crate::pixel::gather(p, width).as_ptr()) }
+    }
+    /// [`Simd::store`] of a pixel `width` lanes wide: where that is less
+    /// than `LANES`, only its `width` lanes.
+    #[inline(always)]
+    unsafe fn store_px(p: *mut Acc<Self>, v: Self::V, width: usize) {
+        if width >= Self::LANES {
+            // SAFETY: the pixel holds the vector (the caller's guarantee).
+            return unsafe { Self::store(p, v) };
+        }
+        const { assert!(Self::LANES <= crate::pixel::SCRATCH) };
+        let mut lanes = [Acc::<Self>::default(); crate::pixel::SCRATCH];
+        // SAFETY: the scratch holds `LANES`, the pixel `width` values.
+        unsafe {
+            Self::store(lanes.as_mut_ptr(), v);
+            crate::pixel::scatter(&lanes, p, width);
+        }
+    }
     /// Each lane through `f`, one at a time: an activation without a
     /// vector form (LOGISTIC's `exp`), so the same bits on every arch.
     #[inline(always)]

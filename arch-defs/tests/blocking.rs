@@ -202,14 +202,23 @@ fn accumulators_hide_fma_latency() {
 /// A tensor of fewer than `CB` channels stores `width` lanes per pixel,
 /// which on a Cortex-M is its channels rounded up to 4: an output tile
 /// must lie inside them there, and for the portable reference arch on
-/// every target; AVX-512 (x86 only, where `width` is `CB`) keeps 16.
+/// every target. On x86-64 only tensors of at most 4 channels are
+/// narrow; AVX-512 keeps one 16-lane vector over them (written in part)
+/// and 16 over an 8-channel tensor (a whole block there).
 #[test]
 fn output_tiles_fit_narrow_tensors() {
-    use small_ir::geometry::{narrow_of, width_for};
-    assert_eq!((narrow_of("arm"), narrow_of("x86_64")), (4, 16));
+    use small_ir::geometry::{Narrow, WHOLE, narrow_of, width_for};
+    let arm = narrow_of("arm");
+    assert_eq!(arm, Narrow { unit: 4, max: 15 });
+    assert_eq!(narrow_of("x86_64"), Narrow { unit: 4, max: 4 });
+    assert_eq!(narrow_of("riscv64"), WHOLE);
     assert_eq!(
-        [1, 3, 4, 8, 12, 13, 16, 17].map(|c| width_for(c, 4)),
+        [1, 3, 4, 8, 12, 13, 16, 17].map(|c| width_for(c, arm)),
         [4, 4, 4, 8, 12, 16, 16, 16]
+    );
+    assert_eq!(
+        [1, 3, 4, 5, 8, 16].map(|c| width_for(c, narrow_of("x86_64"))),
+        [4, 4, 4, 16, 16, 16]
     );
     let f32_pw = |k: usize| spec(1, 1, 16, k, 1, 1, Reduction::Fma);
     let i8_pw = |k: usize| LayerSpec {
@@ -220,7 +229,7 @@ fn output_tiles_fit_narrow_tensors() {
     let m4 = &arch_defs::cortex_m4::MACHINE;
     for s in [f32_pw(8), i8_pw(8), dw(8), f32_pw(12), i8_pw(3), dw(3)] {
         let tc = derive(m4, &s).tc;
-        let w = width_for(s.out_channels(), 4);
+        let w = width_for(s.out_channels(), arm);
         assert!(w.is_multiple_of(tc), "M4 tile of {tc} in {w} lanes");
         let tc = derive(&arch_defs::reference::MACHINE, &s).tc;
         assert!(
@@ -236,7 +245,12 @@ fn output_tiles_fit_narrow_tensors() {
         derive(&arch_defs::reference::MACHINE, &f32_pw(12)).tc % 4,
         0
     );
-    assert_eq!(derive(&arch_defs::avx512::MACHINE, &f32_pw(8)).tc, 16);
+    let avx512 = &arch_defs::avx512::MACHINE;
+    assert_eq!(derive(avx512, &f32_pw(8)).tc, 16);
+    // Two logits (VWW's head): one vector, of which 4 lanes are stored.
+    assert_eq!(derive(avx512, &f32_pw(2)).tc, 16);
+    assert_eq!(derive(&arch_defs::avx2::MACHINE, &f32_pw(2)).tc, 8);
+    assert_eq!(derive(avx512, &dw(3)).tc, 16);
 }
 
 /// Only the Cortex-M4's `f32` depthwise kernels multiply, then add: VMUL

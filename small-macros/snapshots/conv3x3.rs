@@ -423,18 +423,18 @@ mod __small_layer_Conv3x3 {
                         mut c11_0,
                     ) = if t.partial_in {
                         (
-                            A::load(out),
-                            A::load(out.wrapping_add(OUT_W)),
-                            A::load(out.wrapping_add(2 * OUT_W)),
-                            A::load(out.wrapping_add(3 * OUT_W)),
-                            A::load(out.wrapping_add(4 * OUT_W)),
-                            A::load(out.wrapping_add(5 * OUT_W)),
-                            A::load(out.wrapping_add(6 * OUT_W)),
-                            A::load(out.wrapping_add(7 * OUT_W)),
-                            A::load(out.wrapping_add(8 * OUT_W)),
-                            A::load(out.wrapping_add(9 * OUT_W)),
-                            A::load(out.wrapping_add(10 * OUT_W)),
-                            A::load(out.wrapping_add(11 * OUT_W)),
+                            A::load_px(out, OUT_W),
+                            A::load_px(out.wrapping_add(OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(2 * OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(3 * OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(4 * OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(5 * OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(6 * OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(7 * OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(8 * OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(9 * OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(10 * OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(11 * OUT_W), OUT_W),
                         )
                     } else {
                         (b0, b0, b0, b0, b0, b0, b0, b0, b0, b0, b0, b0)
@@ -556,44 +556,44 @@ mod __small_layer_Conv3x3 {
                     }
                     let out = t.out;
                     if t.partial_out {
-                        A::store(out, c0_0);
-                        A::store(out.wrapping_add(OUT_W), c1_0);
-                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
-                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
-                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
-                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
-                        A::store(out.wrapping_add(6 * OUT_W), c6_0);
-                        A::store(out.wrapping_add(7 * OUT_W), c7_0);
-                        A::store(out.wrapping_add(8 * OUT_W), c8_0);
-                        A::store(out.wrapping_add(9 * OUT_W), c9_0);
-                        A::store(out.wrapping_add(10 * OUT_W), c10_0);
-                        A::store(out.wrapping_add(11 * OUT_W), c11_0);
+                        A::store_px(out, c0_0, OUT_W);
+                        A::store_px(out.wrapping_add(OUT_W), c1_0, OUT_W);
+                        A::store_px(out.wrapping_add(2 * OUT_W), c2_0, OUT_W);
+                        A::store_px(out.wrapping_add(3 * OUT_W), c3_0, OUT_W);
+                        A::store_px(out.wrapping_add(4 * OUT_W), c4_0, OUT_W);
+                        A::store_px(out.wrapping_add(5 * OUT_W), c5_0, OUT_W);
+                        A::store_px(out.wrapping_add(6 * OUT_W), c6_0, OUT_W);
+                        A::store_px(out.wrapping_add(7 * OUT_W), c7_0, OUT_W);
+                        A::store_px(out.wrapping_add(8 * OUT_W), c8_0, OUT_W);
+                        A::store_px(out.wrapping_add(9 * OUT_W), c9_0, OUT_W);
+                        A::store_px(out.wrapping_add(10 * OUT_W), c10_0, OUT_W);
+                        A::store_px(out.wrapping_add(11 * OUT_W), c11_0, OUT_W);
                     } else {
                         let zero = A::zero();
                         c0_0 = A::max(c0_0, zero);
-                        A::store(out, c0_0);
+                        A::store_px(out, c0_0, OUT_W);
                         c1_0 = A::max(c1_0, zero);
-                        A::store(out.wrapping_add(OUT_W), c1_0);
+                        A::store_px(out.wrapping_add(OUT_W), c1_0, OUT_W);
                         c2_0 = A::max(c2_0, zero);
-                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
+                        A::store_px(out.wrapping_add(2 * OUT_W), c2_0, OUT_W);
                         c3_0 = A::max(c3_0, zero);
-                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
+                        A::store_px(out.wrapping_add(3 * OUT_W), c3_0, OUT_W);
                         c4_0 = A::max(c4_0, zero);
-                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
+                        A::store_px(out.wrapping_add(4 * OUT_W), c4_0, OUT_W);
                         c5_0 = A::max(c5_0, zero);
-                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
+                        A::store_px(out.wrapping_add(5 * OUT_W), c5_0, OUT_W);
                         c6_0 = A::max(c6_0, zero);
-                        A::store(out.wrapping_add(6 * OUT_W), c6_0);
+                        A::store_px(out.wrapping_add(6 * OUT_W), c6_0, OUT_W);
                         c7_0 = A::max(c7_0, zero);
-                        A::store(out.wrapping_add(7 * OUT_W), c7_0);
+                        A::store_px(out.wrapping_add(7 * OUT_W), c7_0, OUT_W);
                         c8_0 = A::max(c8_0, zero);
-                        A::store(out.wrapping_add(8 * OUT_W), c8_0);
+                        A::store_px(out.wrapping_add(8 * OUT_W), c8_0, OUT_W);
                         c9_0 = A::max(c9_0, zero);
-                        A::store(out.wrapping_add(9 * OUT_W), c9_0);
+                        A::store_px(out.wrapping_add(9 * OUT_W), c9_0, OUT_W);
                         c10_0 = A::max(c10_0, zero);
-                        A::store(out.wrapping_add(10 * OUT_W), c10_0);
+                        A::store_px(out.wrapping_add(10 * OUT_W), c10_0, OUT_W);
                         c11_0 = A::max(c11_0, zero);
-                        A::store(out.wrapping_add(11 * OUT_W), c11_0);
+                        A::store_px(out.wrapping_add(11 * OUT_W), c11_0, OUT_W);
                     }
                 }
             }
@@ -628,59 +628,59 @@ mod __small_layer_Conv3x3 {
                     mut c11_0,
                 ) = if t.partial_in {
                     (
-                        A::load(out),
+                        A::load_px(out, OUT_W),
                         if 1 < t.w {
-                            A::load(out.wrapping_add(OUT_W))
+                            A::load_px(out.wrapping_add(OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 2 < t.w {
-                            A::load(out.wrapping_add(2 * OUT_W))
+                            A::load_px(out.wrapping_add(2 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 3 < t.w {
-                            A::load(out.wrapping_add(3 * OUT_W))
+                            A::load_px(out.wrapping_add(3 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 4 < t.w {
-                            A::load(out.wrapping_add(4 * OUT_W))
+                            A::load_px(out.wrapping_add(4 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 5 < t.w {
-                            A::load(out.wrapping_add(5 * OUT_W))
+                            A::load_px(out.wrapping_add(5 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 6 < t.w {
-                            A::load(out.wrapping_add(6 * OUT_W))
+                            A::load_px(out.wrapping_add(6 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 7 < t.w {
-                            A::load(out.wrapping_add(7 * OUT_W))
+                            A::load_px(out.wrapping_add(7 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 8 < t.w {
-                            A::load(out.wrapping_add(8 * OUT_W))
+                            A::load_px(out.wrapping_add(8 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 9 < t.w {
-                            A::load(out.wrapping_add(9 * OUT_W))
+                            A::load_px(out.wrapping_add(9 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 10 < t.w {
-                            A::load(out.wrapping_add(10 * OUT_W))
+                            A::load_px(out.wrapping_add(10 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 11 < t.w {
-                            A::load(out.wrapping_add(11 * OUT_W))
+                            A::load_px(out.wrapping_add(11 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
@@ -861,87 +861,87 @@ mod __small_layer_Conv3x3 {
                 }
                 let out = t.out;
                 if t.partial_out {
-                    A::store(out, c0_0);
+                    A::store_px(out, c0_0, OUT_W);
                     if 1 < t.w {
-                        A::store(out.wrapping_add(OUT_W), c1_0);
+                        A::store_px(out.wrapping_add(OUT_W), c1_0, OUT_W);
                     }
                     if 2 < t.w {
-                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
+                        A::store_px(out.wrapping_add(2 * OUT_W), c2_0, OUT_W);
                     }
                     if 3 < t.w {
-                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
+                        A::store_px(out.wrapping_add(3 * OUT_W), c3_0, OUT_W);
                     }
                     if 4 < t.w {
-                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
+                        A::store_px(out.wrapping_add(4 * OUT_W), c4_0, OUT_W);
                     }
                     if 5 < t.w {
-                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
+                        A::store_px(out.wrapping_add(5 * OUT_W), c5_0, OUT_W);
                     }
                     if 6 < t.w {
-                        A::store(out.wrapping_add(6 * OUT_W), c6_0);
+                        A::store_px(out.wrapping_add(6 * OUT_W), c6_0, OUT_W);
                     }
                     if 7 < t.w {
-                        A::store(out.wrapping_add(7 * OUT_W), c7_0);
+                        A::store_px(out.wrapping_add(7 * OUT_W), c7_0, OUT_W);
                     }
                     if 8 < t.w {
-                        A::store(out.wrapping_add(8 * OUT_W), c8_0);
+                        A::store_px(out.wrapping_add(8 * OUT_W), c8_0, OUT_W);
                     }
                     if 9 < t.w {
-                        A::store(out.wrapping_add(9 * OUT_W), c9_0);
+                        A::store_px(out.wrapping_add(9 * OUT_W), c9_0, OUT_W);
                     }
                     if 10 < t.w {
-                        A::store(out.wrapping_add(10 * OUT_W), c10_0);
+                        A::store_px(out.wrapping_add(10 * OUT_W), c10_0, OUT_W);
                     }
                     if 11 < t.w {
-                        A::store(out.wrapping_add(11 * OUT_W), c11_0);
+                        A::store_px(out.wrapping_add(11 * OUT_W), c11_0, OUT_W);
                     }
                 } else {
                     let zero = A::zero();
                     c0_0 = A::max(c0_0, zero);
-                    A::store(out, c0_0);
+                    A::store_px(out, c0_0, OUT_W);
                     if 1 < t.w {
                         c1_0 = A::max(c1_0, zero);
-                        A::store(out.wrapping_add(OUT_W), c1_0);
+                        A::store_px(out.wrapping_add(OUT_W), c1_0, OUT_W);
                     }
                     if 2 < t.w {
                         c2_0 = A::max(c2_0, zero);
-                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
+                        A::store_px(out.wrapping_add(2 * OUT_W), c2_0, OUT_W);
                     }
                     if 3 < t.w {
                         c3_0 = A::max(c3_0, zero);
-                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
+                        A::store_px(out.wrapping_add(3 * OUT_W), c3_0, OUT_W);
                     }
                     if 4 < t.w {
                         c4_0 = A::max(c4_0, zero);
-                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
+                        A::store_px(out.wrapping_add(4 * OUT_W), c4_0, OUT_W);
                     }
                     if 5 < t.w {
                         c5_0 = A::max(c5_0, zero);
-                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
+                        A::store_px(out.wrapping_add(5 * OUT_W), c5_0, OUT_W);
                     }
                     if 6 < t.w {
                         c6_0 = A::max(c6_0, zero);
-                        A::store(out.wrapping_add(6 * OUT_W), c6_0);
+                        A::store_px(out.wrapping_add(6 * OUT_W), c6_0, OUT_W);
                     }
                     if 7 < t.w {
                         c7_0 = A::max(c7_0, zero);
-                        A::store(out.wrapping_add(7 * OUT_W), c7_0);
+                        A::store_px(out.wrapping_add(7 * OUT_W), c7_0, OUT_W);
                     }
                     if 8 < t.w {
                         c8_0 = A::max(c8_0, zero);
-                        A::store(out.wrapping_add(8 * OUT_W), c8_0);
+                        A::store_px(out.wrapping_add(8 * OUT_W), c8_0, OUT_W);
                     }
                     if 9 < t.w {
                         c9_0 = A::max(c9_0, zero);
-                        A::store(out.wrapping_add(9 * OUT_W), c9_0);
+                        A::store_px(out.wrapping_add(9 * OUT_W), c9_0, OUT_W);
                     }
                     if 10 < t.w {
                         c10_0 = A::max(c10_0, zero);
-                        A::store(out.wrapping_add(10 * OUT_W), c10_0);
+                        A::store_px(out.wrapping_add(10 * OUT_W), c10_0, OUT_W);
                     }
                     if 11 < t.w {
                         c11_0 = A::max(c11_0, zero);
-                        A::store(out.wrapping_add(11 * OUT_W), c11_0);
+                        A::store_px(out.wrapping_add(11 * OUT_W), c11_0, OUT_W);
                     }
                 }
             }
@@ -1027,18 +1027,18 @@ mod __small_layer_Conv3x3 {
                         mut c5_1,
                     ) = if t.partial_in {
                         (
-                            A::load(out),
-                            A::load(out.wrapping_add(1)),
-                            A::load(out.wrapping_add(OUT_W)),
-                            A::load(out.wrapping_add(OUT_W + 1)),
-                            A::load(out.wrapping_add(2 * OUT_W)),
-                            A::load(out.wrapping_add(2 * OUT_W + 1)),
-                            A::load(out.wrapping_add(3 * OUT_W)),
-                            A::load(out.wrapping_add(3 * OUT_W + 1)),
-                            A::load(out.wrapping_add(4 * OUT_W)),
-                            A::load(out.wrapping_add(4 * OUT_W + 1)),
-                            A::load(out.wrapping_add(5 * OUT_W)),
-                            A::load(out.wrapping_add(5 * OUT_W + 1)),
+                            A::load_px(out, OUT_W),
+                            A::load_px(out.wrapping_add(1), OUT_W),
+                            A::load_px(out.wrapping_add(OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(OUT_W + 1), OUT_W),
+                            A::load_px(out.wrapping_add(2 * OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(2 * OUT_W + 1), OUT_W),
+                            A::load_px(out.wrapping_add(3 * OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(3 * OUT_W + 1), OUT_W),
+                            A::load_px(out.wrapping_add(4 * OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(4 * OUT_W + 1), OUT_W),
+                            A::load_px(out.wrapping_add(5 * OUT_W), OUT_W),
+                            A::load_px(out.wrapping_add(5 * OUT_W + 1), OUT_W),
                         )
                     } else {
                         (b0, b1, b0, b1, b0, b1, b0, b1, b0, b1, b0, b1)
@@ -1154,44 +1154,44 @@ mod __small_layer_Conv3x3 {
                     }
                     let out = t.out;
                     if t.partial_out {
-                        A::store(out, c0_0);
-                        A::store(out.wrapping_add(1), c0_1);
-                        A::store(out.wrapping_add(OUT_W), c1_0);
-                        A::store(out.wrapping_add(OUT_W + 1), c1_1);
-                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
-                        A::store(out.wrapping_add(2 * OUT_W + 1), c2_1);
-                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
-                        A::store(out.wrapping_add(3 * OUT_W + 1), c3_1);
-                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
-                        A::store(out.wrapping_add(4 * OUT_W + 1), c4_1);
-                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
-                        A::store(out.wrapping_add(5 * OUT_W + 1), c5_1);
+                        A::store_px(out, c0_0, OUT_W);
+                        A::store_px(out.wrapping_add(1), c0_1, OUT_W);
+                        A::store_px(out.wrapping_add(OUT_W), c1_0, OUT_W);
+                        A::store_px(out.wrapping_add(OUT_W + 1), c1_1, OUT_W);
+                        A::store_px(out.wrapping_add(2 * OUT_W), c2_0, OUT_W);
+                        A::store_px(out.wrapping_add(2 * OUT_W + 1), c2_1, OUT_W);
+                        A::store_px(out.wrapping_add(3 * OUT_W), c3_0, OUT_W);
+                        A::store_px(out.wrapping_add(3 * OUT_W + 1), c3_1, OUT_W);
+                        A::store_px(out.wrapping_add(4 * OUT_W), c4_0, OUT_W);
+                        A::store_px(out.wrapping_add(4 * OUT_W + 1), c4_1, OUT_W);
+                        A::store_px(out.wrapping_add(5 * OUT_W), c5_0, OUT_W);
+                        A::store_px(out.wrapping_add(5 * OUT_W + 1), c5_1, OUT_W);
                     } else {
                         let zero = A::zero();
                         c0_0 = A::max(c0_0, zero);
-                        A::store(out, c0_0);
+                        A::store_px(out, c0_0, OUT_W);
                         c0_1 = A::max(c0_1, zero);
-                        A::store(out.wrapping_add(1), c0_1);
+                        A::store_px(out.wrapping_add(1), c0_1, OUT_W);
                         c1_0 = A::max(c1_0, zero);
-                        A::store(out.wrapping_add(OUT_W), c1_0);
+                        A::store_px(out.wrapping_add(OUT_W), c1_0, OUT_W);
                         c1_1 = A::max(c1_1, zero);
-                        A::store(out.wrapping_add(OUT_W + 1), c1_1);
+                        A::store_px(out.wrapping_add(OUT_W + 1), c1_1, OUT_W);
                         c2_0 = A::max(c2_0, zero);
-                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
+                        A::store_px(out.wrapping_add(2 * OUT_W), c2_0, OUT_W);
                         c2_1 = A::max(c2_1, zero);
-                        A::store(out.wrapping_add(2 * OUT_W + 1), c2_1);
+                        A::store_px(out.wrapping_add(2 * OUT_W + 1), c2_1, OUT_W);
                         c3_0 = A::max(c3_0, zero);
-                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
+                        A::store_px(out.wrapping_add(3 * OUT_W), c3_0, OUT_W);
                         c3_1 = A::max(c3_1, zero);
-                        A::store(out.wrapping_add(3 * OUT_W + 1), c3_1);
+                        A::store_px(out.wrapping_add(3 * OUT_W + 1), c3_1, OUT_W);
                         c4_0 = A::max(c4_0, zero);
-                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
+                        A::store_px(out.wrapping_add(4 * OUT_W), c4_0, OUT_W);
                         c4_1 = A::max(c4_1, zero);
-                        A::store(out.wrapping_add(4 * OUT_W + 1), c4_1);
+                        A::store_px(out.wrapping_add(4 * OUT_W + 1), c4_1, OUT_W);
                         c5_0 = A::max(c5_0, zero);
-                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
+                        A::store_px(out.wrapping_add(5 * OUT_W), c5_0, OUT_W);
                         c5_1 = A::max(c5_1, zero);
-                        A::store(out.wrapping_add(5 * OUT_W + 1), c5_1);
+                        A::store_px(out.wrapping_add(5 * OUT_W + 1), c5_1, OUT_W);
                     }
                 }
             }
@@ -1226,55 +1226,55 @@ mod __small_layer_Conv3x3 {
                     mut c5_1,
                 ) = if t.partial_in {
                     (
-                        A::load(out),
-                        A::load(out.wrapping_add(1)),
+                        A::load_px(out, OUT_W),
+                        A::load_px(out.wrapping_add(1), OUT_W),
                         if 1 < t.w {
-                            A::load(out.wrapping_add(OUT_W))
+                            A::load_px(out.wrapping_add(OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 1 < t.w {
-                            A::load(out.wrapping_add(OUT_W + 1))
+                            A::load_px(out.wrapping_add(OUT_W + 1), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 2 < t.w {
-                            A::load(out.wrapping_add(2 * OUT_W))
+                            A::load_px(out.wrapping_add(2 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 2 < t.w {
-                            A::load(out.wrapping_add(2 * OUT_W + 1))
+                            A::load_px(out.wrapping_add(2 * OUT_W + 1), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 3 < t.w {
-                            A::load(out.wrapping_add(3 * OUT_W))
+                            A::load_px(out.wrapping_add(3 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 3 < t.w {
-                            A::load(out.wrapping_add(3 * OUT_W + 1))
+                            A::load_px(out.wrapping_add(3 * OUT_W + 1), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 4 < t.w {
-                            A::load(out.wrapping_add(4 * OUT_W))
+                            A::load_px(out.wrapping_add(4 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 4 < t.w {
-                            A::load(out.wrapping_add(4 * OUT_W + 1))
+                            A::load_px(out.wrapping_add(4 * OUT_W + 1), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 5 < t.w {
-                            A::load(out.wrapping_add(5 * OUT_W))
+                            A::load_px(out.wrapping_add(5 * OUT_W), OUT_W)
                         } else {
                             A::zero()
                         },
                         if 5 < t.w {
-                            A::load(out.wrapping_add(5 * OUT_W + 1))
+                            A::load_px(out.wrapping_add(5 * OUT_W + 1), OUT_W)
                         } else {
                             A::zero()
                         },
@@ -1425,63 +1425,63 @@ mod __small_layer_Conv3x3 {
                 }
                 let out = t.out;
                 if t.partial_out {
-                    A::store(out, c0_0);
-                    A::store(out.wrapping_add(1), c0_1);
+                    A::store_px(out, c0_0, OUT_W);
+                    A::store_px(out.wrapping_add(1), c0_1, OUT_W);
                     if 1 < t.w {
-                        A::store(out.wrapping_add(OUT_W), c1_0);
-                        A::store(out.wrapping_add(OUT_W + 1), c1_1);
+                        A::store_px(out.wrapping_add(OUT_W), c1_0, OUT_W);
+                        A::store_px(out.wrapping_add(OUT_W + 1), c1_1, OUT_W);
                     }
                     if 2 < t.w {
-                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
-                        A::store(out.wrapping_add(2 * OUT_W + 1), c2_1);
+                        A::store_px(out.wrapping_add(2 * OUT_W), c2_0, OUT_W);
+                        A::store_px(out.wrapping_add(2 * OUT_W + 1), c2_1, OUT_W);
                     }
                     if 3 < t.w {
-                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
-                        A::store(out.wrapping_add(3 * OUT_W + 1), c3_1);
+                        A::store_px(out.wrapping_add(3 * OUT_W), c3_0, OUT_W);
+                        A::store_px(out.wrapping_add(3 * OUT_W + 1), c3_1, OUT_W);
                     }
                     if 4 < t.w {
-                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
-                        A::store(out.wrapping_add(4 * OUT_W + 1), c4_1);
+                        A::store_px(out.wrapping_add(4 * OUT_W), c4_0, OUT_W);
+                        A::store_px(out.wrapping_add(4 * OUT_W + 1), c4_1, OUT_W);
                     }
                     if 5 < t.w {
-                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
-                        A::store(out.wrapping_add(5 * OUT_W + 1), c5_1);
+                        A::store_px(out.wrapping_add(5 * OUT_W), c5_0, OUT_W);
+                        A::store_px(out.wrapping_add(5 * OUT_W + 1), c5_1, OUT_W);
                     }
                 } else {
                     let zero = A::zero();
                     c0_0 = A::max(c0_0, zero);
-                    A::store(out, c0_0);
+                    A::store_px(out, c0_0, OUT_W);
                     c0_1 = A::max(c0_1, zero);
-                    A::store(out.wrapping_add(1), c0_1);
+                    A::store_px(out.wrapping_add(1), c0_1, OUT_W);
                     if 1 < t.w {
                         c1_0 = A::max(c1_0, zero);
-                        A::store(out.wrapping_add(OUT_W), c1_0);
+                        A::store_px(out.wrapping_add(OUT_W), c1_0, OUT_W);
                         c1_1 = A::max(c1_1, zero);
-                        A::store(out.wrapping_add(OUT_W + 1), c1_1);
+                        A::store_px(out.wrapping_add(OUT_W + 1), c1_1, OUT_W);
                     }
                     if 2 < t.w {
                         c2_0 = A::max(c2_0, zero);
-                        A::store(out.wrapping_add(2 * OUT_W), c2_0);
+                        A::store_px(out.wrapping_add(2 * OUT_W), c2_0, OUT_W);
                         c2_1 = A::max(c2_1, zero);
-                        A::store(out.wrapping_add(2 * OUT_W + 1), c2_1);
+                        A::store_px(out.wrapping_add(2 * OUT_W + 1), c2_1, OUT_W);
                     }
                     if 3 < t.w {
                         c3_0 = A::max(c3_0, zero);
-                        A::store(out.wrapping_add(3 * OUT_W), c3_0);
+                        A::store_px(out.wrapping_add(3 * OUT_W), c3_0, OUT_W);
                         c3_1 = A::max(c3_1, zero);
-                        A::store(out.wrapping_add(3 * OUT_W + 1), c3_1);
+                        A::store_px(out.wrapping_add(3 * OUT_W + 1), c3_1, OUT_W);
                     }
                     if 4 < t.w {
                         c4_0 = A::max(c4_0, zero);
-                        A::store(out.wrapping_add(4 * OUT_W), c4_0);
+                        A::store_px(out.wrapping_add(4 * OUT_W), c4_0, OUT_W);
                         c4_1 = A::max(c4_1, zero);
-                        A::store(out.wrapping_add(4 * OUT_W + 1), c4_1);
+                        A::store_px(out.wrapping_add(4 * OUT_W + 1), c4_1, OUT_W);
                     }
                     if 5 < t.w {
                         c5_0 = A::max(c5_0, zero);
-                        A::store(out.wrapping_add(5 * OUT_W), c5_0);
+                        A::store_px(out.wrapping_add(5 * OUT_W), c5_0, OUT_W);
                         c5_1 = A::max(c5_1, zero);
-                        A::store(out.wrapping_add(5 * OUT_W + 1), c5_1);
+                        A::store_px(out.wrapping_add(5 * OUT_W + 1), c5_1, OUT_W);
                     }
                 }
             }

@@ -664,3 +664,39 @@ fn unavailable_arches_are_refused() {
         );
     }
 }
+
+// --- Tensors of at most 4 channels: 4 lanes per pixel on x86-64 as on
+// Arm (`small_ir::geometry::NARROW`), fewer than an AVX2 or AVX-512
+// vector; the kernels read and write such a pixel in part ---
+#[layer(fh = 1, fw = 1, fc = 20, k = 2)]
+struct Dense20To2;
+fma_case!(dense_1x1_20_to_2_narrow_out, Dense20To2, 30);
+
+#[layer(fh = 1, fw = 1, fc = 400, k = 2, activation = relu)]
+struct Dense400To2;
+fma_case!(dense_1x1_400_to_2_chunked_narrow_out, Dense400To2, 12);
+
+#[layer(fh = 3, fw = 3, fc = 3, k = 4, padding = same, residual)]
+struct Conv3To4Add;
+residual_case!(conv_3x3_3_to_4_plus_residual_narrow, Conv3To4Add, 30);
+residual_in_place_case!(
+    conv_3x3_3_to_4_plus_residual_in_place_narrow,
+    Conv3To4Add,
+    30
+);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 3, padding = same, residual, activation = relu6)]
+struct Depthwise3Add;
+residual_case!(depthwise_3x3_3_plus_residual_narrow, Depthwise3Add, 30);
+
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 3, activation = logistic)]
+struct Logistic3;
+fma_case!(logistic_1x1_3_narrow, Logistic3, 30);
+
+#[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 4, stride = 2, reduction = max)]
+struct MaxPool4;
+pool_case!(max_pool_2x2_s2_4_narrow, MaxPool4, 30);
+
+#[layer(fh = 3, fw = 5, fc = 1, k = 1, g = 2, padding = valid, reduction = avg)]
+struct AvgPool3x5C2;
+pool_case!(avg_pool_3x5_valid_2_narrow, AvgPool3x5C2, 30);

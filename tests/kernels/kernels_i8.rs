@@ -510,3 +510,37 @@ fn bad_quantization_is_an_error() {
         Err(Error::Unsupported { .. })
     ));
 }
+
+// --- Tensors of at most 4 channels: 4 lanes per pixel on x86-64 as on
+// Arm (`small_ir::geometry::NARROW`), fewer than an AVX2 or AVX-512
+// vector; the kernels read and write such a pixel in part ---
+#[layer(fh = 1, fw = 1, fc = 20, k = 2, dtype = i8)]
+struct Dense20To2;
+fma_case!(dense_20_to_2_narrow_out, Dense20To2, 30);
+
+#[layer(fh = 3, fw = 3, fc = 3, k = 4, padding = same, residual, dtype = i8)]
+struct Conv3To4Add;
+residual_case!(conv_3x3_3_to_4_plus_residual_narrow, Conv3To4Add, 30, false);
+residual_case!(
+    conv_3x3_3_to_4_plus_residual_in_place_narrow,
+    Conv3To4Add,
+    30,
+    true
+);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 3, padding = same, residual, dtype = i8)]
+struct Depthwise3Add;
+residual_case!(
+    depthwise_3x3_3_plus_residual_narrow,
+    Depthwise3Add,
+    30,
+    false
+);
+
+#[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 4, stride = 2, reduction = max, dtype = i8)]
+struct MaxPool4;
+pool_case!(max_pool_2x2_s2_4_narrow, MaxPool4, 30);
+
+#[layer(fh = 3, fw = 5, fc = 1, k = 1, g = 2, padding = valid, reduction = avg, dtype = i8)]
+struct AvgPool3x5C2;
+pool_case!(avg_pool_3x5_valid_2_narrow, AvgPool3x5C2, 30);

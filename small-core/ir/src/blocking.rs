@@ -35,7 +35,7 @@
 //! (`geometry::width`) must hold whole tiles on every target the arch
 //! compiles for.
 
-use crate::geometry::{CB, NARROW_TARGETS, narrow_of, width_for};
+use crate::geometry::{CB, NARROW_TARGETS, WHOLE, narrow_of, width_for};
 use crate::{KernelKind, LayerSpec, Machine, Reduction};
 use core::cmp::Ordering;
 use core::fmt;
@@ -210,21 +210,23 @@ fn operand_regs(m: &Machine, spec: &LayerSpec) -> usize {
 /// on every target `m` compiles for (its `target_arch`'s
 /// [`NARROW`](crate::geometry::NARROW), or every target's for an arch
 /// without one, the portable reference): a tile lies in one channel block
-/// (`tc` divides the pixel's lanes, [`width_for`]), or, in a broadcast
-/// kernel, covers whole blocks of a tensor of whole tiles.
+/// (`tc` divides the pixel's lanes, [`width_for`]), is one vector over a
+/// pixel narrower than a vector (read and written in part), or, in a
+/// broadcast kernel, covers whole blocks of a tensor of whole tiles.
 fn tc_fits(m: &Machine, spec: &LayerSpec, tc: usize) -> bool {
     let out = spec.out_channels();
     let out_pad = out.div_ceil(CB) * CB;
     let channelwise = spec.kind() == KernelKind::Channelwise;
     let target = m.cfg.iter().find(|(k, _)| *k == "target_arch");
     // Every target's `NARROW`, or only `m`'s target's.
-    let mut units = core::iter::once(CB).chain(NARROW_TARGETS.iter().map(|&(_, n)| n));
-    units.all(|u| {
-        if target.is_some_and(|&(_, arch)| narrow_of(arch) != u) {
+    let mut layouts = core::iter::once(WHOLE).chain(NARROW_TARGETS.iter().map(|&(_, n)| n));
+    layouts.all(|n| {
+        if target.is_some_and(|&(_, arch)| narrow_of(arch) != n) {
             return true;
         }
-        let w = width_for(out, u);
+        let w = width_for(out, n);
         w.is_multiple_of(tc)
+            || (w < m.lanes && tc == m.lanes)
             || (!channelwise && w == CB && tc.is_multiple_of(CB) && out_pad.is_multiple_of(tc))
     })
 }

@@ -11,9 +11,9 @@
 //! lanes `C..round_up(C, CB)` of the last block are zero in every pixel.
 //!
 //! A tensor of fewer than `CB` channels has one block, and on a target
-//! whose [`NARROW`] is below `CB` (a Cortex-M) its pixels are only
-//! [`width`]`(C)` lanes apart: `[1][H][W][width(C)]`, the lanes
-//! `C..width(C)` zero.
+//! that stores it narrow ([`NARROW`]: few channels on x86-64, any number
+//! below `CB` on Arm) its pixels are only [`width`]`(C)` lanes apart:
+//! `[1][H][W][width(C)]`, the lanes `C..width(C)` zero.
 //!
 //! **Packed weights**, `[bias][tiles]`:
 //! - bias: [`out_padded`] values, zero past the real channels;
@@ -43,55 +43,100 @@ pub const CB: usize = 16;
 /// most `isize::MAX` bytes.
 pub const MAX_ELEMENTS: usize = isize::MAX as usize / core::mem::size_of::<f32>();
 
-/// The narrowest pixel stride a tensor of fewer than [`CB`] channels has
-/// on this target: its channels rounded up to a multiple of it are stored,
-/// not a whole block ([`width`]).
+/// How a target stores a tensor of fewer than [`CB`] channels: its
+/// channels rounded up to a multiple of `unit` per pixel, not a whole
+/// block, when it has at most `max` channels ([`width_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Narrow {
+    /// Lanes a narrow pixel is rounded up to (a power of two dividing
+    /// [`CB`]).
+    pub unit: usize,
+    /// The most channels a narrow tensor has; a tensor of more takes a
+    /// whole block per pixel.
+    pub max: usize,
+}
+
+/// Every tensor a whole block per pixel.
+pub const WHOLE: Narrow = Narrow { unit: CB, max: 0 };
+
+/// How this target stores few channels ([`Narrow`]).
 ///
-/// On a Cortex-M (one lane, `i8` kernels reading [`DOT_PACK`] channels
-/// at once) and on AArch64 (NEON: 4 lanes) it is 4, so a 3-channel image
-/// takes 4 values per pixel and VWW 0.25's 8-channel tensors 8, instead
-/// of 16: the arena of a microcontroller is its scarcest resource, and
-/// the padding lanes were half of those layers' work. On x86-64 it is
-/// [`CB`]: AVX-512 kernels load and store 16-lane blocks.
-pub const NARROW: usize = if cfg!(any(target_arch = "arm", target_arch = "aarch64")) {
-    4
+/// - On a Cortex-M (one lane, `i8` kernels reading [`DOT_PACK`] channels
+///   at once) and on AArch64 (NEON: 4 lanes) every tensor of fewer than
+///   `CB` channels is narrow, in multiples of 4: a 3-channel image takes 4
+///   values per pixel and VWW 0.25's 8-channel tensors 8, instead of 16.
+///   The arena of a microcontroller is its scarcest resource, and the
+///   padding lanes were half of those layers' work.
+/// - On x86-64 tensors of at most 4 channels (images, spectrograms, a
+///   few logits) take 4 values per pixel: VWW's 96x96x3 input was 590 KB
+///   at 16 lanes, and writing it from NHWC took 28 µs of a 160 µs
+///   inference (Xeon VM); at 4 lanes it is 147 KB. Kernels with 8 or 16
+///   lanes read and write such a pixel in part (the generated code's
+///   `small_core::__rt::read_px` and `write_px`); wider tensors keep whole
+///   blocks, which AVX-512 kernels load and store whole.
+pub const NARROW: Narrow = if cfg!(any(target_arch = "arm", target_arch = "aarch64")) {
+    Narrow {
+        unit: 4,
+        max: CB - 1,
+    }
+} else if cfg!(target_arch = "x86_64") {
+    Narrow { unit: 4, max: 4 }
 } else {
-    CB
+    WHOLE
 };
 
-/// [`NARROW`] of every target where it is not [`CB`], by `target_arch`:
-/// what the blocking model, on the host, knows of the target an arch's
-/// code compiles for. Keep it equal to `NARROW`'s definition.
-pub const NARROW_TARGETS: &[(&str, usize)] = &[("arm", 4), ("aarch64", 4)];
+/// [`NARROW`] of every target where it is not [`WHOLE`], by
+/// `target_arch`: what the blocking model, on the host, knows of the
+/// target an arch's code compiles for. Keep it equal to `NARROW`'s
+/// definition.
+pub const NARROW_TARGETS: &[(&str, Narrow)] = &[
+    (
+        "arm",
+        Narrow {
+            unit: 4,
+            max: CB - 1,
+        },
+    ),
+    (
+        "aarch64",
+        Narrow {
+            unit: 4,
+            max: CB - 1,
+        },
+    ),
+    ("x86_64", Narrow { unit: 4, max: 4 }),
+];
 
 /// [`NARROW`] on the target `target_arch`.
-pub fn narrow_of(target_arch: &str) -> usize {
+pub fn narrow_of(target_arch: &str) -> Narrow {
     NARROW_TARGETS
         .iter()
         .find(|(t, _)| *t == target_arch)
-        .map_or(CB, |&(_, n)| n)
+        .map_or(WHOLE, |&(_, n)| n)
 }
 
 /// Lanes per pixel in the channel blocks of a tensor of `c` channels on
-/// this target: [`CB`], or `c` rounded up to [`NARROW`] when that is
-/// less. A tensor with fewer than `CB` channels has one block.
+/// this target: [`CB`], or `c` rounded up to [`NARROW`]'s unit when the
+/// tensor is narrow there. A tensor with fewer than `CB` channels has one
+/// block.
 ///
 /// ```
 /// use small_ir::geometry::{width, CB, NARROW};
 /// assert_eq!(width(64), CB);
-/// assert_eq!(width(3), 3usize.div_ceil(NARROW) * NARROW);
+/// let narrow = 3 <= NARROW.max;
+/// assert_eq!(width(3), if narrow { 4 } else { CB });
 /// ```
 pub const fn width(c: usize) -> usize {
     width_for(c, NARROW)
 }
 
-/// [`width`] on a target whose narrowest stride is `narrow` (a power of
-/// two dividing [`CB`]): for the blocking model, which runs on the host.
-pub const fn width_for(c: usize, narrow: usize) -> usize {
-    if c == 0 || c >= CB {
+/// [`width`] on a target that stores few channels as `narrow` says: for
+/// the blocking model, which runs on the host.
+pub const fn width_for(c: usize, narrow: Narrow) -> usize {
+    if c == 0 || c >= CB || c > narrow.max {
         return CB;
     }
-    let w = c.div_ceil(narrow) * narrow;
+    let w = c.div_ceil(narrow.unit) * narrow.unit;
     if w > CB { CB } else { w }
 }
 
@@ -175,7 +220,7 @@ pub const fn tensor_len(c: usize, h: usize, w: usize) -> Result<usize, Error> {
 /// // pixel, or 4 where the target stores few channels narrow.
 /// let d = Dims { c: 3, h: 2, w: 5 };
 /// assert_eq!(d.elements(), 3 * 2 * 5);
-/// assert_eq!(d.width(), if NARROW < CB { 4 } else { CB });
+/// assert_eq!(d.width(), if 3 <= NARROW.max { 4 } else { CB });
 /// assert_eq!(d.len(), 2 * 5 * d.width());
 /// assert_eq!(Dims { c: 17, h: 2, w: 5 }.len(), 2 * 2 * 5 * CB);
 /// assert!(!d.same(&Dims { c: 3, h: 5, w: 2 }));
@@ -238,7 +283,7 @@ pub const fn out_padded(spec: &LayerSpec) -> usize {
 pub const fn computed_tiles(spec: &LayerSpec, tc: usize) -> usize {
     let c = spec.out_channels();
     match spec.dtype {
-        Dtype::F32 => c.div_ceil(CB) * width(c) / tc,
+        Dtype::F32 => (c.div_ceil(CB) * width(c)).div_ceil(tc),
         Dtype::I8 => c.div_ceil(tc),
     }
 }

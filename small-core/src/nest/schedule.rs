@@ -84,7 +84,7 @@ impl<E: Element> Problem<'_, E> {
     /// Output-channel tiles of `tc` channels: of one block if elementwise.
     fn channel_tiles(&self) -> usize {
         if self.elementwise {
-            width(self.spec.out_channels()) / self.tc
+            width(self.spec.out_channels()).div_ceil(self.tc)
         } else {
             computed_tiles(self.spec, self.tc)
         }
@@ -157,7 +157,7 @@ impl Share {
     pub(super) fn of<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize) -> Share {
         // `Problem::channel_tiles`, with `K`'s constants.
         let tiles = if p.elementwise {
-            const { width(K::SPEC.out_channels()) / K::TC }
+            const { width(K::SPEC.out_channels()).div_ceil(K::TC) }
         } else {
             const { computed_tiles(&K::SPEC, K::TC) }
         };

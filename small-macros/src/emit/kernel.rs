@@ -127,9 +127,16 @@ impl Shape {
     fn m(&self) -> TokenStream {
         if self.in_mac() { quote!(M) } else { quote!(A) }
     }
-    /// A channelwise kernel's input vector at `p`.
+    /// A channelwise kernel's input vector at `p`, in a pixel.
     fn inputs(&self, p: TokenStream) -> TokenStream {
-        let x = self.operand(p);
+        let op = if self.in_mac() {
+            "widen_mac"
+        } else if self.int8() {
+            "widen"
+        } else {
+            "load"
+        };
+        let x = self.in_stride().call(op, p);
         if self.centered() {
             let m = self.m();
             quote!(#m::add(#x, nzp))
@@ -221,6 +228,25 @@ impl Stride {
                     let lane = lit(lane);
                     quote!(#p.wrapping_add(#px + #lane))
                 }
+            }
+        }
+    }
+}
+
+impl Stride {
+    /// `A::op(args)`, an access of a vector in a pixel of this stride:
+    /// `A::op_px(args, W)` where the target may store the pixel narrower
+    /// than a vector (the `_px` primitives of `arch_defs`: on x86-64 a
+    /// tensor of at most 4 channels has 4 lanes per pixel).
+    fn call(self, op: &str, args: TokenStream) -> TokenStream {
+        match self {
+            Stride::Block => {
+                let op = format_ident!("{}", op);
+                quote!(A::#op(#args))
+            }
+            Stride::Target(name) => {
+                let (op, w) = (format_ident!("{}_px", op), format_ident!("{}", name));
+                quote!(A::#op(#args, #w))
             }
         }
     }
@@ -339,8 +365,7 @@ fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
             .collect();
         let loads = (0..s.o_wb).flat_map(|ll| {
             (0..s.nv).map(move |v| {
-                let p = out_at(s, "out", ll, v);
-                let load = quote!(A::load(#p));
+                let load = s.out_stride().call("load", out_at(s, "out", ll, v));
                 if mode == Mode::Edge && ll > 0 {
                     let l = lit(ll);
                     quote!(if #l < t.w { #load } else { A::zero() })
@@ -732,7 +757,10 @@ fn channelwise_narrow_compute(s: &Shape) -> TokenStream {
     let (row, wr) = (format_ident!("row"), format_ident!("wr"));
     let steps = (0..s.spec.fw).map(|y| {
         let group = (0..s.nv).map(|v| {
-            let i = s.elems(s.in_stride().at(&row, y, v * s.lanes));
+            let op = if s.int8() { "widen" } else { "load" };
+            let i = s
+                .in_stride()
+                .call(op, s.in_stride().at(&row, y, v * s.lanes));
             let w = s.elems(at(&wr, w_at(s, y, 0, v)));
             let step = reduce_step(s, &acc(y % s.o_wb, v), w);
             quote! { let i = #i; #step }
@@ -791,8 +819,8 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
             }
             let at_of = |base: &str| out_at(s, base, ll, v);
             if s.spec.residual {
-                let r = at_of("res");
-                col.push(quote!(#c = A::add(#c, A::load(#r));));
+                let r = s.out_stride().call("load", at_of("res"));
+                col.push(quote!(#c = A::add(#c, #r);));
             }
             match s.spec.activation {
                 Activation::None => {}
@@ -825,7 +853,7 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
     let raw = (0..s.o_wb).map(|ll| {
         let stores = (0..s.nv).map(|v| {
             let (p, c) = (out_at(s, "out", ll, v), acc(ll, v));
-            quote!(A::store(#p, #c);)
+            store_value(s, p, &c)
         });
         if guarded && ll > 0 {
             let l = lit(ll);
@@ -846,8 +874,9 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
 
 /// The end of STORE: accumulator vector `c`, its epilogue applied, into
 /// the output at `p` (`f32`: the accumulator is the output).
-fn store_value(_s: &Shape, p: TokenStream, c: &Ident) -> TokenStream {
-    quote!(A::store(#p, #c);)
+fn store_value(s: &Shape, p: TokenStream, c: &Ident) -> TokenStream {
+    let store = s.out_stride().call("store", quote!(#p, #c));
+    quote!(#store;)
 }
 
 /// STORE of an `i8` layer: `fold` (a narrow tile's partial sums), the
@@ -927,11 +956,13 @@ fn pool_columns(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream> {
                 out_at(s, "out", ll, v),
                 at(&format_ident!("q"), v * s.lanes),
             );
-            col.push(if s.spec.reduction == Reduction::Max {
-                quote!(A::clamp(#p, #c, #r, #stride);)
+            let stage = if s.spec.reduction == Reduction::Max {
+                s.out_stride().call("clamp", quote!(#p, #c, #r, #stride))
             } else {
-                quote!(A::average(#p, #c, count, #r, #stride);)
-            });
+                s.out_stride()
+                    .call("average", quote!(#p, #c, count, #r, #stride))
+            };
+            col.push(quote!(#stage;));
         }
         let col = quote!(#(#col)*);
         out.push(if mode == Mode::Edge && ll > 0 {
@@ -964,10 +995,13 @@ fn requantize_columns(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream>
             let (c, p) = (acc(ll, v), out_at(s, "out", ll, v));
             let call = if s.spec.residual {
                 let skip = out_at(s, "res", ll, v);
-                quote!(A::requantize_add_staged(#p, #c, #skip, #st);)
+                s.out_stride()
+                    .call("requantize_add_staged", quote!(#p, #c, #skip, #st))
             } else {
-                quote!(A::requantize_staged(#p, #c, #st);)
+                s.out_stride()
+                    .call("requantize_staged", quote!(#p, #c, #st))
             };
+            let call = quote!(#call;);
             out.push(if mode == Mode::Edge && ll > 0 {
                 let ll = lit(ll);
                 quote!(if #ll < t.w { #call })
