@@ -129,14 +129,7 @@ impl Shape {
     }
     /// A channelwise kernel's input vector at `p`, in a pixel.
     fn inputs(&self, p: TokenStream) -> TokenStream {
-        let op = if self.in_mac() {
-            "widen_mac"
-        } else if self.int8() {
-            "widen"
-        } else {
-            "load"
-        };
-        let x = self.in_stride().call(op, p);
+        let x = self.in_stride().call(self.operand_op(), p);
         if self.centered() {
             let m = self.m();
             quote!(#m::add(#x, nzp))
@@ -144,22 +137,19 @@ impl Shape {
             x
         }
     }
-    /// A channelwise kernel's input or weight vector at `p`, as it
-    /// multiplies.
-    fn operand(&self, p: TokenStream) -> TokenStream {
+    /// The primitive reading a channelwise kernel's input or weight
+    /// vector as it multiplies.
+    fn operand_op(&self) -> &'static str {
         if self.in_mac() {
-            quote!(A::widen_mac(#p))
+            "widen_mac"
         } else {
-            self.elems(p)
+            self.elems_op()
         }
     }
-    /// A vector of elements (a channelwise kernel's inputs and weights).
-    fn elems(&self, p: TokenStream) -> TokenStream {
-        if self.int8() {
-            quote!(A::widen(#p))
-        } else {
-            quote!(A::load(#p))
-        }
+    /// The primitive reading a vector of elements (a channelwise
+    /// kernel's inputs and weights).
+    fn elems_op(&self) -> &'static str {
+        if self.int8() { "widen" } else { "load" }
     }
     fn tc(&self) -> usize {
         self.nv * self.lanes
@@ -231,13 +221,11 @@ impl Stride {
             }
         }
     }
-}
-
-impl Stride {
-    /// `A::op(args)`, an access of a vector in a pixel of this stride:
-    /// `A::op_px(args, W)` where the target may store the pixel narrower
-    /// than a vector (the `_px` primitives of `arch_defs`: on x86-64 a
-    /// tensor of at most 4 channels has 4 lanes per pixel).
+    /// `A::op(args)`, an access of a vector in a pixel of this stride
+    /// (or of packed weights: `Block`): `A::op_px(args, W)` where the
+    /// target may store the pixel narrower than a vector (the `_px`
+    /// primitives of `arch_defs`: on x86-64 a tensor of at most 4 channels
+    /// has 4 lanes per pixel).
     fn call(self, op: &str, args: TokenStream) -> TokenStream {
         match self {
             Stride::Block => {
@@ -660,7 +648,7 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
             for v in 0..s.nv {
                 let (w, p) = (
                     format_ident!("w{}_{}", y, v),
-                    s.operand(at(&format_ident!("wr"), w_at(s, y, 0, v))),
+                    Stride::Block.call(s.operand_op(), at(&format_ident!("wr"), w_at(s, y, 0, v))),
                 );
                 weights.push(quote!(let #w = #p;));
             }
@@ -757,11 +745,10 @@ fn channelwise_narrow_compute(s: &Shape) -> TokenStream {
     let (row, wr) = (format_ident!("row"), format_ident!("wr"));
     let steps = (0..s.spec.fw).map(|y| {
         let group = (0..s.nv).map(|v| {
-            let op = if s.int8() { "widen" } else { "load" };
             let i = s
                 .in_stride()
-                .call(op, s.in_stride().at(&row, y, v * s.lanes));
-            let w = s.elems(at(&wr, w_at(s, y, 0, v)));
+                .call(s.elems_op(), s.in_stride().at(&row, y, v * s.lanes));
+            let w = Stride::Block.call(s.elems_op(), at(&wr, w_at(s, y, 0, v)));
             let step = reduce_step(s, &acc(y % s.o_wb, v), w);
             quote! { let i = #i; #step }
         });
