@@ -5,8 +5,9 @@
 //! (fastest), then width, height, and the block index (slowest). Element
 //! `(c, y, x)` lives at `(c / CB) * H * W * CB + (y * W + x) * CB + c % CB`.
 //! A tensor of fewer than `CB` channels has one block, whose pixels are
-//! [`Dims::width`] lanes apart: `CB` on x86-64, the channels rounded up
-//! to 4 on Cortex-M and AArch64 ([`crate::ir::geometry::NARROW`]).
+//! [`Dims::width`] lanes apart: the channels rounded up to 4 on Cortex-M
+//! and AArch64, and on x86-64 for a tensor of at most 4 channels; `CB`
+//! otherwise ([`crate::ir::geometry::NARROW`]).
 //!
 //! **Invariant:** when `C` is not a multiple of `CB`, the lanes from `C`
 //! to the end of the last block's pixel are zero in every pixel. Kernels
