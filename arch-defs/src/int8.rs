@@ -139,8 +139,9 @@ pub trait Dot: Simd<Elem = i8> {
             // SAFETY: the pixel holds the vector (the caller's guarantee).
             return unsafe { Self::requantize_staged(p, acc, stage) };
         }
+        const { assert!(Self::LANES <= crate::pixel::SCRATCH) };
         // SAFETY: the caller's guarantees; the scratch holds `LANES`.
-        unsafe { narrow_out::<Self>(p, width, |p| Self::requantize_staged(p, acc, stage)) }
+        unsafe { crate::pixel::write_through(p, width, |p| Self::requantize_staged(p, acc, stage)) }
     }
     /// [`Dot::requantize_add_staged`] into and from pixels `width` lanes
     /// wide (see [`Simd::load_px`]); `p` may equal `skip`.
@@ -156,11 +157,12 @@ pub trait Dot: Simd<Elem = i8> {
             // SAFETY: the pixels hold the vector (the caller's guarantee).
             return unsafe { Self::requantize_add_staged(p, acc, skip, stage) };
         }
+        const { assert!(Self::LANES <= crate::pixel::SCRATCH) };
         // SAFETY: the skip's pixel holds `width` values, read before `p`
         // is written; the scratch holds `LANES`.
         unsafe {
             let skip = crate::pixel::gather(skip, width);
-            narrow_out::<Self>(p, width, |p| {
+            crate::pixel::write_through(p, width, |p| {
                 Self::requantize_add_staged(p, acc, skip.as_ptr(), stage)
             })
         }
@@ -179,8 +181,11 @@ pub trait Dot: Simd<Elem = i8> {
             // SAFETY: the pixel holds the vector (the caller's guarantee).
             return unsafe { Self::average(p, sum, count, rows, stride) };
         }
+        const { assert!(Self::LANES <= crate::pixel::SCRATCH) };
         // SAFETY: as in `requantize_staged_px`.
-        unsafe { narrow_out::<Self>(p, width, |p| Self::average(p, sum, count, rows, stride)) }
+        unsafe {
+            crate::pixel::write_through(p, width, |p| Self::average(p, sum, count, rows, stride))
+        }
     }
     /// [`Dot::clamp`] into a pixel `width` lanes wide.
     #[inline(always)]
@@ -189,8 +194,9 @@ pub trait Dot: Simd<Elem = i8> {
             // SAFETY: the pixel holds the vector (the caller's guarantee).
             return unsafe { Self::clamp(p, v, rows, stride) };
         }
+        const { assert!(Self::LANES <= crate::pixel::SCRATCH) };
         // SAFETY: as in `requantize_staged_px`.
-        unsafe { narrow_out::<Self>(p, width, |p| Self::clamp(p, v, rows, stride)) }
+        unsafe { crate::pixel::write_through(p, width, |p| Self::clamp(p, v, rows, stride)) }
     }
 
     /// Writes `LANES` outputs of a multiply-and-sum layer to `p`: each
@@ -233,24 +239,6 @@ pub trait Dot: Simd<Elem = i8> {
         // SAFETY: the caller's guarantees (see the trait).
         unsafe { clamp_scalar::<Self>(p, v, rows, stride) }
     }
-}
-
-/// `write`, an output stage writing `A::LANES` bytes, into a scratch
-/// vector whose first `width` bytes are then copied to `p`: a pixel
-/// narrower than a vector. Only there: the `_px` stages call the stage
-/// itself for a pixel of whole vectors, as a closure the compiler leaves
-/// out of line (the kernels are large) made an `i8` kernel 25x slower.
-///
-/// # Safety
-/// `p` is valid for writes of `width < A::LANES` bytes, and `write`'s
-/// own contract holds for a pointer valid for `LANES`.
-#[inline(always)]
-unsafe fn narrow_out<A: Dot + ?Sized>(p: *mut i8, width: usize, write: impl FnOnce(*mut i8)) {
-    const { assert!(A::LANES <= crate::pixel::SCRATCH) };
-    let mut lanes = [0i8; crate::pixel::SCRATCH];
-    write(lanes.as_mut_ptr());
-    // SAFETY: the pixel holds `width` bytes (the caller's guarantee).
-    unsafe { crate::pixel::scatter(&lanes, p, width) };
 }
 
 /// Where a vector's per-channel rows are: the [`Dot::AddStage`] of an

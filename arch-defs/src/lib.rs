@@ -201,12 +201,8 @@ pub trait Simd {
             return unsafe { Self::store(p, v) };
         }
         const { assert!(Self::LANES <= crate::pixel::SCRATCH) };
-        let mut lanes = [Acc::<Self>::default(); crate::pixel::SCRATCH];
         // SAFETY: the scratch holds `LANES`, the pixel `width` values.
-        unsafe {
-            Self::store(lanes.as_mut_ptr(), v);
-            crate::pixel::scatter(&lanes, p, width);
-        }
+        unsafe { crate::pixel::write_through(p, width, |q| Self::store(q, v)) }
     }
     /// Each lane through `f`, one at a time: an activation without a
     /// vector form (LOGISTIC's `exp`), so the same bits on every arch.

@@ -33,3 +33,25 @@ pub(crate) unsafe fn scatter<T: Copy>(v: &[T; SCRATCH], p: *mut T, width: usize)
     // SAFETY: as in `gather`, writing.
     unsafe { core::ptr::copy_nonoverlapping(v.as_ptr(), p, width.min(SCRATCH)) };
 }
+
+/// `write`, which stores a whole vector of at most [`SCRATCH`] elements,
+/// into a scratch vector whose first `width` elements are then copied to
+/// `p`: a pixel narrower than a vector. Only there: the `_px` primitives
+/// call the primitive itself for a pixel of whole vectors, as a closure
+/// the compiler leaves out of line (the kernels are large) made an `i8`
+/// kernel 25x slower.
+///
+/// # Safety
+/// `p` is valid for writes of `min(width, SCRATCH)` elements, and
+/// `write`'s own contract holds for a pointer valid for `SCRATCH`.
+#[inline(always)]
+pub(crate) unsafe fn write_through<T: Copy + Default>(
+    p: *mut T,
+    width: usize,
+    write: impl FnOnce(*mut T),
+) {
+    let mut lanes = [T::default(); SCRATCH];
+    write(lanes.as_mut_ptr());
+    // SAFETY: the pixel holds `width` elements (the caller's guarantee).
+    unsafe { scatter(&lanes, p, width) };
+}
