@@ -353,7 +353,7 @@ fn build_model<N: Network + 'static>(arch: Arch) -> Result<Case, Box<dyn StdErro
     let net = N::load(&Generated { seed: 1 }, arch)?;
     let input = Generated::values(17, N::DIMS[0].elements(), 1.0);
     let mut out = vec![0.0f32; N::DIMS[N::OUTPUT].c];
-    let mut arena = vec![0.0f32; N::ARENA];
+    let mut arena = small_core::Aligned::filled(N::ARENA, 0.0f32)?;
     let traffic = input.len() + out.len() + N::PARAMETERS;
     Ok(Case {
         name: N::NAME.to_string(),

@@ -13,7 +13,7 @@ use small_core::load::tflite;
 use small_core::load::{Generated, WeightSource};
 use small_core::model::Model;
 use small_core::reference::int8;
-use small_core::{Arch, Dims};
+use small_core::{Aligned, Arch, Dims};
 use small_examples::check::{self, Propagation, argmax, first_mismatch, head_bound, max_diff};
 use small_examples::golden::{int8_softmax, read_f32, read_i8};
 use small_examples::models::{Head, Int8Network, Network, ad, dscnn, resnet8, vww};
@@ -289,7 +289,7 @@ fn random_input(dims: Dims, seed: u32) -> Vec<f32> {
 fn builtin<N: Network>(arch: Arch, seed: u32, o: &Options) -> Result<Row, String> {
     let source = Generated { seed };
     let net = N::load(&source, arch).map_err(|e| e.to_string())?;
-    let mut arena = vec![f32::NAN; N::ARENA];
+    let mut arena = Aligned::filled(N::ARENA, f32::NAN).map_err(|e| e.to_string())?;
     let input = random_input(N::DIMS[0], seed + 100);
     let (_, diff, tol, bad) = check_one(
         &net,
@@ -445,7 +445,7 @@ fn finish_i8<N: Int8Network>(
 fn builtin_i8<N: Int8Network>(arch: Arch, seed: u32, o: &Options) -> Result<Row, String> {
     let source = Generated { seed };
     let net = N::load(&source, arch).map_err(|e| e.to_string())?;
-    let mut arena = vec![0i8; N::ARENA];
+    let mut arena = Aligned::filled(N::ARENA, 0i8).map_err(|e| e.to_string())?;
     let input: Vec<i8> = Generated::values(seed + 100, N::DIMS[0].elements(), 128.0)
         .iter()
         .map(|v| *v as i8)
@@ -474,7 +474,7 @@ fn trained_i8<N: Int8Network>(arch: Arch, dir: &Path, o: &Options) -> Result<Row
     let net = N::load(&model, arch).map_err(|e| format!("{}: {e}", path.display()))?;
     let softmax = int8_softmax(&model).map_err(|e| format!("{}: {e}", path.display()))?;
     let golden = dir.join(format!("{}.golden", N::FILE.trim_end_matches(".tflite")));
-    let mut arena = vec![0i8; N::ARENA];
+    let mut arena = Aligned::filled(N::ARENA, 0i8).map_err(|e| e.to_string())?;
     let mut out = vec![0i8; N::DIMS[N::OUTPUT].c];
     let (mut n, mut bad, mut first_input) = (0, None, None);
     while golden.join(format!("{n}.input.bin")).exists() {
@@ -702,7 +702,7 @@ fn trained<N: Sample>(arch: Arch, dir: &Path, o: &Options) -> Result<Row, String
     let model = tflite::Model::from_file(&path).map_err(|e| e.to_string())?; // names the path
     let net = N::load(&model, arch).map_err(|e| format!("{}: {e}", path.display()))?;
     let golden = dir.join(format!("{}.golden", file.trim_end_matches(".tflite")));
-    let mut arena = vec![f32::NAN; N::ARENA];
+    let mut arena = Aligned::filled(N::ARENA, f32::NAN).map_err(|e| e.to_string())?;
     let (mut worst, mut worst_tol, mut n, mut bad) = (0.0f32, 0.0f32, 0, None);
     let mut first_input = None;
     while golden.join(format!("{n}.input.bin")).exists() {
@@ -772,7 +772,7 @@ impl Sample for dscnn::DsCnn {
             "Unknown",
         ];
         let input = read_f32(&dir.join("kws_ref_model_float32.golden/8.input.bin"))?;
-        let mut arena = vec![0.0; dscnn::DsCnn::ARENA];
+        let mut arena = Aligned::filled(dscnn::DsCnn::ARENA, 0.0).map_err(|e| e.to_string())?;
         let mut p = vec![0.0; 12];
         self.infer(&mut arena, &input, &mut p)
             .map_err(|e| e.to_string())?;

@@ -30,7 +30,8 @@ pub fn anomaly_score(net: &Autoencoder, clip: &[f32]) -> Result<(f64, usize), St
         ));
     }
     let windows = clip.len() / 128 - 4;
-    let mut arena = vec![0.0; Autoencoder::ARENA];
+    let mut arena =
+        small_core::Aligned::filled(Autoencoder::ARENA, 0.0).map_err(|e| e.to_string())?;
     let mut out = vec![0.0; 640];
     let mut total = 0.0f64;
     for j in 0..windows {

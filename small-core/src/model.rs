@@ -544,6 +544,7 @@ pub fn view<E: Element>(arena: &[E], offset: usize, dims: Dims) -> Result<Blocke
 /// inputs, which the plan placed apart from it. An overlap (a plan bug) is
 /// an error, not aliasing.
 #[allow(clippy::type_complexity)]
+#[inline]
 pub fn step_views<'a, E: Element>(
     arena: &'a mut [E],
     inputs: [(usize, Dims); 2],
@@ -664,7 +665,8 @@ pub struct LayerInfo {
 /// /// Any network: loads it and returns its output for one NHWC input.
 /// fn run<N: Model<Elem = f32>>(input: &[f32]) -> Result<Vec<f32>, Box<dyn std::error::Error>> {
 ///     let net = N::load(&Generated { seed: 1 }, Arch::Reference)?;
-///     let mut arena = vec![0.0; N::ARENA];
+///     // On a cache line (a `vec!` works too, slower where it lands off one).
+///     let mut arena = small_core::Aligned::zeroed(N::ARENA)?;
 ///     N::input(&mut arena)?.fill_from_nhwc(input)?;
 ///     net.forward(&mut arena)?;
 ///     Ok(N::output(&arena)?.to_nhwc())

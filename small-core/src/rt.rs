@@ -103,14 +103,12 @@ pub fn pack_owned(
     // the packed size, and the packed size is checked too.
     filter.check(spec)?;
     let n = crate::pack::checked_packed_len(spec, b.tc)?;
-    let mut buf = alloc::vec::Vec::new();
-    buf.try_reserve_exact(n).map_err(|_| Error::TooLarge {
+    let mut buf = crate::Aligned::zeroed(n).map_err(|_| Error::TooLarge {
         what: "packed weights (elements x 1 x 1)",
         dims: [n, 1, 1],
         // At most isize::MAX: n <= MAX_ELEMENTS.
         refused: Some(n * core::mem::size_of::<f32>()),
     })?;
-    buf.resize(n, 0.0);
     pack(spec, b.tc, filter, bias, &mut buf)?;
     Ok(Weights::Owned(buf))
 }
@@ -136,20 +134,15 @@ pub fn assume_padded<E: crate::Element, B: AsRef<[E]>>(
     Blocked::assume_padded(dims, data)
 }
 
-/// A zeroed buffer of `n` values, or [`Error::TooLarge`].
+/// A zeroed buffer of `n` values on a cache line, or [`Error::TooLarge`]
+/// naming `what`.
 #[cfg(feature = "alloc")]
-fn try_zeroed<T: Copy + Default>(
-    what: &'static str,
-    n: usize,
-) -> Result<alloc::vec::Vec<T>, Error> {
-    let mut buf = alloc::vec::Vec::new();
-    buf.try_reserve_exact(n).map_err(|_| Error::TooLarge {
+fn try_zeroed<T: Copy + Default>(what: &'static str, n: usize) -> Result<crate::Aligned<T>, Error> {
+    crate::Aligned::zeroed(n).map_err(|_| Error::TooLarge {
         what,
         dims: [n, 1, 1],
         refused: n.checked_mul(core::mem::size_of::<T>()),
-    })?;
-    buf.resize(n, T::default());
-    Ok(buf)
+    })
 }
 
 /// Packs an `i8` layer with weights for blocking `b` into new buffers
@@ -195,7 +188,7 @@ pub fn pack_i8_clamp_owned(spec: &LayerSpec, min: i8, max: i8) -> Result<Int8Wei
     pack_i8_clamp(spec, min, max, &mut acc)?;
     Ok(Int8Weights::Owned {
         acc,
-        tiles: alloc::vec::Vec::new(),
+        tiles: try_zeroed("packed weights (elements x 1 x 1)", 0)?,
     })
 }
 

@@ -2,16 +2,16 @@
 //! `'static` slice (microcontrollers: a `static` buffer, no allocator).
 
 #[cfg(feature = "alloc")]
-use alloc::vec::Vec;
+use crate::Aligned;
 
 /// Packed weights and bias of a generated layer (laid out as [`crate::ir::geometry`] describes).
 #[derive(Debug, Clone)]
 pub enum Weights {
     /// The layer has no weights (max pool, ReLU).
     None,
-    /// Owned buffer.
+    /// Owned buffer, on a cache line (see [`Aligned`]).
     #[cfg(feature = "alloc")]
-    Owned(Vec<f32>),
+    Owned(Aligned<f32>),
     /// Borrowed for the program's lifetime.
     Static(&'static [f32]),
 }
@@ -36,10 +36,10 @@ pub enum Int8Weights {
     /// Owned buffers.
     #[cfg(feature = "alloc")]
     Owned {
-        /// Per-channel rows.
-        acc: Vec<i32>,
-        /// Weight tiles.
-        tiles: Vec<i8>,
+        /// Per-channel rows, on a cache line (see [`Aligned`]).
+        acc: Aligned<i32>,
+        /// Weight tiles, on a cache line.
+        tiles: Aligned<i8>,
     },
     /// Borrowed for the program's lifetime.
     Static {
