@@ -265,17 +265,13 @@ fn summarize(bs: &[&Blocking]) -> String {
     format!("{} layers, O_wb x TC: {}", bs.len(), list.join(", "))
 }
 
-/// A copy of `t` in a leaked buffer that starts on a 64-byte boundary.
-/// Misaligned by 16 bytes, every AVX-512 load of a channelwise layer
-/// splits a cache line: depthwise 48x48x16 took 4.7 instead of 3.4 us
-/// (Zen 5), depending only on where earlier allocations left the heap.
-fn aligned(t: Blocked<Vec<f32>>) -> Blocked<&'static mut [f32]> {
-    let n = t.as_slice().len();
-    let buf: &'static mut [f32] = Vec::leak(vec![0.0; n + 16]);
-    let at = buf.as_ptr().align_offset(64).min(16);
-    let data = &mut buf[at..at + n];
-    data.copy_from_slice(t.as_slice());
-    Blocked::from_buffer(t.dims(), data).expect("a copy of a valid tensor")
+/// A copy of `t` in a buffer that starts on a 64-byte boundary
+/// ([`small_core::Aligned`]). Misaligned by 16 bytes, every AVX-512 load
+/// of a channelwise layer splits a cache line: depthwise 48x48x16 took 4.7
+/// instead of 3.4 us (Zen 5), depending only on where earlier allocations
+/// left the heap.
+fn aligned(t: Blocked<Vec<f32>>) -> Result<Blocked<small_core::Aligned<f32>>, small_core::Error> {
+    Blocked::from_buffer(t.dims(), small_core::Aligned::from_slice(t.as_slice())?)
 }
 
 /// Builds a layer case: `$ty` from the layer set on a `$shape` input.
@@ -299,7 +295,7 @@ macro_rules! layer_case {
         // The kernels read and write whole 64-byte lines when the buffers
         // start on one; wherever the allocator puts a Vec, the case runs on
         // such a copy, so its time does not depend on allocation order.
-        let (x, mut y) = (aligned(x), aligned(y));
+        let (x, mut y) = (aligned(x)?, aligned(y)?);
         let out = y.dims();
         let traffic = x.c() * x.h() * x.w() + out.elements() + weights.len();
         let b = layer.blocking();
