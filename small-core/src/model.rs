@@ -544,7 +544,6 @@ pub fn view<E: Element>(arena: &[E], offset: usize, dims: Dims) -> Result<Blocke
 /// inputs, which the plan placed apart from it. An overlap (a plan bug) is
 /// an error, not aliasing.
 #[allow(clippy::type_complexity)]
-#[inline]
 pub fn step_views<'a, E: Element>(
     arena: &'a mut [E],
     inputs: [(usize, Dims); 2],

@@ -126,7 +126,6 @@ pub fn narrow_of(target_arch: &str) -> Narrow {
 /// let narrow = 3 <= NARROW.max;
 /// assert_eq!(width(3), if narrow { 4 } else { CB });
 /// ```
-#[inline]
 pub const fn width(c: usize) -> usize {
     width_for(c, NARROW)
 }
@@ -198,7 +197,6 @@ pub const fn blocked_len(c: usize, h: usize, w: usize) -> usize {
 /// [`checked_blocked_len`], or [`Error::TooLarge`] naming the shape.
 /// Positional `(c, h, w)`: [`Dims::checked_len`] is the same with the
 /// sizes named.
-#[inline]
 pub const fn tensor_len(c: usize, h: usize, w: usize) -> Result<usize, Error> {
     match checked_blocked_len(c, h, w) {
         Some(n) => Ok(n),
@@ -247,7 +245,6 @@ impl Dims {
     }
     /// [`Self::len`], or [`Error::TooLarge`] if it exceeds the address
     /// space: for dims that were not checked at compile time.
-    #[inline]
     pub const fn checked_len(&self) -> Result<usize, Error> {
         tensor_len(self.c, self.h, self.w)
     }
@@ -271,7 +268,6 @@ impl Dims {
 
 /// Output channels rounded up to whole channel blocks: the bias's length
 /// and the channels the output tiles cover.
-#[inline]
 pub const fn out_padded(spec: &LayerSpec) -> usize {
     spec.out_channels().div_ceil(CB) * CB
 }
@@ -294,7 +290,6 @@ pub const fn computed_tiles(spec: &LayerSpec, tc: usize) -> usize {
 
 /// Input channel blocks `[first, end)` that output tile `ot` (of `tc`
 /// channels) reads in a broadcast kernel.
-#[inline]
 pub const fn tile_blocks(spec: &LayerSpec, tc: usize, ot: usize) -> (usize, usize) {
     let blocks = spec.in_channels().div_ceil(CB);
     if spec.g == 1 {
@@ -316,7 +311,6 @@ const fn min(a: usize, b: usize) -> usize {
 
 /// The largest number of input blocks any output tile reads (1 for a
 /// channelwise layer).
-#[inline]
 pub const fn max_tile_blocks(spec: &LayerSpec, tc: usize) -> usize {
     if matches!(spec.kind(), KernelKind::Channelwise) {
         return 1;
@@ -341,7 +335,6 @@ pub const fn max_tile_blocks(spec: &LayerSpec, tc: usize) -> usize {
 /// An `i8` block's lanes are a multiple of [`DOT_PACK`]: integer dot
 /// products read that many consecutive input channels at once (the
 /// padding lanes' weights are zero).
-#[inline]
 pub const fn block_lanes(spec: &LayerSpec) -> usize {
     let lanes = if spec.in_channels() < CB {
         spec.in_channels()
@@ -362,7 +355,6 @@ pub const DOT_PACK: usize = 4;
 /// Packed weights of one filter tap of one tile: `lanes x TC` for a
 /// broadcast kernel (one `TC`-vector per input lane), `TC` for a
 /// channelwise one.
-#[inline]
 pub const fn tap_len(spec: &LayerSpec, tc: usize) -> usize {
     match spec.kind() {
         KernelKind::Broadcast => block_lanes(spec) * tc,
@@ -376,13 +368,11 @@ pub const fn row_len(spec: &LayerSpec, tc: usize) -> usize {
 }
 
 /// Packed weights of one input block of one tile: `F_H x F_W` taps.
-#[inline]
 pub const fn block_len(spec: &LayerSpec, tc: usize) -> usize {
     spec.fh * row_len(spec, tc)
 }
 
 /// Packed weights of one tile: room for [`max_tile_blocks`] blocks.
-#[inline]
 pub const fn tile_len(spec: &LayerSpec, tc: usize) -> usize {
     max_tile_blocks(spec, tc) * block_len(spec, tc)
 }
@@ -455,7 +445,6 @@ pub const fn tiles_len(spec: &LayerSpec, tc: usize) -> usize {
 /// ([`out_padded`]) for `f32` with weights, 0 without; for `i8` the rows
 /// of [`crate::quant::row`], each [`out_padded`] long, with one border
 /// correction per filter tap for a broadcast layer with weights.
-#[inline]
 pub const fn acc_len(spec: &LayerSpec) -> usize {
     match spec.dtype {
         Dtype::F32 if spec.has_weights() => out_padded(spec),
@@ -465,7 +454,6 @@ pub const fn acc_len(spec: &LayerSpec) -> usize {
 }
 
 /// Rows of an `i8` layer's per-channel data ([`crate::quant::row`]).
-#[inline]
 pub const fn acc_rows(spec: &LayerSpec) -> usize {
     if spec.has_weights() && matches!(spec.kind(), KernelKind::Broadcast) {
         crate::quant::row::CORRECTION + spec.fh * spec.fw
@@ -501,7 +489,6 @@ pub const fn packed_at(
 /// Its work is linear in the output-channel tiles of grouped layers, which
 /// every caller has checked against a buffer that exists (the weights, or
 /// an output tensor of that many channels).
-#[inline]
 pub const fn checked_packed_len(spec: &LayerSpec, tc: usize) -> Result<usize, Error> {
     if !spec.has_weights() {
         return Ok(0);

@@ -55,7 +55,6 @@ impl Padding {
     /// let pad = Padding::Explicit { top: 1, bottom: 2, left: 0, right: 0 };
     /// assert_eq!(pad.height(5, 3, 1), Ok(Dim { out: 6, before: 1, after: 2 }));
     /// ```
-    #[inline]
     pub const fn height(self, input: usize, f: usize, s: usize) -> Result<Dim, Error> {
         let given = match self {
             Padding::Explicit { top, bottom, .. } => Some((top, bottom)),
@@ -71,7 +70,6 @@ impl Padding {
     /// use small_ir::{Dim, Padding};
     /// assert_eq!(Padding::Valid.width(7, 3, 2), Ok(Dim { out: 3, before: 0, after: 0 }));
     /// ```
-    #[inline]
     pub const fn width(self, input: usize, f: usize, s: usize) -> Result<Dim, Error> {
         let given = match self {
             Padding::Explicit { left, right, .. } => Some((left, right)),

@@ -166,18 +166,15 @@ impl LayerSpec {
         }
     }
     /// Input channels, `G * F_C`.
-    #[inline]
     pub const fn in_channels(&self) -> usize {
         self.g * self.fc
     }
     /// Output channels, `G * K`.
-    #[inline]
     pub const fn out_channels(&self) -> usize {
         self.g * self.k
     }
     /// Input and output channels, or [`Error::TooLarge`] if either
     /// overflows: for a spec built at run time.
-    #[inline]
     pub const fn checked_channels(&self) -> Result<(usize, usize), Error> {
         match (self.g.checked_mul(self.fc), self.g.checked_mul(self.k)) {
             (Some(i), Some(o)) => Ok((i, o)),
@@ -189,7 +186,6 @@ impl LayerSpec {
         }
     }
     /// The kernel family this layer uses.
-    #[inline]
     pub const fn kind(&self) -> KernelKind {
         if self.fc == 1 && self.k == 1 {
             KernelKind::Channelwise
@@ -198,14 +194,12 @@ impl LayerSpec {
         }
     }
     /// True if the layer has weights (FMA reduction).
-    #[inline]
     pub const fn has_weights(&self) -> bool {
         matches!(self.reduction, Reduction::Fma)
     }
     /// True for a 1x1 filter at stride 1 without padding: each output
     /// pixel reads only the input pixel at its place, so the plane can be
     /// walked as one row.
-    #[inline]
     pub const fn pointwise(&self) -> bool {
         self.fh == 1 && self.fw == 1 && self.sh == 1 && self.sw == 1 && self.padding.is_none(1, 1)
     }
@@ -242,7 +236,6 @@ impl LayerSpec {
         )
     }
     /// Output height and width for an input of `h x w`.
-    #[inline]
     pub const fn output_dims(&self, h: usize, w: usize) -> Result<(crate::Dim, crate::Dim), Error> {
         let dh = match self.padding.height(h, self.fh, self.sh) {
             Ok(d) => d,

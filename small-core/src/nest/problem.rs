@@ -113,7 +113,6 @@ impl<'a, E: Element> Problem<'a, E> {
 
     /// The checks and the flattening of [`Problem::with_residual`], on
     /// the input's and output's dims, first elements and lengths.
-    #[inline]
     fn checked(
         spec: &'a LayerSpec,
         tc: usize,
