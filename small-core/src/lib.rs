@@ -10,7 +10,7 @@
 //! | feature | default | what it adds |
 //! | --- | --- | --- |
 //! | `std` | yes | implies `alloc` and `arch-defs/std`: run-time CPU feature detection, `SMALL_ARCH`, the thread pool (`small_core::threads`, `SMALL_THREADS`), `std::error::Error` for [`Error`] |
-//! | `alloc` | via `std` | heap-owning tensors and weights (`Vec`): `new` / `with_arch` of generated layers, `alloc_output`, `small_core::load` (`WeightSource`, `Generated`), the reference `reference::layer` oracle; `Aligned`, a buffer on a cache line (weights, arenas) |
+//! | `alloc` | via `std` | heap-owning tensors (`Vec`) and weights (`Aligned`): `new` / `with_arch` of generated layers, `alloc_output`, `small_core::load` (`WeightSource`, `Generated`), the reference `reference::layer` oracle; `Aligned`, a buffer on a cache line (weights, arenas) |
 //! | `tflite` | no | implies `alloc`: weights from `.tflite` flatbuffers (`small_core::load::tflite`) |
 //! | `safetensors` | no | implies `alloc`: weights from `.safetensors` files (`small_core::load::safetensors`) |
 //!

@@ -103,12 +103,7 @@ pub fn pack_owned(
     // the packed size, and the packed size is checked too.
     filter.check(spec)?;
     let n = crate::pack::checked_packed_len(spec, b.tc)?;
-    let mut buf = crate::Aligned::zeroed(n).map_err(|_| Error::TooLarge {
-        what: "packed weights (elements x 1 x 1)",
-        dims: [n, 1, 1],
-        // At most isize::MAX: n <= MAX_ELEMENTS.
-        refused: Some(n * core::mem::size_of::<f32>()),
-    })?;
+    let mut buf = try_zeroed::<f32>("packed weights (elements x 1 x 1)", n)?;
     pack(spec, b.tc, filter, bias, &mut buf)?;
     Ok(Weights::Owned(buf))
 }
