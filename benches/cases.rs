@@ -5,42 +5,17 @@
 //! Shared by the bench binary (`main.rs`) and the criterion benches
 //! (`criterion.rs`).
 
-use crate::vww1::Vww1;
+use small_bench_layers::vww1::Vww1;
 use small_core::Filter;
 use small_core::ir::cost::Tile;
 use small_core::load::Generated;
-use small_core::{Arch, Blocked, Blocking, Dims, Error, LayerSpec, layer};
+use small_core::{Arch, Blocked, Blocking, Dims, Error, LayerSpec};
 use small_examples::models::Network;
 use small_examples::models::{ad::Autoencoder, dscnn::DsCnn, resnet8::Resnet8, vww::Vww};
 use std::error::Error as StdError;
 
-/// Declares the layer set for `$c` channels in module `$m`: conv 3x3
-/// C -> C SAME, conv 1x1 C -> C, depthwise 3x3 SAME, max pool 2x2/2 and
-/// ReLU. Weights (and so the channel counts and filters) are compile-time;
-/// the height and width are run-time values.
-macro_rules! layer_set {
-    ($m:ident, $c:tt) => {
-        mod $m {
-            use super::layer;
-            #[layer(fh = 3, fw = 3, fc = $c, k = $c, padding = same)]
-            pub struct Conv3x3;
-            #[layer(fh = 1, fw = 1, fc = $c, k = $c)]
-            pub struct Conv1x1;
-            #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = $c, padding = same)]
-            pub struct Dw3x3;
-            #[layer(fh = 2, fw = 2, fc = 1, k = 1, g = $c, stride = 2, reduction = max)]
-            pub struct MaxPool;
-            #[layer(fh = 1, fw = 1, fc = 1, k = 1, g = $c, reduction = max, activation = relu)]
-            pub struct Relu;
-        }
-    };
-}
-
-layer_set!(c16, 16);
-layer_set!(c512, 512);
-
-/// Channel counts the layer set is compiled for.
-pub const CHANNELS: [usize; 2] = [16, 512];
+pub use small_bench_layers::CHANNELS;
+use small_bench_layers::{c16, c512};
 
 /// Input height, width and channels of a layer case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -424,6 +399,14 @@ mod tests {
         let bad = Shape { h: 8, w: 8, c: 24 };
         let e = build_layer("x".into(), arch, Op::Relu, bad).err().unwrap();
         assert!(e.to_string().contains("compile-time"), "{e}");
+    }
+
+    /// On built-in weights, every layer of VWW at width 1.0 within the
+    /// bound of the reference (`small_examples::check::check_builtin`), on
+    /// the arch this CPU runs.
+    #[test]
+    fn vww1_matches_the_reference() {
+        small_examples::check::check_builtin::<Vww1>(small_core::arch::selected().unwrap());
     }
 
     #[test]

@@ -17,4 +17,4 @@ pub mod machine;
 pub mod report;
 pub mod roofline;
 pub mod timing;
-pub mod vww1;
+pub use small_bench_layers::vww1;

@@ -1,7 +1,8 @@
 //! MobileNetV1 at width 1.0 on the VWW input (96x96x3, 2 classes): the
 //! VWW network of `small_examples::models::vww` with 4x the channels, a
 //! large workload for the bench (here, not in the examples, so that the
-//! builds that never run it do not compile its kernels). No trained file
+//! builds that never run it do not compile its kernels; its test is in
+//! small-bench). No trained file
 //! exists for it, so it is written by hand (it runs with generated
 //! weights): `examples/models/generated/vww.rs` with every channel count
 //! times four, the layers keeping the VWW file's operator numbers.
@@ -132,14 +133,4 @@ impl small_examples::models::Network for Vww1 {
     const NAME: &'static str = "vww_1.0";
     const FILE: Option<&'static str> = None;
     const HEAD: small_examples::models::Head = small_examples::models::Head::Softmax;
-}
-
-#[cfg(test)]
-mod tests {
-    /// On built-in weights, every layer within the bound of the reference
-    /// (`small_examples::check::check_builtin`), on the arch this CPU runs.
-    #[test]
-    fn vww1_matches_the_reference() {
-        small_examples::check::check_builtin::<super::Vww1>(small_core::arch::selected().unwrap());
-    }
 }
