@@ -18,7 +18,10 @@ fn main() {
         println!("cargo::rustc-cfg=small_shared_models");
     }
     for file in ["every_op", "every_op_int8"] {
-        for arch in [small_core::Arch::Reference, small_core::Arch::CortexM4] {
+        // `tflite_graphs.rs` embeds the target's portable arch (`reference`,
+        // or NEON on aarch64, where `reference` is left out) and the M4's.
+        use small_core::Arch::{CortexM4, Neon, Reference};
+        for arch in [Reference, Neon, CortexM4] {
             let path = format!("data/tflite/{file}.tflite");
             if let Err(e) = small_core::build::pack_tflite(&path, arch) {
                 panic!("small-tests build script: {e}");

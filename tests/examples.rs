@@ -31,7 +31,7 @@ mod check {
     #[test]
     fn a_nan_weight_is_named() {
         let source = Poisoned { op: 1 };
-        let arch = small_core::Arch::Reference;
+        let arch = small_core::Arch::best_available();
         let net = SweepConv::load(&source, arch).unwrap();
         let d = SweepConv::DIMS[0];
         let input: Vec<f32> = (0..d.elements()).map(|i| (i % 7) as f32 / 7.0).collect();

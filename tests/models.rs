@@ -114,7 +114,7 @@ fn packed_ahead_of_time_equals_load() {
 
 #[test]
 fn short_arena_is_an_error() {
-    let net = ad::Autoencoder::load(&Generated { seed: 1 }, Arch::Reference).unwrap();
+    let net = ad::Autoencoder::load(&Generated { seed: 1 }, Arch::best_available()).unwrap();
     let mut arena = vec![0.0; ad::Autoencoder::ARENA - 1];
     let e = net.forward(&mut arena).unwrap_err();
     assert!(
@@ -348,7 +348,7 @@ fn wiring_mismatch_is_an_error() {
     // DS-CNN's declaration on ResNet-8's file: its stem is 10x4 stride 2,
     // 1 -> 64 channels; ResNet's op 0 is 3x3 stride 1, 3 -> 16.
     let model = tflite::Model::from_file(dir.join("pretrainedResnet.tflite")).unwrap();
-    let e = dscnn::DsCnn::load(&model, Arch::Reference)
+    let e = dscnn::DsCnn::load(&model, Arch::best_available())
         .unwrap_err()
         .to_string();
     assert!(
@@ -388,9 +388,9 @@ fn a_program_wired_unlike_its_file_does_not_load() {
         return;
     };
     let file = tflite::Model::from_file(dir.join("ad01_fp32.tflite")).unwrap();
-    let load = SkipsAnOperator::load(&file, Arch::Reference).map(|_| ());
-    let mut packed = vec![0.0; SkipsAnOperator::packed_len(Arch::Reference)];
-    let pack = SkipsAnOperator::pack(&file, Arch::Reference, &mut packed);
+    let load = SkipsAnOperator::load(&file, Arch::best_available()).map(|_| ());
+    let mut packed = vec![0.0; SkipsAnOperator::packed_len(Arch::best_available())];
+    let pack = SkipsAnOperator::pack(&file, Arch::best_available(), &mut packed);
     for e in [load.unwrap_err(), pack.unwrap_err()] {
         let e = e.to_string();
         assert!(
@@ -406,6 +406,6 @@ fn a_program_wired_unlike_its_file_does_not_load() {
             fc2: Fc128To128 @ 1 (a) -> b;
         }
     }
-    Wired::load(&file, Arch::Reference).unwrap();
-    Wired::pack(&file, Arch::Reference, &mut packed).unwrap();
+    Wired::load(&file, Arch::best_available()).unwrap();
+    Wired::pack(&file, Arch::best_available(), &mut packed).unwrap();
 }

@@ -44,7 +44,7 @@ const TENSOR: &str = "blocked tensor (channels x height x width)";
 
 fn conv() -> Conv {
     Conv::with_arch(
-        Arch::Reference,
+        Arch::best_available(),
         Filter::ohwi(&vec![0.01; Conv::WEIGHTS_LEN]),
         None,
     )
@@ -255,7 +255,7 @@ fn layer_entry_points_error_or_work() {
     }
     let conv = conv();
     let res = Residual::with_arch(
-        Arch::Reference,
+        Arch::best_available(),
         Filter::ohwi(&vec![0.5; Residual::WEIGHTS_LEN]),
         None,
     )

@@ -307,16 +307,31 @@ mod from_the_macro {
         golden::<LogisticMidInt8>("logistic_mid_int8", "LOGISTIC layer", logistic);
     }
 
-    use small_core::Arch::{CortexM4, Reference};
+    use small_core::Arch::{self, CortexM4};
+    // This target's portable arch: `reference`, or NEON where it is the
+    // baseline and `reference` is left out (`Machine::excludes_reference`).
+    const HERE: Arch = if cfg!(target_arch = "aarch64") {
+        Arch::Neon
+    } else {
+        Arch::Reference
+    };
     // Packed by build.rs (`small_core::build::pack_tflite`), embedded here.
-    static PACKED: [f32; EveryOp::packed_len(Reference)] =
-        small_core::packed_weights!(EveryOp, Reference, "every_op.tflite");
+    macro_rules! packed_here {
+        ($net:ty, $file:literal) => {{
+            #[cfg(target_arch = "aarch64")]
+            let p = small_core::packed_weights!($net, Neon, $file);
+            #[cfg(not(target_arch = "aarch64"))]
+            let p = small_core::packed_weights!($net, Reference, $file);
+            p
+        }};
+    }
+    static PACKED: [f32; EveryOp::packed_len(HERE)] = packed_here!(EveryOp, "every_op.tflite");
     static PACKED_M4: [f32; EveryOp::packed_len(CortexM4)] =
         small_core::packed_weights!(EveryOp, CortexM4, "every_op.tflite");
 
     // The int8 twin: words holding each layer's rows and tiles.
-    static PACKED_I8: [f32; EveryOpInt8::packed_len(Reference)] =
-        small_core::packed_weights!(EveryOpInt8, Reference, "every_op_int8.tflite");
+    static PACKED_I8: [f32; EveryOpInt8::packed_len(HERE)] =
+        packed_here!(EveryOpInt8, "every_op_int8.tflite");
     static PACKED_I8_M4: [f32; EveryOpInt8::packed_len(CortexM4)] =
         small_core::packed_weights!(EveryOpInt8, CortexM4, "every_op_int8.tflite");
 
@@ -326,7 +341,7 @@ mod from_the_macro {
     fn int8_weights_packed_at_build_time_run_as_loaded_ones() {
         let file = File::parse(EveryOpInt8::FILE).unwrap();
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-        for (arch, packed) in [(Reference, &PACKED_I8[..]), (CortexM4, &PACKED_I8_M4[..])] {
+        for (arch, packed) in [(HERE, &PACKED_I8[..]), (CortexM4, &PACKED_I8_M4[..])] {
             let mut want = vec![0.0; EveryOpInt8::packed_len(arch)];
             EveryOpInt8::pack(&file, arch, &mut want).unwrap();
             assert!(
@@ -338,8 +353,8 @@ mod from_the_macro {
         let q: Vec<i8> = (0..EveryOpInt8::DIMS[0].elements())
             .map(|i| (i * 7919 % 256) as u8 as i8)
             .collect();
-        let loaded = small_tests::run_program::<EveryOpInt8>(&file, Reference, &q);
-        let net = EveryOpInt8::from_packed(Reference, &PACKED_I8).unwrap();
+        let loaded = small_tests::run_program::<EveryOpInt8>(&file, HERE, &q);
+        let net = EveryOpInt8::from_packed(HERE, &PACKED_I8).unwrap();
         let mut arena = vec![0; EveryOpInt8::ARENA];
         EveryOpInt8::input(&mut arena)
             .unwrap()
@@ -355,7 +370,7 @@ mod from_the_macro {
     #[test]
     fn weights_packed_at_build_time_run_as_loaded_ones() {
         let file = File::parse(EveryOp::FILE).unwrap();
-        for (arch, packed) in [(Reference, &PACKED[..]), (CortexM4, &PACKED_M4[..])] {
+        for (arch, packed) in [(HERE, &PACKED[..]), (CortexM4, &PACKED_M4[..])] {
             let mut want = vec![0.0; EveryOp::packed_len(arch)];
             EveryOp::pack(&file, arch, &mut want).unwrap();
             assert!(want == packed, "{}: packed at build time", arch.name());
@@ -363,8 +378,8 @@ mod from_the_macro {
         let x: Vec<f32> = (0..EveryOp::DIMS[0].elements())
             .map(|i| ((i * 7919) % 200) as f32 / 50.0 - 2.0)
             .collect();
-        let loaded = small_tests::run_program::<EveryOp>(&file, Reference, &x);
-        let net = EveryOp::from_packed(Reference, &PACKED).unwrap();
+        let loaded = small_tests::run_program::<EveryOp>(&file, HERE, &x);
+        let net = EveryOp::from_packed(HERE, &PACKED).unwrap();
         let mut arena = vec![0.0; EveryOp::ARENA];
         EveryOp::input(&mut arena)
             .unwrap()

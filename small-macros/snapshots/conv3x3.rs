@@ -272,6 +272,7 @@ impl Conv3x3 {
             #[cfg(
                 not(
                     any(
+                        all(target_arch = "aarch64"),
                         all(
                             target_arch = "arm",
                             target_feature = "mclass",
@@ -315,6 +316,7 @@ impl Conv3x3 {
             #[cfg(
                 not(
                     any(
+                        all(target_arch = "aarch64"),
                         all(
                             target_arch = "arm",
                             target_feature = "mclass",
@@ -968,6 +970,7 @@ mod __small_layer_Conv3x3 {
     #[cfg(
         not(
             any(
+                all(target_arch = "aarch64"),
                 all(
                     target_arch = "arm",
                     target_feature = "mclass",

@@ -239,6 +239,7 @@ impl Conv3x3I8 {
             #[cfg(
                 not(
                     any(
+                        all(target_arch = "aarch64"),
                         all(
                             target_arch = "arm",
                             target_feature = "mclass",
@@ -282,6 +283,7 @@ impl Conv3x3I8 {
             #[cfg(
                 not(
                     any(
+                        all(target_arch = "aarch64"),
                         all(
                             target_arch = "arm",
                             target_feature = "mclass",
@@ -993,6 +995,7 @@ mod __small_layer_Conv3x3I8 {
     #[cfg(
         not(
             any(
+                all(target_arch = "aarch64"),
                 all(
                     target_arch = "arm",
                     target_feature = "mclass",

@@ -256,6 +256,7 @@ impl MaxPool {
             #[cfg(
                 not(
                     any(
+                        all(target_arch = "aarch64"),
                         all(
                             target_arch = "arm",
                             target_feature = "mclass",
@@ -299,6 +300,7 @@ impl MaxPool {
             #[cfg(
                 not(
                     any(
+                        all(target_arch = "aarch64"),
                         all(
                             target_arch = "arm",
                             target_feature = "mclass",
@@ -594,6 +596,7 @@ mod __small_layer_MaxPool {
     #[cfg(
         not(
             any(
+                all(target_arch = "aarch64"),
                 all(
                     target_arch = "arm",
                     target_feature = "mclass",

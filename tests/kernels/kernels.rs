@@ -495,7 +495,7 @@ in_buffer_case!(
 #[test]
 fn shape_errors_name_expected_and_actual() {
     let conv = Conv3x3::with_arch(
-        Arch::Reference,
+        Arch::best_available(),
         Filter::ohwi(&vec![0.0; Conv3x3::WEIGHTS_LEN]),
         None,
     )
@@ -529,7 +529,7 @@ fn shape_errors_name_expected_and_actual() {
         }
     );
     assert_eq!(
-        Conv3x3::with_arch(Arch::Reference, Filter::ohwi(&[0.0; 5]), None).unwrap_err(),
+        Conv3x3::with_arch(Arch::best_available(), Filter::ohwi(&[0.0; 5]), None).unwrap_err(),
         Error::BufferLength {
             what: "weights",
             expected: 3 * 3 * 16 * 32,
@@ -538,7 +538,7 @@ fn shape_errors_name_expected_and_actual() {
     );
     assert_eq!(
         Conv3x3::with_arch(
-            Arch::Reference,
+            Arch::best_available(),
             Filter::ohwi(&vec![0.0; Conv3x3::WEIGHTS_LEN]),
             Some(&[0.0; 3])
         )
@@ -550,7 +550,7 @@ fn shape_errors_name_expected_and_actual() {
         }
     );
     let add = ConvAddRelu::with_arch(
-        Arch::Reference,
+        Arch::best_available(),
         Filter::ohwi(&vec![0.0; ConvAddRelu::WEIGHTS_LEN]),
         None,
     )
@@ -572,7 +572,7 @@ fn shape_errors_name_expected_and_actual() {
             actual: 3
         }
     );
-    let pool = MaxPool2::with_arch(Arch::Reference).unwrap();
+    let pool = MaxPool2::with_arch(Arch::best_available()).unwrap();
     assert_eq!(
         pool.alloc_output(&Blocked::zeros(Dims { c: 32, h: 1, w: 5 }).unwrap())
             .unwrap_err(),

@@ -462,14 +462,14 @@ fn declared_activation_checks_the_clamp() {
     };
     let w = [1i8; PointwiseRelu::WEIGHTS_LEN];
     assert!(matches!(
-        PointwiseRelu::with_arch(Arch::Reference, Filter::ohwi(&w), None, &q),
+        PointwiseRelu::with_arch(Arch::best_available(), Filter::ohwi(&w), None, &q),
         Err(Error::Unsupported {
             what: "activation",
             ..
         })
     ));
     let q = Requant { min: -20, ..q };
-    let l = PointwiseRelu::with_arch(Arch::Reference, Filter::ohwi(&w), None, &q).unwrap();
+    let l = PointwiseRelu::with_arch(Arch::best_available(), Filter::ohwi(&w), None, &q).unwrap();
     let x = Blocked::from_nhwc(Dims { c: 8, h: 1, w: 1 }, &[-10i8; 8]).unwrap();
     let mut y = l.alloc_output(&x).unwrap();
     l.forward(&x, &mut y).unwrap();
@@ -489,7 +489,7 @@ fn bad_quantization_is_an_error() {
     };
     let w = vec![0i8; Conv3x3::WEIGHTS_LEN];
     assert_eq!(
-        Conv3x3::with_arch(Arch::Reference, Filter::ohwi(&w), None, &q).unwrap_err(),
+        Conv3x3::with_arch(Arch::best_available(), Filter::ohwi(&w), None, &q).unwrap_err(),
         Error::BufferLength {
             what: "rescale",
             expected: 32,
@@ -502,11 +502,11 @@ fn bad_quantization_is_an_error() {
         ..q
     };
     assert!(matches!(
-        Conv3x3::with_arch(Arch::Reference, Filter::ohwi(&w), None, &q),
+        Conv3x3::with_arch(Arch::best_available(), Filter::ohwi(&w), None, &q),
         Err(Error::Unsupported { .. })
     ));
     assert!(matches!(
-        MaxPool2::with_arch(Arch::Reference, 5, 4),
+        MaxPool2::with_arch(Arch::best_available(), 5, 4),
         Err(Error::Unsupported { .. })
     ));
 }

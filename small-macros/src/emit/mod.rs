@@ -31,7 +31,8 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
         .collect();
 
     // The `reference` kernels are left out where an arch that excludes
-    // them compiles (`Machine::excludes_reference`: a microcontroller).
+    // them compiles (`Machine::excludes_reference`: NEON, the AArch64
+    // baseline; a microcontroller), where `reference` is unavailable.
     let excluders: Vec<TokenStream> = ARCHS
         .iter()
         .filter(|a| a.machine.excludes_reference)
