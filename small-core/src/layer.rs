@@ -16,14 +16,15 @@ use crate::{Arch, Blocked, Blocking, Element, Error, LayerSpec};
 /// ```
 /// use small_core::{Arch, Blocked, Dims, Filter, Layer, layer};
 ///
-/// #[layer(fh = 1, fw = 1, fc = 4, k = 8, archs(reference))]
+/// #[layer(fh = 1, fw = 1, fc = 4, k = 8)]
 /// pub struct Expand;
-/// #[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 8, stride = 2, reduction = max, archs(reference))]
+/// #[layer(fh = 2, fw = 2, fc = 1, k = 1, g = 8, stride = 2, reduction = max)]
 /// pub struct Pool;
 ///
+/// let arch = Arch::best_available();
 /// let table: Vec<Box<dyn Layer<Elem = f32>>> = vec![
-///     Box::new(Expand::with_arch(Arch::Reference, Filter::ohwi(&[0.5; Expand::WEIGHTS_LEN]), None)?),
-///     Box::new(Pool::with_arch(Arch::Reference)?),
+///     Box::new(Expand::with_arch(arch, Filter::ohwi(&[0.5; Expand::WEIGHTS_LEN]), None)?),
+///     Box::new(Pool::with_arch(arch)?),
 /// ];
 /// let mut x = Blocked::from_nhwc(Dims { c: 4, h: 4, w: 4 }, &[1.0; 4 * 4 * 4])?;
 /// for l in &table {

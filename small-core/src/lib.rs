@@ -79,18 +79,19 @@ pub use small_ir::{
 /// use small_core::{Arch, Blocked, Dims, Filter, layer};
 ///
 /// #[layer(fh = 3, fw = 3, fc = 16, k = 32, g = 1, stride = 2, padding = same,
-///         reduction = fma, activation = relu, channels = 16, archs(reference, avx2))]
+///         reduction = fma, activation = relu, channels = 16)]
 /// pub struct Conv3x3s2;
-/// #[layer(fh = 1, fw = 1, fc = 32, k = 32, residual, archs(reference))]
+/// #[layer(fh = 1, fw = 1, fc = 32, k = 32, residual)]
 /// pub struct Skip;
 ///
-/// let conv = Conv3x3s2::with_arch(Arch::Reference, Filter::ohwi(&[0.01; Conv3x3s2::WEIGHTS_LEN]), None)?;
+/// // Packed for the best arch this CPU runs (or `SMALL_ARCH`'s).
+/// let conv = Conv3x3s2::new(Filter::ohwi(&[0.01; Conv3x3s2::WEIGHTS_LEN]), None)?;
 /// let x = Blocked::from_nhwc(Dims { c: 16, h: 9, w: 11 }, &[1.0; 9 * 11 * 16])?;
 /// let mut y = conv.alloc_output(&x)?;
 /// conv.forward(&x, &mut y)?;
 /// assert_eq!((y.h(), y.w(), y.c()), (5, 6, 32));
 ///
-/// let skip = Skip::with_arch(Arch::Reference, Filter::ohwi(&[0.0; Skip::WEIGHTS_LEN]), None)?;
+/// let skip = Skip::with_arch(conv.arch(), Filter::ohwi(&[0.0; Skip::WEIGHTS_LEN]), None)?;
 /// let mut z = skip.alloc_output(&y)?;
 /// skip.forward_add(&y, &y, &mut z)?; // 0 * y + y
 /// assert_eq!(z.to_nhwc(), y.to_nhwc());

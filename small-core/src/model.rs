@@ -653,7 +653,7 @@ pub struct LayerInfo {
 /// ```
 /// use small_core::model::Model;
 /// use small_core::{Arch, layer, load::Generated, model};
-/// #[layer(fh = 1, fw = 1, fc = 4, k = 2, archs(reference))]
+/// #[layer(fh = 1, fw = 1, fc = 4, k = 2)]
 /// struct Dense;
 /// model! {
 ///     struct Tiny {
@@ -663,7 +663,7 @@ pub struct LayerInfo {
 /// }
 /// /// Any network: loads it and returns its output for one NHWC input.
 /// fn run<N: Model<Elem = f32>>(input: &[f32]) -> Result<Vec<f32>, Box<dyn std::error::Error>> {
-///     let net = N::load(&Generated { seed: 1 }, Arch::Reference)?;
+///     let net = N::load(&Generated { seed: 1 }, Arch::best_available())?;
 ///     // On a cache line (a `vec!` works too, slower where it lands off one).
 ///     let mut arena = small_core::Aligned::zeroed(N::ARENA)?;
 ///     N::input(&mut arena)?.fill_from_nhwc(input)?;
