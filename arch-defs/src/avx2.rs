@@ -52,7 +52,7 @@ pub struct Avx2;
 #[allow(unsafe_op_in_unsafe_fn)]
 mod imp {
     use super::{Avx2, MACHINE};
-    use crate::int8::{average_scalar, requantize_add_scalar, requantize_scalar};
+    use crate::int8::{BELOW_HALF, average_scalar, requantize_add_scalar, requantize_scalar};
     use crate::{Dot, Int8, RowsAt, Simd};
     use core::arch::x86_64::*;
     #[cfg(doc)]
@@ -406,8 +406,18 @@ mod imp {
             let v = _mm256_add_epi32(mul_q31(acc, lo, hi), load_row(rows, stride, row::ZERO_POINT));
             clamp_store(p, v, rows, stride)
         } else {
-            requantize_scalar::<crate::Int8<Avx2>>(p, acc, rows, stride)
+            requantize_scalar_cold(p, acc, rows, stride)
         }
+    }
+
+    /// The scalar `requantize`, out of line: inlined, its lane buffer
+    /// gave `requantize_other` a 300-byte frame and six saved registers
+    /// that every FULLY_CONNECTED vector paid for.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline(never)]
+    #[cold]
+    unsafe fn requantize_scalar_cold(p: *mut i8, acc: __m256i, rows: *const i32, stride: usize) {
+        requantize_scalar::<crate::Int8<Avx2>>(p, acc, rows, stride)
     }
 
     /// True if every lane's variant word is [`row::STEPPED`]:
@@ -595,18 +605,17 @@ mod imp {
 
     /// `round_f64(acc * scale)` saturated to `i32`, in 4 lanes, for finite
     /// scales, as `avx512::real_half` (whose comments give the reasons):
-    /// `vcvtdq2pd`, `vmulpd`, `vminpd` with `i32::MAX`, `t = trunc(x)`
-    /// (`vroundpd`), `f = x - t`, `t + trunc(2f)`, `vcvttpd2dq` (whose
-    /// out-of-range `0x8000_0000` is the saturation to `i32::MIN`).
+    /// `vcvtdq2pd`, `vmulpd`, `vminpd` with `i32::MAX`, `x ± H` (`H` the
+    /// double below 0.5 with `x`'s sign: `vandpd`, `vorpd`, `vaddpd`),
+    /// `vcvttpd2dq` (which truncates, and whose out-of-range
+    /// `0x8000_0000` is the saturation to `i32::MIN`).
     #[inline(always)]
     unsafe fn real_half(acc: __m128i, scale: __m256d) -> __m128i {
-        const TRUNC: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
         let x = _mm256_mul_pd(_mm256_cvtepi32_pd(acc), scale);
         let x = _mm256_min_pd(x, _mm256_set1_pd(f64::from(i32::MAX)));
-        let t = _mm256_round_pd::<TRUNC>(x);
-        let f = _mm256_sub_pd(x, t);
-        let r = _mm256_add_pd(t, _mm256_round_pd::<TRUNC>(_mm256_add_pd(f, f)));
-        _mm256_cvttpd_epi32(r)
+        let sign = _mm256_and_pd(x, _mm256_set1_pd(-0.0));
+        let h = _mm256_or_pd(sign, _mm256_set1_pd(BELOW_HALF));
+        _mm256_cvttpd_epi32(_mm256_add_pd(x, h))
     }
 
     /// [`multiply_by_quantized_multiplier`]`(x, m, shift)` in every

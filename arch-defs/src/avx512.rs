@@ -79,7 +79,7 @@ pub struct Avx512;
 #[allow(unsafe_op_in_unsafe_fn)]
 mod imp {
     use super::{Avx512, MACHINE};
-    use crate::int8::{average_scalar, requantize_add_scalar, requantize_scalar};
+    use crate::int8::{BELOW_HALF, average_scalar, requantize_add_scalar, requantize_scalar};
     use crate::{Dot, Int8, RowsAt, Simd};
     use core::arch::x86_64::*;
     #[cfg(doc)]
@@ -439,8 +439,18 @@ mod imp {
             let v = _mm512_add_epi32(mul_q31(acc, lo, hi), load_row(rows, stride, row::ZERO_POINT));
             clamp_store(p, v, rows, stride)
         } else {
-            requantize_scalar::<crate::Int8<Avx512>>(p, acc, rows, stride)
+            requantize_scalar_cold(p, acc, rows, stride)
         }
+    }
+
+    /// The scalar `requantize`, out of line: inlined, its lane buffer
+    /// gave `requantize_other` a 300-byte frame and six saved registers
+    /// that every FULLY_CONNECTED vector paid for.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
+    #[inline(never)]
+    #[cold]
+    unsafe fn requantize_scalar_cold(p: *mut i8, acc: __m512i, rows: *const i32, stride: usize) {
+        requantize_scalar::<crate::Int8<Avx512>>(p, acc, rows, stride)
     }
 
     /// True if every lane's variant word is [`row::STEPPED`].
@@ -623,21 +633,28 @@ mod imp {
     /// scales: `vcvtdq2pd` (exact), `vmulpd` (the scalar's one rounded
     /// product), `vminpd` with `i32::MAX` (rounding is monotone and keeps
     /// that integer, so clamping first is clamping after; `+inf` becomes
-    /// the bound), then ties away from zero: `t = trunc(x)`
-    /// (`vrndscalepd`), `f = x - t` (exact), `t + trunc(2f)` (`vaddpd`,
-    /// `vrndscalepd`, `vaddpd`: `2f` is exact and `trunc(2f)` is ±1
-    /// exactly where `|f| >= 0.5`), `vcvttpd2dq`: exact for an integer in
-    /// range, and below `i32::MIN` (or NaN: `-inf` has a NaN fraction) it
-    /// gives `0x8000_0000`, its out-of-range value, which is the
-    /// saturation to `i32::MIN`; so no lower clamp.
+    /// the bound), then ties away from zero as `trunc(x ± H)`, `H` the
+    /// double below 0.5 with `x`'s sign (`vpternlogq`), `vaddpd` and the
+    /// truncating `vcvttpd2dq`. Exact for `|x| < 2^31`, where a double's
+    /// unit in the last place is at most `2^-22`: with `x = n + f`, a
+    /// fraction `f >= 0.5` puts the exact sum at `n + 1 - 2^-54` or above,
+    /// which rounds to `n + 1` (at exactly that, `x = 0.5`, the tie goes
+    /// to the even `1.0`); `f < 0.5` is at most `0.5 - ulp(x)`, so the sum
+    /// stays below the double under `n + 1` and truncates to `n`. Below
+    /// `i32::MIN` (or `-inf`) `vcvttpd2dq` gives `0x8000_0000`, its
+    /// out-of-range value, which is the saturation to `i32::MIN`; so no
+    /// lower clamp. Four dependent steps instead of `t = trunc(x)`, `t +
+    /// trunc(2 (x - t))`'s seven: FULLY_CONNECTED's STORE is a latency
+    /// chain per vector.
     #[inline(always)]
     unsafe fn real_half(acc: __m256i, scale: __m512d) -> __m256i {
-        const TRUNC: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
         let x = _mm512_mul_pd(_mm512_cvtepi32_pd(acc), scale);
-        let x = _mm512_min_pd(x, _mm512_set1_pd(f64::from(i32::MAX)));
-        let t = _mm512_roundscale_pd::<TRUNC>(x);
-        let f = _mm512_sub_pd(x, t);
-        let r = _mm512_add_pd(t, _mm512_roundscale_pd::<TRUNC>(_mm512_add_pd(f, f)));
+        let x = _mm512_castpd_si512(_mm512_min_pd(x, _mm512_set1_pd(f64::from(i32::MAX))));
+        let sign = _mm512_set1_epi64(i64::MIN);
+        let half = _mm512_set1_epi64(BELOW_HALF.to_bits() as i64);
+        // (x & sign) | half: 0xEA is `(A & B) | C`.
+        let h = _mm512_ternarylogic_epi64::<0xEA>(x, sign, half);
+        let r = _mm512_add_pd(_mm512_castsi512_pd(x), _mm512_castsi512_pd(h));
         _mm512_cvttpd_epi32(r)
     }
 

@@ -38,6 +38,12 @@ const DOUBLE_ROUNDING: i32 = Rescale::DoubleRounding(Multiplier {
 })
 .to_words()[0];
 
+/// The double just below 0.5: `trunc(x + BELOW_HALF)` rounds a
+/// non-negative `x` below `2^31` to the nearest integer, ties away from
+/// zero, exactly (see the x86 `real_half`).
+#[cfg(target_arch = "x86_64")]
+pub(crate) const BELOW_HALF: f64 = f64::from_bits(0.5f64.to_bits() - 1);
+
 /// Integer dot-product and output-stage primitives of `Int8<A>`.
 ///
 /// # Safety
@@ -1095,6 +1101,13 @@ pub(crate) mod check {
                 match (r >> 24) % 8 {
                     0 => acc.wrapping_add(1),
                     1 => acc.wrapping_sub(1),
+                    // The largest double below 0.5 (±1 times the scale
+                    // just below 0.5), where `x + 0.5` would round up to
+                    // 1: round-half-away must give 0.
+                    2 => {
+                        set_scale(&mut words, ulps(0.5, -1));
+                        if (r >> 28).is_multiple_of(2) { 1 } else { -1 }
+                    }
                     _ => acc,
                 }
             }

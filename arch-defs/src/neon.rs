@@ -596,21 +596,17 @@ mod imp {
     /// `fmul` (the scalar's one rounded product), `fmax`/`fmin` to
     /// `i32::MIN..=i32::MAX` (rounding is monotone and keeps these
     /// integers, so clamping first is clamping after; an infinite product
-    /// becomes a bound), then ties away from zero: `t = trunc(x)`
-    /// (`frintz`), `f = x - t` (exact), `t + trunc(2f)` (`fadd`, `frintz`,
-    /// `fadd`: `2f` is exact and `trunc(2f)` is ±1 exactly where `|f| >=
-    /// 0.5`), `fcvtzs` (exact: an integer in range). A NaN product (a NaN
-    /// scale, or an infinite one times 0) stays NaN through `fmax`,
-    /// `fmin`, `frintz` and the additions, and `fcvtzs` makes it 0, as
-    /// `round_f64`'s `as i64` does: no scale needs the scalar default.
+    /// becomes a bound), then `fcvtas`: to the nearest integer, ties away
+    /// from zero, which is `f64::round` exactly. A NaN product (a NaN
+    /// scale, or an infinite one times 0) stays NaN through `fmax` and
+    /// `fmin`, and `fcvtas` makes it 0, as `round_f64`'s `as i64` does: no
+    /// scale needs the scalar default.
     #[inline(always)]
     unsafe fn real_half(acc: int64x2_t, scale: float64x2_t) -> int64x2_t {
         let x = vmulq_f64(vcvtq_f64_s64(acc), scale);
         let x = vmaxq_f64(x, vdupq_n_f64(f64::from(i32::MIN)));
         let x = vminq_f64(x, vdupq_n_f64(f64::from(i32::MAX)));
-        let t = vrndq_f64(x);
-        let f = vsubq_f64(x, t);
-        vcvtq_s64_f64(vaddq_f64(t, vrndq_f64(vaddq_f64(f, f))))
+        vcvtaq_s64_f64(x)
     }
 
     /// [`multiply_by_quantized_multiplier`]`(x, m, shift)` in every lane,
