@@ -84,6 +84,7 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
     /// Wraps a buffer that a generated layer wrote (or will write) whole,
     /// checking only its length: for a model's arena, where scanning the
     /// padding lanes at every step would cost more than small layers do.
+    #[inline]
     pub(crate) fn assume_padded(dims: Dims, data: B) -> Result<Self, Error> {
         crate::check_len("blocked tensor", dims.checked_len()?, data.as_ref().len())?;
         Ok(Blocked::new(dims, data))

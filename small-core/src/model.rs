@@ -400,6 +400,7 @@ pub const fn step_macs(spec: Option<LayerSpec>, y: Dims) -> usize {
 
 #[doc(hidden)]
 /// An error unless an arena of `len` elements holds `need`.
+#[inline]
 pub fn check_arena(len: usize, need: usize) -> Result<(), Error> {
     if len < need {
         return Err(Error::BufferLength {
@@ -544,6 +545,7 @@ pub fn view<E: Element>(arena: &[E], offset: usize, dims: Dims) -> Result<Blocke
 /// inputs, which the plan placed apart from it. An overlap (a plan bug) is
 /// an error, not aliasing.
 #[allow(clippy::type_complexity)]
+#[inline]
 pub fn step_views<'a, E: Element>(
     arena: &'a mut [E],
     inputs: [(usize, Dims); 2],

@@ -152,6 +152,7 @@ impl fmt::Display for Error {
 impl core::error::Error for Error {}
 
 /// `Ok(())` if `actual == expected`, else [`Error::BufferLength`].
+#[inline]
 pub const fn check_len(what: &'static str, expected: usize, actual: usize) -> Result<(), Error> {
     if expected == actual {
         Ok(())
@@ -165,6 +166,7 @@ pub const fn check_len(what: &'static str, expected: usize, actual: usize) -> Re
 }
 
 /// `Ok(())` if `actual == expected`, else [`Error::ShapeMismatch`].
+#[inline]
 pub const fn check_dim(what: &'static str, expected: usize, actual: usize) -> Result<(), Error> {
     if expected == actual {
         Ok(())
@@ -180,6 +182,7 @@ pub const fn check_dim(what: &'static str, expected: usize, actual: usize) -> Re
 /// `Ok(n)` if `a * b * c` is at most [`MAX_ELEMENTS`](crate::MAX_ELEMENTS)
 /// (an `f32` buffer of `n` elements can exist), else [`Error::TooLarge`]
 /// naming `what` and the three factors.
+#[inline]
 pub const fn checked_elements(
     what: &'static str,
     a: usize,

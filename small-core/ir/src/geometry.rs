@@ -126,6 +126,7 @@ pub fn narrow_of(target_arch: &str) -> Narrow {
 /// let narrow = 3 <= NARROW.max;
 /// assert_eq!(width(3), if narrow { 4 } else { CB });
 /// ```
+#[inline]
 pub const fn width(c: usize) -> usize {
     width_for(c, NARROW)
 }
@@ -168,6 +169,7 @@ pub const fn blocked_at(c: usize, pixel: usize, width: usize) -> (usize, usize) 
 /// assert_eq!(checked_blocked_len(16, (1 << 60) + 1, 1), None);
 /// assert_eq!(checked_blocked_len(0, MAX_ELEMENTS, 1), None);
 /// ```
+#[inline]
 pub const fn checked_blocked_len(c: usize, h: usize, w: usize) -> Option<usize> {
     let Some(plane) = h.checked_mul(w) else {
         return None;
@@ -197,6 +199,7 @@ pub const fn blocked_len(c: usize, h: usize, w: usize) -> usize {
 /// [`checked_blocked_len`], or [`Error::TooLarge`] naming the shape.
 /// Positional `(c, h, w)`: [`Dims::checked_len`] is the same with the
 /// sizes named.
+#[inline]
 pub const fn tensor_len(c: usize, h: usize, w: usize) -> Result<usize, Error> {
     match checked_blocked_len(c, h, w) {
         Some(n) => Ok(n),
@@ -245,6 +248,7 @@ impl Dims {
     }
     /// [`Self::len`], or [`Error::TooLarge`] if it exceeds the address
     /// space: for dims that were not checked at compile time.
+    #[inline]
     pub const fn checked_len(&self) -> Result<usize, Error> {
         tensor_len(self.c, self.h, self.w)
     }
@@ -268,6 +272,7 @@ impl Dims {
 
 /// Output channels rounded up to whole channel blocks: the bias's length
 /// and the channels the output tiles cover.
+#[inline]
 pub const fn out_padded(spec: &LayerSpec) -> usize {
     spec.out_channels().div_ceil(CB) * CB
 }
@@ -454,6 +459,7 @@ pub const fn acc_len(spec: &LayerSpec) -> usize {
 }
 
 /// Rows of an `i8` layer's per-channel data ([`crate::quant::row`]).
+#[inline]
 pub const fn acc_rows(spec: &LayerSpec) -> usize {
     if spec.has_weights() && matches!(spec.kind(), KernelKind::Broadcast) {
         crate::quant::row::CORRECTION + spec.fh * spec.fw

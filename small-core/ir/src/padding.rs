@@ -55,6 +55,7 @@ impl Padding {
     /// let pad = Padding::Explicit { top: 1, bottom: 2, left: 0, right: 0 };
     /// assert_eq!(pad.height(5, 3, 1), Ok(Dim { out: 6, before: 1, after: 2 }));
     /// ```
+    #[inline]
     pub const fn height(self, input: usize, f: usize, s: usize) -> Result<Dim, Error> {
         let given = match self {
             Padding::Explicit { top, bottom, .. } => Some((top, bottom)),
@@ -70,6 +71,7 @@ impl Padding {
     /// use small_ir::{Dim, Padding};
     /// assert_eq!(Padding::Valid.width(7, 3, 2), Ok(Dim { out: 3, before: 0, after: 0 }));
     /// ```
+    #[inline]
     pub const fn width(self, input: usize, f: usize, s: usize) -> Result<Dim, Error> {
         let given = match self {
             Padding::Explicit { left, right, .. } => Some((left, right)),
@@ -94,6 +96,7 @@ impl Padding {
     }
 
     /// One dimension; `given` is an explicit padding's `(before, after)`.
+    #[inline]
     const fn along(
         self,
         what: &'static str,

@@ -175,6 +175,7 @@ impl LayerSpec {
     }
     /// Input and output channels, or [`Error::TooLarge`] if either
     /// overflows: for a spec built at run time.
+    #[inline]
     pub const fn checked_channels(&self) -> Result<(usize, usize), Error> {
         match (self.g.checked_mul(self.fc), self.g.checked_mul(self.k)) {
             (Some(i), Some(o)) => Ok((i, o)),
@@ -236,6 +237,7 @@ impl LayerSpec {
         )
     }
     /// Output height and width for an input of `h x w`.
+    #[inline]
     pub const fn output_dims(&self, h: usize, w: usize) -> Result<(crate::Dim, crate::Dim), Error> {
         let dh = match self.padding.height(h, self.fh, self.sh) {
             Ok(d) => d,
