@@ -495,6 +495,7 @@ pub const fn packed_at(
 /// Its work is linear in the output-channel tiles of grouped layers, which
 /// every caller has checked against a buffer that exists (the weights, or
 /// an output tensor of that many channels).
+#[inline]
 pub const fn checked_packed_len(spec: &LayerSpec, tc: usize) -> Result<usize, Error> {
     if !spec.has_weights() {
         return Ok(0);

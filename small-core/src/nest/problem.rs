@@ -85,7 +85,7 @@ impl<'a, E: Element> Problem<'a, E> {
 
     /// As [`Problem::new`], plus a residual tensor `skip` of the output's
     /// shape, added before the activation.
-    #[inline]
+    #[inline(always)]
     pub fn with_residual<X: AsRef<[E]>, Y: AsRef<[E]> + AsMut<[E]>, S: AsRef<[E]>>(
         spec: &'a LayerSpec,
         tc: usize,
@@ -114,7 +114,7 @@ impl<'a, E: Element> Problem<'a, E> {
 
     /// The checks and the flattening of [`Problem::with_residual`], on
     /// the input's and output's dims, first elements and lengths.
-    #[inline]
+    #[inline(always)]
     fn checked(
         spec: &'a LayerSpec,
         tc: usize,
