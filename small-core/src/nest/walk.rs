@@ -131,7 +131,11 @@ pub unsafe fn run<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize
         !p.shifted,
         "an output over its input runs in `run_in_buffer`"
     );
-    if p.channels_inner() {
+    // `K`'s kind is a constant, `p.spec` is not (`run` is a
+    // `#[target_feature]` function the layer's `forward` cannot inline):
+    // tested first in a `const` block, the other kind's loop nest, with
+    // its copies of the unrolled `full`, is not even compiled.
+    if const { matches!(K::SPEC.kind(), KernelKind::Channelwise) } && p.channels_inner() {
         // SAFETY: forwarded from the caller.
         return unsafe { run_channelwise::<K>(p, part, parts) };
     }
@@ -170,9 +174,10 @@ pub unsafe fn run_in_buffer<K: Kernel>(p: &Problem<'_, K::Elem>) {
     debug_assert!(p.shifted, "an output apart from its input runs in `run`");
     // SAFETY: forwarded from the caller.
     unsafe {
-        match K::SPEC.kind() {
-            KernelKind::Channelwise => run_channelwise_by_block::<K>(p),
-            KernelKind::Broadcast => run_column_tiles::<K>(p),
+        if const { matches!(K::SPEC.kind(), KernelKind::Channelwise) } {
+            run_channelwise_by_block::<K>(p)
+        } else {
+            run_column_tiles::<K>(p)
         }
     }
 }
