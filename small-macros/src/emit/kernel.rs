@@ -1023,11 +1023,8 @@ fn border_correction(s: &Shape, mode: Mode, columns: usize) -> TokenStream {
             let first = lit(ll * s.spec.sw);
             quote!(!(row_in && t.lo <= #first + y && #first + y < t.hi))
         };
-        let adds = (0..s.nv).map(|v| {
-            let (c, p) = (acc(ll, v), at(&format_ident!("cp"), v * s.lanes));
-            quote!(#c = A::add(#c, A::load(#p));)
-        });
-        quote! { if #skipped { #(#adds)* } }
+        let adds = correction_adds(s, ll);
+        quote! { if #skipped { #adds } }
     });
     let any = if mode == Mode::Full {
         quote!(t.x0 != 0 || t.x1 != #fh)
@@ -1062,13 +1059,7 @@ const PER_COLUMN_TAPS: usize = 9;
 fn per_column_correction(s: &Shape, mode: Mode, columns: usize) -> TokenStream {
     let (fh, stride) = (lit(s.spec.fh), lit(geometry::out_padded(&s.spec)));
     let first_row = lit(small_ir::quant::row::CORRECTION);
-    let cols = (0..columns).map(|ll| {
-        let adds = (0..s.nv).map(move |v| {
-            let (c, p) = (acc(ll, v), at(&format_ident!("cp"), v * s.lanes));
-            quote!(#c = A::add(#c, A::load(#p));)
-        });
-        column_correction(s, mode, ll, quote!(#(#adds)*))
-    });
+    let cols = (0..columns).map(|ll| column_correction(s, mode, ll));
     quote! {
         let corr = q.wrapping_add(#first_row * #stride);
         let rows_out = t.x0 != 0 || t.x1 != #fh;
@@ -1076,13 +1067,24 @@ fn per_column_correction(s: &Shape, mode: Mode, columns: usize) -> TokenStream {
     }
 }
 
-/// [`border_correction`] of output column `ll` of an edge or narrow tile
-/// (`add` adds the tap at `cp` to its accumulators): its window's columns
+/// Adds the correction row at `cp` (one skipped tap) to output column
+/// `ll`'s accumulators.
+fn correction_adds(s: &Shape, ll: usize) -> TokenStream {
+    let adds = (0..s.nv).map(|v| {
+        let (c, p) = (acc(ll, v), at(&format_ident!("cp"), v * s.lanes));
+        quote!(#c = A::add(#c, A::load(#p));)
+    });
+    quote!(#(#adds)*)
+}
+
+/// [`border_correction`] of output column `ll` of an edge or narrow tile:
+/// its window's columns
 /// `y` inside the input are `ylo..yhi`, so the taps skipped are every row
 /// of the columns outside, then the rows outside `x0..x1` of the columns
 /// inside. Only those taps are visited: testing every tap of every column
 /// cost as many compare-and-branches as the edge kernel's own guards.
-fn column_correction(s: &Shape, mode: Mode, ll: usize, add: TokenStream) -> TokenStream {
+fn column_correction(s: &Shape, mode: Mode, ll: usize) -> TokenStream {
+    let add = correction_adds(s, ll);
     let (fh, fw, stride) = (
         lit(s.spec.fh),
         lit(s.spec.fw),
