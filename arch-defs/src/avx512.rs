@@ -532,7 +532,11 @@ mod imp {
         m_odd: __m512i,
         round: [__m512i; 2],
         limit: [__m512i; 2],
-        counts: [__m512i; 2],
+        /// The even channels' whole-word shifts, `32 + shift` in each
+        /// 64-bit lane (`vpsravq`), from the high words of their count row.
+        even_shift: __m512i,
+        /// The odd channels' count row: `shift` in each high word.
+        odd_shift: __m512i,
     }
 
     /// The step whose multipliers are row `m` (the word after its 16 is
@@ -545,38 +549,39 @@ mod imp {
             m_odd: _mm512_loadu_si512(rows.add(m * stride + 1).cast()),
             round: [_mm512_loadu_si512(row(0)), _mm512_loadu_si512(row(1))],
             limit: [_mm512_loadu_si512(row(2)), _mm512_loadu_si512(row(3))],
-            counts: [_mm512_loadu_si512(row(4)), _mm512_loadu_si512(row(5))],
+            even_shift: _mm512_add_epi64(
+                _mm512_srli_epi64::<32>(_mm512_loadu_si512(row(4))),
+                _mm512_set1_epi64(32),
+            ),
+            odd_shift: _mm512_loadu_si512(row(5)),
         }
     }
 
     /// [`Step::apply`] in every lane, bit for bit, for `x` already shifted
     /// left. The even lanes' products (`vpmuldq`), the odd lanes'
     /// (`vpsrlq` of `x` first); each plus `round` (`vpaddq`), minus `2^31`
-    /// under the mask of products below `limit` (`vpcmpq`, `vpsubq`),
-    /// its high word shifted (`vpsravd`); the two sets of high words
-    /// interleaved (`vpshufd` under a mask).
+    /// under the mask of products below `limit` (`vpcmpq`, `vpsubq`). The
+    /// even products shifted right by `32 + shift` as whole words
+    /// (`vpsravq`: each result lands in its low word, lane `2k`), the odd
+    /// ones' high words by `shift` into lanes `2k + 1` (`vpsravd` under a
+    /// mask). A shuffle interleaving two `vpsravd` results cost one more
+    /// port-5 uop (`vpermt2d`) and a copy of its index.
     #[inline(always)]
     unsafe fn step(x: __m512i, s: &StepRows) -> __m512i {
-        let even = _mm512_mul_epi32(x, s.m);
-        let odd = _mm512_mul_epi32(_mm512_srli_epi64::<32>(x), s.m_odd);
-        // Lane 2k from the even high words (word 2k + 1), lane 2k + 1
-        // from the odd ones (in place).
-        _mm512_mask_shuffle_epi32::<_MM_PERM_DDBB>(
-            step_high(odd, s, 1),
-            0x5555,
-            step_high(even, s, 0),
-        )
+        let even = rounded(_mm512_mul_epi32(x, s.m), s, 0);
+        let odd = rounded(_mm512_mul_epi32(_mm512_srli_epi64::<32>(x), s.m_odd), s, 1);
+        let low = _mm512_srav_epi64(even, s.even_shift);
+        _mm512_mask_srav_epi32(low, 0xAAAA, odd, s.odd_shift)
     }
 
-    /// `step`'s rounding of 8 products `p` (pair `k`): the results in the
-    /// high words. (A function, not a closure: a closure would be
+    /// `step`'s 8 products `p` (pair `k`) plus `round`, minus `2^31` where
+    /// below `limit`. (A function, not a closure: a closure would be
     /// compiled without the target features.)
     #[inline(always)]
-    unsafe fn step_high(p: __m512i, s: &StepRows, k: usize) -> __m512i {
+    unsafe fn rounded(p: __m512i, s: &StepRows, k: usize) -> __m512i {
         let r = _mm512_add_epi64(p, s.round[k]);
         let below = _mm512_cmplt_epi64_mask(p, s.limit[k]);
-        let r = _mm512_mask_sub_epi64(r, below, r, _mm512_set1_epi64(1 << 31));
-        _mm512_srav_epi32(r, s.counts[k])
+        _mm512_mask_sub_epi64(r, below, r, _mm512_set1_epi64(1 << 31))
     }
 
     /// Row `r` of the per-channel rows (`small_ir::quant::row`): 16
