@@ -15,7 +15,8 @@
 //! folds `-(zp_in + X_OFFSET) * Σ w` into the bias, so the kernels never
 //! subtract a zero point. A depthwise kernel widens `LANES` consecutive
 //! bytes to its [`Dot::Mac`] lanes ([`Dot::widen_mac`]: `i32`, or exact
-//! `f32` where `vpmulld` is slow) and multiplies lane by lane
+//! `f32` where `vpmulld` is slow and no `vpdpwssd` replaces it) and
+//! multiplies lane by lane
 //! ([`Simd::fma`] of `Mac`).
 //!
 //! The output stages ([`Dot::requantize`], [`Dot::requantize_add`],
@@ -74,12 +75,14 @@ pub trait Dot: Simd<Elem = i8> {
     unsafe fn widen(p: *const i8) -> Self::V;
 
     /// Where a depthwise kernel (channelwise, with weights) multiplies and
-    /// sums, `LANES` lanes: `Self`, or the arch's `f32` [`Simd`] where its
-    /// 32-bit integer multiply is slow (AVX-512, AVX2: `vpmulld` is 2
-    /// uops on Intel cores, one FMA 1). Exact either way: every product
-    /// `(x - zp) * w` is an integer of magnitude at most `255 * 128`, and
-    /// the kernel sums at most [`small_ir::quant::MAC_TAPS`] of them, all
-    /// below `2^24`, where `f32` holds every integer.
+    /// sums, `LANES` lanes: `Self`; the arch's `f32` [`Simd`] where its
+    /// 32-bit integer multiply is slow (AVX2: `vpmulld` is 2 uops on Intel
+    /// cores, one FMA 1); or a type whose multiply-add is a 16-bit dot
+    /// product (AVX-512's `Avx512Mac`, `vpdpwssd`). Exact each way: every
+    /// product `(x - zp) * w` is an integer of magnitude at most
+    /// `255 * 128` (both factors below `2^15`), and the kernel sums at most
+    /// [`small_ir::quant::MAC_TAPS`] of them, all below `2^24`, where `f32`
+    /// holds every integer.
     type Mac: Simd;
     /// `LANES` consecutive bytes, each widened to its `Mac` lane.
     unsafe fn widen_mac(p: *const i8) -> <Self::Mac as Simd>::V;
