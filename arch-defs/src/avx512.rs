@@ -358,6 +358,29 @@ mod imp {
             store_bytes(p, _mm512_min_epi32(_mm512_max_epi32(v, st.min), st.max))
         }
 
+        /// Every lane [`row::STEPPED`]: `a`'s and `b`'s lower 8 lanes as
+        /// one vector (`vshufi64x2`) through `requantize_staged`'s stages
+        /// once (the rows' upper half repeats the lower, see the trait),
+        /// then each pixel's 8 bytes beside the padding lanes' bytes, the
+        /// zero point clamped, which is what the padding lanes' zero sums
+        /// requantize to. Two 16-byte stores. Else two
+        /// `requantize_staged`s.
+        #[inline(always)]
+        unsafe fn requantize_pair(pa: *mut i8, pb: *mut i8, a: __m512i, b: __m512i, st: Stage) {
+            if !st.stepped {
+                Self::requantize_staged(pa, a, st);
+                return Self::requantize_staged(pb, b, st);
+            }
+            let v = _mm512_shuffle_i64x2::<0b01_00_01_00>(a, b);
+            let v = _mm512_add_epi32(step(v, &st.step), st.zero_point);
+            let bytes = _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, st.min), st.max));
+            let pad = _mm512_min_epi32(_mm512_max_epi32(st.zero_point, st.min), st.max);
+            let pad = _mm512_cvtepi32_epi8(pad);
+            let pad = _mm_unpackhi_epi64(pad, pad);
+            _mm_storeu_si128(pa.cast(), _mm_unpacklo_epi64(bytes, pad));
+            _mm_storeu_si128(pb.cast(), _mm_unpackhi_epi64(bytes, pad));
+        }
+
         /// Every lane [`row::STEPPED`] (so the ADD's steps are there too):
         /// [`output`] as `requantize_staged` computes it with the `as i8`
         /// of its result (`vpslld`/`vpsrad` by 24), minus

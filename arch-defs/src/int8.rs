@@ -116,6 +116,29 @@ pub trait Dot: Simd<Elem = i8> {
         stage: Self::AddStage,
     );
 
+    /// [`Dot::requantize_staged`] of two pixels, `a` to `pa` and `b` to
+    /// `pb`, each `LANES` lanes wide, of a layer of at most `LANES / 2`
+    /// channels: the lanes from `LANES / 2` on are padding, which outputs
+    /// the zero point (clamped), and the packer gives them the rows of
+    /// the channels `LANES / 2` below (`small_core::pack`), so the upper
+    /// half of every row repeats the lower. An arch may requantize both
+    /// pixels' lower halves as one vector; the default makes two calls.
+    /// Either way the bytes are those of two `requantize_staged`s.
+    #[inline(always)]
+    unsafe fn requantize_pair(
+        pa: *mut i8,
+        pb: *mut i8,
+        a: Self::V,
+        b: Self::V,
+        stage: Self::Stage,
+    ) {
+        // SAFETY: the caller's guarantees, as for `requantize_staged`.
+        unsafe {
+            Self::requantize_staged(pa, a, stage);
+            Self::requantize_staged(pb, b, stage);
+        }
+    }
+
     /// [`Dot::widen`] of the first lanes of a pixel `width` lanes wide
     /// (see [`Simd::load_px`]).
     #[inline(always)]
@@ -868,6 +891,64 @@ pub(crate) mod check {
         }
     }
 
+    /// [`Dot::requantize_pair`] against the definition, lane by lane, on
+    /// the case's rows made pair-shaped as the packer makes them for a
+    /// layer of at most `LANES / 2` channels (every row's upper half
+    /// repeats the lower) and two pixels whose upper lanes sum to 0, as
+    /// padding channels do: the case's sums and the same reversed.
+    ///
+    /// # Safety
+    ///
+    /// As [`check_dot`].
+    unsafe fn check_pair<A: Dot>(rows: &mut [i32], stride: usize, acc: &[i32], case: usize) {
+        use small_ir::quant::{Rescale, output, row};
+        const GUARD: i8 = 0x5a;
+        let (n, half) = (A::LANES, A::LANES / 2);
+        if half == 0 {
+            return;
+        }
+        for r in 0..row::CORRECTION {
+            for l in half..n {
+                rows[1 + r * stride + l] = rows[1 + r * stride + l - half];
+            }
+        }
+        let mut sums = [[0i32; MAX_LANES + 1]; 2];
+        for l in 0..half {
+            sums[0][1 + l] = acc[1 + l];
+            sums[1][1 + l] = acc[half - l];
+        }
+        let mut got = [[GUARD; MAX_LANES + 2]; 2];
+        let mut want = [[GUARD; MAX_LANES + 2]; 2];
+        for (w, sum) in want.iter_mut().zip(&sums) {
+            for l in 0..n {
+                let at = |r: usize| rows[1 + r * stride + l];
+                let words = [1, 2, 3].map(|k| at(row::RESCALE + k - 1));
+                let rescale = Rescale::from_words(words);
+                w[1 + l] = output(
+                    sum[1 + l],
+                    rescale,
+                    at(row::ZERO_POINT),
+                    at(row::MIN),
+                    at(row::MAX),
+                );
+            }
+        }
+        // SAFETY: the caller guarantees the arch; `rows` holds every row
+        // below CORRECTION of LANES values at `1 + r * stride`, each sum
+        // LANES values at 1, and each output LANES bytes after its first.
+        unsafe {
+            let [a, b] = &mut got;
+            A::requantize_pair(
+                a.as_mut_ptr().add(1),
+                b.as_mut_ptr().add(1),
+                A::load(sums[0].as_ptr().add(1)),
+                A::load(sums[1].as_ptr().add(1)),
+                A::stage(rows.as_ptr().add(1), stride),
+            );
+        }
+        assert_eq!(got, want, "requantize_pair: case {case}");
+    }
+
     /// A real multiplier from `2^-20` to `2^4` (`2^e` times a mantissa
     /// in `1..2`), negative one time in 16.
     fn real(rng: &mut Rng) -> f64 {
@@ -1526,6 +1607,8 @@ pub(crate) mod check {
                     }
                 }
             }
+            // SAFETY: the caller guarantees the arch.
+            unsafe { check_pair::<A>(&mut rows, stride, &acc, case) };
             if all_real {
                 for l in 0..n {
                     let at = |r: usize| rows[1 + r * stride + l];

@@ -137,9 +137,9 @@ pub fn pack_i8(
         let r = q.rescale[if q.rescale.len() == 1 {
             0
         } else {
-            o.min(oc - 1)
+            padding_source(o, oc)
         }];
-        // Padding channels take the last channel's: their sums are 0, so
+        // Padding channels take a real channel's: their sums are 0, so
         // they output the zero point whatever the rescale, and a vector
         // of channels takes one path through the output stage.
         for (i, w) in r.to_words().into_iter().enumerate() {
@@ -305,6 +305,22 @@ pub fn pack_i8_clamp(spec: &LayerSpec, min: i8, max: i8, acc: &mut [i32]) -> Res
     acc[row::MIN * stride..][..stride].fill(i32::from(min));
     acc[row::MAX * stride..][..stride].fill(i32::from(max));
     Ok(())
+}
+
+/// The channel whose rescale output channel `o` of `oc` takes: itself,
+/// or for a padding channel (`o >= oc`) the one `CB / 2` below when that
+/// is a real channel, else the last. So a layer of at most `CB / 2`
+/// channels has rows whose upper half repeats the lower, which
+/// `Dot::requantize_pair` relies on.
+fn padding_source(o: usize, oc: usize) -> usize {
+    let half = CB / 2;
+    if o < oc {
+        o
+    } else if o >= half && o - half < oc {
+        o - half
+    } else {
+        oc - 1
+    }
 }
 
 #[cfg(test)]

@@ -410,6 +410,20 @@ fma_case!(depthwise_2x7_stride_1x7_same_19, Depthwise2x7, 30);
 struct DepthMultiplier2;
 fma_case!(depthwise_multiplier_2_as_group_conv, DepthMultiplier2, 30);
 
+// At most 8 output channels: AVX-512 requantizes two pixels per vector
+// (`Dot::requantize_pair`), with odd widths and edge tiles among the shapes.
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 8, padding = same, dtype = i8)]
+struct Depthwise8;
+fma_case!(depthwise_3x3_same_8_pairs, Depthwise8, 40);
+
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 6, stride = 2, padding = same, dtype = i8)]
+struct Depthwise6S2;
+fma_case!(depthwise_3x3_s2_same_6_pairs, Depthwise6S2, 30);
+
+#[layer(fh = 3, fw = 3, fc = 3, k = 8, stride = 2, padding = same, dtype = i8)]
+struct ConvS2To8;
+fma_case!(conv_3x3_s2_same_3_to_8_pairs, ConvS2To8, 30);
+
 // --- Residual ADD fused into STORE (ResNet) ---
 #[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same, residual, dtype = i8)]
 struct ConvAdd;

@@ -966,6 +966,9 @@ fn pool_columns(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream> {
 /// channel vector: the vector's rows staged once (`A::stage`, or
 /// `A::add_stage` with the ADD's rows), then each column's output.
 fn requantize_columns(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream> {
+    if pairs(s) {
+        return requantize_pairs(s, mode, columns);
+    }
     let stride = lit(geometry::out_padded(&s.spec));
     let mut out = Vec::new();
     for v in 0..s.nv {
@@ -996,6 +999,64 @@ fn requantize_columns(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream>
                 call
             });
         }
+    }
+    out
+}
+
+/// True if STORE requantizes the tile's columns two at a time
+/// (`Dot::requantize_pair`): a plain (not residual) layer of at most half
+/// a vector of output channels, in one vector of `CB` lanes, so that the
+/// two pixels' real lanes fill one vector. VWW 0.25's 8-channel stem and
+/// first depthwise layer on AVX-512.
+fn pairs(s: &Shape) -> bool {
+    s.int8() && !s.spec.residual && s.nv == 1 && s.lanes == CB && 2 * s.spec.out_channels() <= CB
+}
+
+/// [`requantize_columns`] of a [`pairs`] layer: columns `2j` and `2j + 1`
+/// through one `requantize_pair` where the target stores the output
+/// `LANES` lanes wide (`OUT_W`; else two `requantize_staged_px`), an odd
+/// last column alone. An edge tile stores only its `t.w` columns.
+fn requantize_pairs(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream> {
+    let stride = lit(geometry::out_padded(&s.spec));
+    let st = format_ident!("st0");
+    let single = |ll: usize| {
+        let (c, p) = (acc(ll, 0), out_at(s, "out", ll, 0));
+        let call = s
+            .out_stride()
+            .call("requantize_staged", quote!(#p, #c, #st));
+        quote!(#call;)
+    };
+    let guarded = |ll: usize, body: TokenStream| {
+        if mode == Mode::Edge && ll > 0 {
+            let ll = lit(ll);
+            quote!(if #ll < t.w { #body })
+        } else {
+            body
+        }
+    };
+    let mut out = vec![quote!(let #st = A::stage(q, #stride);)];
+    for ll in (0..columns).step_by(2) {
+        if ll + 1 == columns {
+            out.push(guarded(ll, single(ll)));
+            continue;
+        }
+        let (ca, cb) = (acc(ll, 0), acc(ll + 1, 0));
+        let (pa, pb) = (out_at(s, "out", ll, 0), out_at(s, "out", ll + 1, 0));
+        let (a, b) = (single(ll), single(ll + 1));
+        let pair = quote! {
+            if OUT_W == A::LANES {
+                A::requantize_pair(#pa, #pb, #ca, #cb, #st);
+            } else {
+                #a
+                #b
+            }
+        };
+        out.push(if mode == Mode::Edge {
+            let next = lit(ll + 1);
+            guarded(ll, quote!(if #next < t.w { #pair } else { #a }))
+        } else {
+            pair
+        });
     }
     out
 }
