@@ -354,8 +354,7 @@ mod imp {
             if !st.stepped {
                 return requantize_other(p, acc, st.at.rows, st.at.stride);
             }
-            let v = _mm512_add_epi32(step(acc, &st.step), st.zero_point);
-            store_bytes(p, _mm512_min_epi32(_mm512_max_epi32(v, st.min), st.max))
+            store_bytes(p, stepped_output(acc, &st))
         }
 
         /// Every lane [`row::STEPPED`]: `a`'s and `b`'s lower 8 lanes as
@@ -372,10 +371,8 @@ mod imp {
                 return Self::requantize_staged(pb, b, st);
             }
             let v = _mm512_shuffle_i64x2::<0b01_00_01_00>(a, b);
-            let v = _mm512_add_epi32(step(v, &st.step), st.zero_point);
-            let bytes = _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, st.min), st.max));
-            let pad = _mm512_min_epi32(_mm512_max_epi32(st.zero_point, st.min), st.max);
-            let pad = _mm512_cvtepi32_epi8(pad);
+            let bytes = _mm512_cvtepi32_epi8(stepped_output(v, &st));
+            let pad = _mm512_cvtepi32_epi8(clamped(st.zero_point, &st));
             let pad = _mm_unpackhi_epi64(pad, pad);
             _mm_storeu_si128(pa.cast(), _mm_unpacklo_epi64(bytes, pad));
             _mm_storeu_si128(pb.cast(), _mm_unpackhi_epi64(bytes, pad));
@@ -397,8 +394,7 @@ mod imp {
                 return requantize_add_cold(p, acc, skip, c.at.rows, c.at.stride);
             }
             let skip = Self::widen(skip);
-            let conv = _mm512_add_epi32(step(acc, &c.step), c.zero_point);
-            let conv = _mm512_min_epi32(_mm512_max_epi32(conv, c.min), c.max);
+            let conv = stepped_output(acc, c);
             let conv = _mm512_srai_epi32::<24>(_mm512_slli_epi32::<24>(conv));
             let x1 = _mm512_sub_epi32(conv, st.conv_zero_point);
             let x2 = _mm512_sub_epi32(skip, st.skip_zero_point);
@@ -445,6 +441,19 @@ mod imp {
         unsafe fn clamp(p: *mut i8, v: __m512i, rows: *const i32, stride: usize) {
             clamp_store(p, v, rows, stride)
         }
+    }
+
+    /// A stepped vector's output before its bytes: `step`, the zero
+    /// point, the clamp (the rows of `st`).
+    #[inline(always)]
+    unsafe fn stepped_output(acc: __m512i, st: &Stage) -> __m512i {
+        clamped(_mm512_add_epi32(step(acc, &st.step), st.zero_point), st)
+    }
+
+    /// `v` clamped to the rows `MIN..=MAX` of `st`: `vpmaxsd`, `vpminsd`.
+    #[inline(always)]
+    unsafe fn clamped(v: __m512i, st: &Stage) -> __m512i {
+        _mm512_min_epi32(_mm512_max_epi32(v, st.min), st.max)
     }
 
     /// `a ^ b`, as one `vpxord zmm` that LLVM cannot narrow. Written as

@@ -418,6 +418,17 @@ fn out_at(s: &Shape, base: &str, ll: usize, v: usize) -> TokenStream {
     }
 }
 
+/// `body` of output column `ll`, run only if the tile stores that column:
+/// an edge tile stores its first `t.w` columns (always column 0).
+fn if_stored(mode: Mode, ll: usize, body: TokenStream) -> TokenStream {
+    if mode == Mode::Edge && ll > 0 {
+        let ll = lit(ll);
+        quote!(if #ll < t.w { #body })
+    } else {
+        body
+    }
+}
+
 /// The guard of a tap at window column `col` for output column `ll`.
 fn guard(col: usize, ll: Option<usize>, body: TokenStream) -> TokenStream {
     let c = lit(col);
@@ -766,7 +777,6 @@ fn channelwise_narrow_compute(s: &Shape) -> TokenStream {
 /// STORE: divide averages by their count of valid taps, add the residual,
 /// apply the fused activation and write the tile back.
 fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
-    let guarded = mode == Mode::Edge;
     let mut out = Vec::new();
     if mode == Mode::Narrow {
         // Fold the partial sums into column 0, in a fixed order.
@@ -819,13 +829,7 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
             }
             col.push(store_value(s, at_of("out"), &c));
         }
-        let col = quote!(#(#col)*);
-        out.push(if guarded && ll > 0 {
-            let ll = lit(ll);
-            quote!(if #ll < t.w { #col })
-        } else {
-            col
-        });
+        out.push(if_stored(mode, ll, quote!(#(#col)*)));
     }
     let res = if s.spec.residual {
         quote!(let res = t.res;)
@@ -842,12 +846,7 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
             let (p, c) = (out_at(s, "out", ll, v), acc(ll, v));
             store_value(s, p, &c)
         });
-        if guarded && ll > 0 {
-            let l = lit(ll);
-            quote!(if #l < t.w { #(#stores)* })
-        } else {
-            quote!(#(#stores)*)
-        }
+        if_stored(mode, ll, quote!(#(#stores)*))
     });
     quote! {
         let out = t.out;
@@ -951,13 +950,7 @@ fn pool_columns(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream> {
             };
             col.push(quote!(#stage;));
         }
-        let col = quote!(#(#col)*);
-        out.push(if mode == Mode::Edge && ll > 0 {
-            let ll = lit(ll);
-            quote!(if #ll < t.w { #col })
-        } else {
-            col
-        });
+        out.push(if_stored(mode, ll, quote!(#(#col)*)));
     }
     out
 }
@@ -991,13 +984,7 @@ fn requantize_columns(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream>
                 s.out_stride()
                     .call("requantize_staged", quote!(#p, #c, #st))
             };
-            let call = quote!(#call;);
-            out.push(if mode == Mode::Edge && ll > 0 {
-                let ll = lit(ll);
-                quote!(if #ll < t.w { #call })
-            } else {
-                call
-            });
+            out.push(if_stored(mode, ll, quote!(#call;)));
         }
     }
     out
@@ -1026,18 +1013,10 @@ fn requantize_pairs(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream> {
             .call("requantize_staged", quote!(#p, #c, #st));
         quote!(#call;)
     };
-    let guarded = |ll: usize, body: TokenStream| {
-        if mode == Mode::Edge && ll > 0 {
-            let ll = lit(ll);
-            quote!(if #ll < t.w { #body })
-        } else {
-            body
-        }
-    };
     let mut out = vec![quote!(let #st = A::stage(q, #stride);)];
     for ll in (0..columns).step_by(2) {
         if ll + 1 == columns {
-            out.push(guarded(ll, single(ll)));
+            out.push(if_stored(mode, ll, single(ll)));
             continue;
         }
         let (ca, cb) = (acc(ll, 0), acc(ll + 1, 0));
@@ -1053,7 +1032,7 @@ fn requantize_pairs(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream> {
         };
         out.push(if mode == Mode::Edge {
             let next = lit(ll + 1);
-            guarded(ll, quote!(if #next < t.w { #pair } else { #a }))
+            if_stored(mode, ll, quote!(if #next < t.w { #pair } else { #a }))
         } else {
             pair
         });
@@ -1191,12 +1170,7 @@ fn column_correction(s: &Shape, mode: Mode, ll: usize) -> TokenStream {
         }
     };
     // A column the tile does not store needs no correction.
-    if mode == Mode::Edge && ll > 0 {
-        let ll = lit(ll);
-        quote!(if #ll < t.w { #body })
-    } else {
-        quote!({ #body })
-    }
+    if_stored(mode, ll, quote!({ #body }))
 }
 
 /// `let scale = 1 / (valid taps of output column ll)`: TensorFlow's
