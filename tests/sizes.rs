@@ -3,7 +3,7 @@
 //! returns an error or works: no wrapped size, no abort on an impossible
 //! allocation, no hang, no panic. Each test names the failure it pins.
 
-use small_core::__rt::{Packed, Problem, pack};
+use small_core::__rt::{Packed, Problem, Tiling, pack};
 use small_core::Filter;
 use small_core::ir::geometry::checked_packed_len;
 use small_core::load::{Generated, LayerRef, WeightSource};
@@ -321,8 +321,7 @@ fn run_time_specs_and_sizes_error_or_work() {
     // A tile of 0 channels divided by 0.
     assert!(matches!(
         Problem::new(
-            &spec,
-            0,
+            Tiling::new(&spec, 0),
             &x,
             &mut y,
             Packed {
@@ -363,8 +362,7 @@ fn run_time_specs_and_sizes_error_or_work() {
         assert!(pack(s, 16, Filter::none(), None, &mut []).is_err(), "{s:?}");
         assert!(
             Problem::new(
-                s,
-                16,
+                Tiling::new(s, 16),
                 &x,
                 &mut y,
                 Packed {

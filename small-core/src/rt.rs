@@ -11,7 +11,7 @@ pub use crate::model::{
     NONE, Step, check_arena, check_layer, dims, in_place, macs, plan, run_concat, shifts,
     step_macs, step_views, view,
 };
-pub use crate::nest::{Kernel, Packed, Problem, Tile, execute, run, run_in_buffer};
+pub use crate::nest::{Kernel, Packed, Problem, Tile, Tiling, execute, run, run_in_buffer};
 pub use crate::weights::{Int8Weights, Weights};
 #[cfg(feature = "alloc")]
 pub use alloc::vec::Vec;

@@ -79,6 +79,11 @@ impl Conv3x3I8 {
             fused: true,
         },
     ];
+    /// [`Self::BLOCKING`]'s tiles with the packed lengths they imply.
+    const TILINGS: [::small_core::__rt::Tiling<'static>; 2usize] = [
+        ::small_core::__rt::Tiling::new(&Self::SPEC, Self::BLOCKING[0usize].tc),
+        ::small_core::__rt::Tiling::new(&Self::SPEC, Self::BLOCKING[1usize].tc),
+    ];
     /// How each blocking was derived.
     pub const EXPLAIN: &'static str = "avx512: broadcast (column-streamed) kernel, tile O_wb=16 x TC=16 channels (1 vector(s) of 16 lanes): 16 accumulators, 20 of 32 registers, 2.29 ops per load (100% of the FMA rate at 2 loads/cycle); latency (4 + 4 for the loaded operands) x 2 FMA/cycle needs 16 independent accumulators.\n    i8: i32 accumulators in the same 16 lanes; each step sums 4 input channels per lane (u8 x i8 -> i32 with activations offset by 128, compensated in the bias); per-channel requantization in STORE.\n    candidate nv=1 (TC=16): O_wb=16, 16 acc, 18/32 regs, 0.94 ops/load, 94% of the FMA rate\n    candidate nv=1 (TC=16) column-streamed: O_wb=16, 16 acc, 20/32 regs, 2.29 ops/load, 100% of the FMA rate\nreference: broadcast (column-streamed) kernel, tile O_wb=6 x TC=2 channels (2 vector(s) of 1 lanes): 12 accumulators, 19 of 32 registers, 2.57 ops per load (100% of the FMA rate at 1 loads/cycle); latency (4 + 2 for the loaded operands) x 2 FMA/cycle needs 12 independent accumulators.\n    i8: i32 accumulators in the same 1 lanes; each step multiplies 1 input channel per lane (i8 widened to i32); per-channel requantization in STORE.\n    candidate nv=1 (TC=1): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 46% of the FMA rate\n    candidate nv=1 (TC=1) column-streamed: O_wb=12, 12 acc, 16/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate\n    candidate nv=2 (TC=2) column-streamed: O_wb=6, 12 acc, 19/32 regs, 2.57 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4): O_wb=4, 16 acc, 21/32 regs, 2.00 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4) column-streamed: O_wb=3, 12 acc, 25/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=8 (TC=8): O_wb=2, 16 acc, 25/32 regs, 1.60 ops/load, 80% of the FMA rate\n";
     /// How the blocking of each arch was derived, candidates included.
@@ -88,6 +93,18 @@ impl Conv3x3I8 {
     /// The arch this layer runs on (chosen at construction).
     pub fn arch(&self) -> ::small_core::Arch {
         self.arch
+    }
+    /// The layer in tiles of its arch's blocking, with the packed
+    /// length they imply, worked out at compile time.
+    fn tiling(&self) -> ::small_core::__rt::Tiling<'static> {
+        let mut i = 0;
+        while i < Self::TILINGS.len() {
+            if Self::BLOCKING[i].arch as usize == self.arch as usize {
+                return Self::TILINGS[i];
+            }
+            i += 1;
+        }
+        Self::TILINGS[0]
     }
     /// The blocking this layer runs with.
     pub fn blocking(&self) -> &'static ::small_core::Blocking {
@@ -190,9 +207,8 @@ impl Conv3x3I8 {
         x: &::small_core::Blocked<X, i8>,
         y: &mut ::small_core::Blocked<Y, i8>,
     ) -> Result<(), ::small_core::Error> {
-        let tc = self.blocking().tc;
         let w = self.weights.packed();
-        self.dispatch(::small_core::__rt::Problem::new(&Self::SPEC, tc, x, y, w)?)
+        self.dispatch(::small_core::__rt::Problem::new(self.tiling(), x, y, w)?)
     }
     /// As [`Self::forward`] with both tensors in `buf`: the input
     /// at `x.0` (dims `x.1`), the output at `y.0`. The output may
@@ -210,12 +226,10 @@ impl Conv3x3I8 {
         x: (usize, ::small_core::Dims),
         y: (usize, ::small_core::Dims),
     ) -> Result<(), ::small_core::Error> {
-        let b = self.blocking();
         let w = self.weights.packed();
         let p = ::small_core::__rt::Problem::in_buffer(
-            &Self::SPEC,
-            b.tc,
-            b.o_wb,
+            self.tiling(),
+            self.blocking().o_wb,
             buf,
             x,
             y,

@@ -75,6 +75,11 @@ impl MaxPool {
             fused: true,
         },
     ];
+    /// [`Self::BLOCKING`]'s tiles with the packed lengths they imply.
+    const TILINGS: [::small_core::__rt::Tiling<'static>; 2usize] = [
+        ::small_core::__rt::Tiling::new(&Self::SPEC, Self::BLOCKING[0usize].tc),
+        ::small_core::__rt::Tiling::new(&Self::SPEC, Self::BLOCKING[1usize].tc),
+    ];
     /// How each blocking was derived.
     pub const EXPLAIN: &'static str = "avx2: channelwise kernel, tile O_wb=4 x TC=16 channels (2 vector(s) of 8 lanes): 8 accumulators, 9 of 16 registers, 1.00 ops per load (100% of the FMA rate at 2 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.\n    candidate nv=1 (TC=8): O_wb=8, 8 acc, 9/16 regs, 1.00 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=16): O_wb=4, 8 acc, 9/16 regs, 1.00 ops/load, 100% of the FMA rate\nreference: channelwise kernel, tile O_wb=1 x TC=8 channels (8 vector(s) of 1 lanes): 8 accumulators, 9 of 32 registers, 1.00 ops per load (50% of the FMA rate at 1 loads/cycle); latency 4 x 2 FMA/cycle needs 8 independent accumulators.\n    candidate nv=1 (TC=1): O_wb=8, 8 acc, 9/32 regs, 1.00 ops/load, 50% of the FMA rate\n    candidate nv=2 (TC=2): O_wb=4, 8 acc, 9/32 regs, 1.00 ops/load, 50% of the FMA rate\n    candidate nv=4 (TC=4): O_wb=2, 8 acc, 9/32 regs, 1.00 ops/load, 50% of the FMA rate\n    candidate nv=8 (TC=8): O_wb=1, 8 acc, 9/32 regs, 1.00 ops/load, 50% of the FMA rate\n    candidate nv=16 (TC=16): O_wb=1, 16 acc, 17/32 regs, 1.00 ops/load, 50% of the FMA rate\n";
     /// How the blocking of each arch was derived, candidates included.
@@ -84,6 +89,18 @@ impl MaxPool {
     /// The arch this layer runs on (chosen at construction).
     pub fn arch(&self) -> ::small_core::Arch {
         self.arch
+    }
+    /// The layer in tiles of its arch's blocking, with the packed
+    /// length they imply, worked out at compile time.
+    fn tiling(&self) -> ::small_core::__rt::Tiling<'static> {
+        let mut i = 0;
+        while i < Self::TILINGS.len() {
+            if Self::BLOCKING[i].arch as usize == self.arch as usize {
+                return Self::TILINGS[i];
+            }
+            i += 1;
+        }
+        Self::TILINGS[0]
     }
     /// The blocking this layer runs with.
     pub fn blocking(&self) -> &'static ::small_core::Blocking {
@@ -207,9 +224,8 @@ impl MaxPool {
         x: &::small_core::Blocked<X, f32>,
         y: &mut ::small_core::Blocked<Y, f32>,
     ) -> Result<(), ::small_core::Error> {
-        let tc = self.blocking().tc;
         let w = ::small_core::__rt::Packed::split(&Self::SPEC, self.weights.as_slice());
-        self.dispatch(::small_core::__rt::Problem::new(&Self::SPEC, tc, x, y, w)?)
+        self.dispatch(::small_core::__rt::Problem::new(self.tiling(), x, y, w)?)
     }
     /// As [`Self::forward`] with both tensors in `buf`: the input
     /// at `x.0` (dims `x.1`), the output at `y.0`. The output may
@@ -227,12 +243,10 @@ impl MaxPool {
         x: (usize, ::small_core::Dims),
         y: (usize, ::small_core::Dims),
     ) -> Result<(), ::small_core::Error> {
-        let b = self.blocking();
         let w = ::small_core::__rt::Packed::split(&Self::SPEC, self.weights.as_slice());
         let p = ::small_core::__rt::Problem::in_buffer(
-            &Self::SPEC,
-            b.tc,
-            b.o_wb,
+            self.tiling(),
+            self.blocking().o_wb,
             buf,
             x,
             y,

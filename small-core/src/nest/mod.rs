@@ -38,7 +38,7 @@ mod problem;
 mod schedule;
 mod walk;
 
-pub use problem::{Packed, Problem};
+pub use problem::{Packed, Problem, Tiling};
 
 use crate::Element;
 #[cfg(feature = "std")]

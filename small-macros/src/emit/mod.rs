@@ -49,6 +49,9 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
         }
     });
     let blocking_consts = blockings.iter().map(|(a, b)| blocking_const(a, b));
+    let n_blockings = blockings.len();
+    let tilings = (0..n_blockings)
+        .map(|i| quote!(::small_core::__rt::Tiling::new(&Self::SPEC, Self::BLOCKING[#i].tc)));
     let mut explain = String::new();
     for (a, b) in &blockings {
         // Writing to a String cannot fail.
@@ -176,6 +179,8 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
             pub const WEIGHTS_LEN: usize = Self::SPEC.weights_len();
             /// The register blocking derived for every arch this layer was generated for.
             pub const BLOCKING: &'static [::small_core::Blocking] = &[#(#blocking_consts),*];
+            /// [`Self::BLOCKING`]'s tiles with the packed lengths they imply.
+            const TILINGS: [::small_core::__rt::Tiling<'static>; #n_blockings] = [#(#tilings),*];
             /// How each blocking was derived.
             pub const EXPLAIN: &'static str = #explain;
 
@@ -187,6 +192,19 @@ pub fn layer(parsed: &Spec, item: &ItemStruct) -> TokenStream {
             /// The arch this layer runs on (chosen at construction).
             pub fn arch(&self) -> ::small_core::Arch {
                 self.arch
+            }
+
+            /// The layer in tiles of its arch's blocking, with the packed
+            /// length they imply, worked out at compile time.
+            fn tiling(&self) -> ::small_core::__rt::Tiling<'static> {
+                let mut i = 0;
+                while i < Self::TILINGS.len() {
+                    if Self::BLOCKING[i].arch as usize == self.arch as usize {
+                        return Self::TILINGS[i];
+                    }
+                    i += 1;
+                }
+                Self::TILINGS[0]
             }
 
             /// The blocking this layer runs with.
@@ -569,9 +587,8 @@ fn forward(spec: &LayerSpec) -> TokenStream {
                 skip: &::small_core::Blocked<S, #elem>,
                 y: &mut ::small_core::Blocked<Y, #elem>,
             ) -> Result<(), ::small_core::Error> {
-                let tc = self.blocking().tc;
                 let w = #packed;
-                self.dispatch(::small_core::__rt::Problem::with_residual(&Self::SPEC, tc, x, Some(skip), y, w)?)
+                self.dispatch(::small_core::__rt::Problem::with_residual(self.tiling(), x, Some(skip), y, w)?)
             }
 
             /// As [`Self::forward_add`] with the residual already in `y`,
@@ -582,9 +599,8 @@ fn forward(spec: &LayerSpec) -> TokenStream {
                 x: &::small_core::Blocked<X, #elem>,
                 y: &mut ::small_core::Blocked<Y, #elem>,
             ) -> Result<(), ::small_core::Error> {
-                let tc = self.blocking().tc;
                 let w = #packed;
-                self.dispatch(::small_core::__rt::Problem::with_residual_in_place(&Self::SPEC, tc, x, y, w)?)
+                self.dispatch(::small_core::__rt::Problem::with_residual_in_place(self.tiling(), x, y, w)?)
             }
         }
     } else {
@@ -596,9 +612,8 @@ fn forward(spec: &LayerSpec) -> TokenStream {
                 x: &::small_core::Blocked<X, #elem>,
                 y: &mut ::small_core::Blocked<Y, #elem>,
             ) -> Result<(), ::small_core::Error> {
-                let tc = self.blocking().tc;
                 let w = #packed;
-                self.dispatch(::small_core::__rt::Problem::new(&Self::SPEC, tc, x, y, w)?)
+                self.dispatch(::small_core::__rt::Problem::new(self.tiling(), x, y, w)?)
             }
 
             /// As [`Self::forward`] with both tensors in `buf`: the input
@@ -619,9 +634,8 @@ fn forward(spec: &LayerSpec) -> TokenStream {
                 x: (usize, ::small_core::Dims),
                 y: (usize, ::small_core::Dims),
             ) -> Result<(), ::small_core::Error> {
-                let b = self.blocking();
                 let w = #packed;
-                let p = ::small_core::__rt::Problem::in_buffer(&Self::SPEC, b.tc, b.o_wb, buf, x, y, w)?;
+                let p = ::small_core::__rt::Problem::in_buffer(self.tiling(), self.blocking().o_wb, buf, x, y, w)?;
                 if p.overlaps() {
                     self.dispatch_in_buffer(p)
                 } else {
