@@ -50,7 +50,8 @@ pub(crate) const BELOW_HALF: f64 = f64::from_bits(0.5f64.to_bits() - 1);
 /// # Safety
 ///
 /// As [`Simd`]: the CPU supports the arch, and every pointer is valid for
-/// what the function reads or writes (`group`: `DOT` bytes; `weights`:
+/// what the function reads or writes (`group`, `group_offset`: `DOT`
+/// bytes; `offset_pixels`, `offset_fill`: `n * CB` bytes each; `weights`:
 /// `LANES * DOT` bytes; `widen` and the stores: `LANES` bytes; `rows`:
 /// every row the function reads, `LANES` values each).
 #[allow(clippy::missing_safety_doc)] // one contract for all: see the trait docs
@@ -73,6 +74,37 @@ pub trait Dot: Simd<Elem = i8> {
     unsafe fn dot(acc: Self::V, x: Self::X, w: Self::W) -> Self::V;
     /// `LANES` consecutive bytes, each widened to its lane.
     unsafe fn widen(p: *const i8) -> Self::V;
+
+    /// True if [`Dot::group`] spends a vector ALU operation on every read
+    /// to add [`Dot::X_OFFSET`] (AVX-512: a `vpxord` beside each
+    /// `vpdpbusd`, on the same two ports), which [`Dot::offset_pixels`]
+    /// can do for many pixels at once instead: a broadcast kernel then
+    /// passes each input row's window through it into a buffer and reads
+    /// the buffer with [`Dot::group_offset`]. A `const`, so the other form
+    /// is not compiled in.
+    const OFFSET_AHEAD: bool = false;
+    /// Writes the `n` pixel blocks of [`CB`](small_ir::geometry::CB)
+    /// activations at `src` to `dst` as [`Dot::group_offset`] reads them
+    /// (for AVX-512, `x ^ 0x80`, which is `x + 128` as an unsigned byte;
+    /// by default, unchanged).
+    #[inline(always)]
+    unsafe fn offset_pixels(dst: *mut i8, src: *const i8, n: usize) {
+        // SAFETY: the caller's contract: `src` and `dst` hold `n` blocks.
+        unsafe { core::ptr::copy_nonoverlapping(src, dst, n * small_ir::geometry::CB) }
+    }
+    /// Writes `n` pixel blocks of the activation `x` to `dst` as
+    /// [`Dot::group_offset`] reads them (a padding value).
+    #[inline(always)]
+    unsafe fn offset_fill(dst: *mut i8, x: i8, n: usize) {
+        // SAFETY: the caller's contract: `dst` holds `n` blocks.
+        unsafe { core::ptr::write_bytes(dst, x as u8, n * small_ir::geometry::CB) }
+    }
+    /// [`Dot::group`] of activations [`Dot::offset_pixels`] wrote.
+    #[inline(always)]
+    unsafe fn group_offset(p: *const i8) -> Self::X {
+        // SAFETY: as `group`.
+        unsafe { Self::group(p) }
+    }
 
     /// Where a depthwise kernel (channelwise, with weights) multiplies and
     /// sums, `LANES` lanes: `Self`; the arch's `f32` [`Simd`] where its
@@ -886,6 +918,59 @@ pub(crate) mod check {
                         let want = f(a[1 + l], b[1 + l], c[1 + l]);
                         assert_eq!(got[l], want, "{name}: case {case}, lane {l}");
                     }
+                }
+            }
+        }
+        // SAFETY: as above.
+        unsafe { check_offset::<A>(cases, &mut rng) };
+    }
+
+    /// [`Dot::offset_pixels`] and [`Dot::offset_fill`]: every group
+    /// [`Dot::group_offset`] reads from what they wrote takes the same
+    /// part in a dot product as [`Dot::group`] of the source (1 to 3
+    /// pixel blocks, one byte off alignment).
+    ///
+    /// # Safety
+    ///
+    /// As [`check_dot`].
+    unsafe fn check_offset<A: Dot>(cases: usize, rng: &mut Rng) {
+        use small_ir::geometry::CB;
+        let (n, d) = (A::LANES, A::DOT);
+        let mut src = [0i8; 3 * CB + 1];
+        let mut dst = [0i8; 3 * CB + 1];
+        let mut w = [0i8; MAX_LANES * 4];
+        let zeros = [0i32; MAX_LANES];
+        for case in 0..cases {
+            let blocks = 1 + case % 3;
+            for v in src.iter_mut().chain(w.iter_mut()) {
+                *v = rng.i8();
+            }
+            let fill = rng.i8();
+            let fills = [fill; 4];
+            // SAFETY: the caller guarantees the arch; `src` and `dst` hold
+            // `blocks` pixel blocks after their first byte, `w` LANES x
+            // DOT bytes, `fills` DOT bytes, `zeros` LANES i32s.
+            unsafe {
+                let dot = |x: A::X| {
+                    lanes::<A>(A::dot(A::load(zeros.as_ptr()), x, A::weights(w.as_ptr())))
+                };
+                let (s, t) = (src.as_ptr().add(1), dst.as_mut_ptr().add(1));
+                A::offset_pixels(t, s, blocks);
+                for g in (0..blocks * CB).step_by(d) {
+                    let (got, want) = (dot(A::group_offset(t.add(g))), dot(A::group(s.add(g))));
+                    assert_eq!(got[..n], want[..n], "offset_pixels: case {case}, byte {g}");
+                }
+                A::offset_fill(t, fill, blocks);
+                for g in (0..blocks * CB).step_by(d) {
+                    let (got, want) = (
+                        dot(A::group_offset(t.add(g))),
+                        dot(A::group(fills.as_ptr())),
+                    );
+                    assert_eq!(
+                        got[..n],
+                        want[..n],
+                        "offset_fill {fill}: case {case}, byte {g}"
+                    );
                 }
             }
         }

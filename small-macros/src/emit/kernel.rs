@@ -94,6 +94,16 @@ impl Shape {
             quote!(A::broadcast(#p))
         }
     }
+    /// The input operand of a broadcast step at `p` in a window row that
+    /// went through [`offset_ahead`] (`group_offset`, or `group` where the
+    /// arch offsets no row ahead).
+    fn broadcast_row(&self, p: TokenStream) -> TokenStream {
+        if offsets_ahead(self) {
+            quote!(if A::OFFSET_AHEAD { A::group_offset(#p) } else { A::group(#p) })
+        } else {
+            self.broadcast(p)
+        }
+    }
     /// The weight vector of a broadcast step at `p`.
     fn weights(&self, p: TokenStream) -> TokenStream {
         if self.groups() {
@@ -534,7 +544,7 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
 fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
     let tc = s.tc();
     let block = |lanes: usize| {
-        let mut steps = Vec::new();
+        let (mut steps, mut plain) = (Vec::new(), Vec::new());
         for ii in s.steps(lanes) {
             for y in 0..s.spec.fw {
                 for v in 0..s.nv {
@@ -543,6 +553,7 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
                         s.weights(at(&format_ident!("wr"), w_at(s, y, ii, v))),
                     );
                     steps.push(quote!(let #w = #p;));
+                    plain.push(quote!(let #w = #p;));
                 }
             }
             for col in 0..s.span() {
@@ -550,7 +561,7 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
                 if taps.is_empty() {
                     continue;
                 }
-                let i = s.broadcast(s.in_stride().at(&format_ident!("row"), col, ii));
+                let i = s.broadcast_row(s.in_stride().at(&format_ident!("row"), col, ii));
                 let fmas = taps.iter().flat_map(|&(ll, y)| {
                     (0..s.nv).map(move |v| {
                         let (c, w) = (acc(ll, v), format_ident!("w{}_{}", y, v));
@@ -558,6 +569,7 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
                     })
                 });
                 let step = quote! { let i = #i; #(#fmas)* };
+                plain.push(step.clone());
                 steps.push(if guarded {
                     guard(col, None, step)
                 } else {
@@ -566,15 +578,94 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
             }
         }
         let wrow = lit(geometry::row_len(&s.spec, tc));
+        let offset = offset_ahead(s, guarded);
+        // An edge tile whose buffer holds the padding value outside the
+        // input runs the interior tile's steps, unguarded.
+        let steps = if guarded && pads_ahead(s) {
+            quote!(if A::OFFSET_AHEAD { #(#plain)* } else { #(#steps)* })
+        } else {
+            quote!(#(#steps)*)
+        };
         quote! {
             for x in t.x0..t.x1 {
                 let row = blk.wrapping_add(x * t.in_row);
+                #offset
                 let wr = wb.wrapping_add(x * #wrow);
-                #(#steps)*
+                #steps
             }
         }
     };
-    reduce_blocks(s, block)
+    let blocks = reduce_blocks(s, block);
+    match offset_buffer(s, guarded) {
+        Some(buffer) => quote! { #buffer #blocks },
+        None => blocks,
+    }
+}
+
+/// True if a broadcast kernel reads its input through [`offset_ahead`]'s
+/// buffer where the arch says so: `i8` dot-product groups from whole
+/// pixel blocks (an input of at least `CB` channels).
+fn offsets_ahead(s: &Shape) -> bool {
+    s.groups() && matches!(s.in_stride(), Stride::Block)
+}
+
+/// True if an edge tile of the layer fills [`offset_ahead`]'s buffer
+/// with the padding value where the window leaves the input, and so runs
+/// the interior tile's steps: a broadcast `i8` layer with weights, whose
+/// padding is the input zero point (TFLite's), the value the packer's
+/// bias compensation assumes at every tap.
+fn pads_ahead(s: &Shape) -> bool {
+    s.columns && offsets_ahead(s) && s.spec.reduction == Reduction::Fma
+}
+
+/// The buffer of [`offset_ahead`], one window row of pixel blocks; in an
+/// edge tile (see [`pads_ahead`]) filled with the padding value, which the
+/// columns inside the input then overwrite row by row.
+fn offset_buffer(s: &Shape, guarded: bool) -> Option<TokenStream> {
+    if !offsets_ahead(s) {
+        return None;
+    }
+    let (span, len) = (lit(s.span()), lit(s.span() * CB));
+    let pad = if guarded && pads_ahead(s) {
+        let r = lit(neg_zero_point_row(&s.spec));
+        quote! {
+            if A::OFFSET_AHEAD {
+                let zp = t.bias.wrapping_add(#r).read().wrapping_neg() as i8;
+                A::offset_fill(ahead.as_mut_ptr(), zp, #span);
+            }
+        }
+    } else {
+        quote!()
+    };
+    Some(quote! {
+        let mut ahead = [0i8; #len];
+        #pad
+    })
+}
+
+/// Where the arch's `Dot::OFFSET_AHEAD` says its `group` spends an ALU
+/// operation per read on the activation offset: the window row's pixels
+/// (those inside the input, `lo..hi`, in an edge tile) offset once each
+/// into `ahead`, which `row` then points at (read with `group_offset`).
+fn offset_ahead(s: &Shape, guarded: bool) -> TokenStream {
+    if !offsets_ahead(s) {
+        return quote!();
+    }
+    let span = lit(s.span());
+    let (first, n) = if guarded {
+        (quote!(t.lo), quote!(t.hi.min(#span).saturating_sub(t.lo)))
+    } else {
+        (quote!(0), quote!(#span))
+    };
+    quote! {
+        let row = if A::OFFSET_AHEAD {
+            let at = #first * CB;
+            A::offset_pixels(ahead.as_mut_ptr().wrapping_add(at), row.wrapping_add(at), #n);
+            ahead.as_ptr()
+        } else {
+            row
+        };
+    }
 }
 
 /// The `(output column, filter column)` pairs that read window column `col`.
@@ -874,7 +965,15 @@ fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
     let columns = if mode == Mode::Narrow { 1 } else { s.o_wb };
     // Only broadcast kernels skip taps whose products the bias took out.
     let correction = if s.spec.reduction == Reduction::Fma && !s.channelwise {
-        border_correction(s, mode, columns)
+        let correction = border_correction(s, mode, columns);
+        if mode == Mode::Edge && pads_ahead(s) {
+            // The window columns outside the input read the padding
+            // value: only the rows outside `x0..x1` were skipped.
+            let rows = border_correction(s, Mode::Full, columns);
+            quote!(if A::OFFSET_AHEAD { #rows } else { #correction })
+        } else {
+            correction
+        }
     } else {
         quote!()
     };
