@@ -97,21 +97,16 @@ impl Conv3x3 {
     /// The layer in tiles of its arch's blocking, with the packed
     /// length they imply, worked out at compile time.
     fn tiling(&self) -> ::small_core::__rt::Tiling<'static> {
-        let mut i = 0;
-        while i < Self::TILINGS.len() {
-            if Self::BLOCKING[i].arch as usize == self.arch as usize {
-                return Self::TILINGS[i];
-            }
-            i += 1;
-        }
-        Self::TILINGS[0]
+        Self::TILINGS[self.blocking_index()]
+    }
+    /// Where [`Self::BLOCKING`] holds this layer's arch (the first
+    /// entry if it holds none).
+    fn blocking_index(&self) -> usize {
+        Self::BLOCKING.iter().position(|b| b.arch == self.arch).unwrap_or(0)
     }
     /// The blocking this layer runs with.
     pub fn blocking(&self) -> &'static ::small_core::Blocking {
-        match Self::BLOCKING.iter().find(|b| b.arch == self.arch) {
-            Some(b) => b,
-            None => &Self::BLOCKING[0],
-        }
+        &Self::BLOCKING[self.blocking_index()]
     }
     /// Length of the packed weight buffer for `arch` in words (0
     /// without weights), for sizing static storage.

@@ -544,7 +544,8 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
 fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
     let tc = s.tc();
     let block = |lanes: usize| {
-        let (mut steps, mut plain) = (Vec::new(), Vec::new());
+        // Each step with the window column it reads (`None`: weights).
+        let mut steps = Vec::new();
         for ii in s.steps(lanes) {
             for y in 0..s.spec.fw {
                 for v in 0..s.nv {
@@ -552,8 +553,7 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
                         format_ident!("w{}_{}", y, v),
                         s.weights(at(&format_ident!("wr"), w_at(s, y, ii, v))),
                     );
-                    steps.push(quote!(let #w = #p;));
-                    plain.push(quote!(let #w = #p;));
+                    steps.push((None, quote!(let #w = #p;)));
                 }
             }
             for col in 0..s.span() {
@@ -568,23 +568,25 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
                         s.mac(&c, quote!(i), quote!(#w))
                     })
                 });
-                let step = quote! { let i = #i; #(#fmas)* };
-                plain.push(step.clone());
-                steps.push(if guarded {
-                    guard(col, None, step)
-                } else {
-                    step
-                });
+                steps.push((Some(col), quote! { let i = #i; #(#fmas)* }));
             }
         }
+        let render = |guarded: bool| {
+            let steps = steps.iter().map(|(col, step)| match col {
+                Some(col) if guarded => guard(*col, None, step.clone()),
+                _ => step.clone(),
+            });
+            quote!(#(#steps)*)
+        };
         let wrow = lit(geometry::row_len(&s.spec, tc));
         let offset = offset_ahead(s, guarded);
         // An edge tile whose buffer holds the padding value outside the
         // input runs the interior tile's steps, unguarded.
         let steps = if guarded && pads_ahead(s) {
-            quote!(if A::OFFSET_AHEAD { #(#plain)* } else { #(#steps)* })
+            let (plain, checked) = (render(false), render(true));
+            quote!(if A::OFFSET_AHEAD { #plain } else { #checked })
         } else {
-            quote!(#(#steps)*)
+            render(guarded)
         };
         quote! {
             for x in t.x0..t.x1 {
