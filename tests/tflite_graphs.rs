@@ -13,7 +13,7 @@
 use small_codegen::{Head, Program};
 use small_core::Dtype;
 use small_core::load::tflite::{Model as File, OpKind, wiring};
-use small_core::model::{LayerInfo, reference_run, reference_run_i8};
+use small_core::model::{reference_run, reference_run_i8};
 use small_core::reference::int8;
 use small_examples::check::{self, Propagation, first_mismatch, head_bound};
 use small_examples::models::Head as Checked;
@@ -184,6 +184,7 @@ fn every_op_has_every_operator() {
 #[cfg(target_arch = "x86_64")]
 mod from_the_macro {
     use super::*;
+    use small_core::model::LayerInfo;
 
     small_core::tflite_model!(EveryOp = "data/tflite/every_op.tflite");
     small_core::tflite_model!(EveryOpInt8 = "data/tflite/every_op_int8.tflite");
