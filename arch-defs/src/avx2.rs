@@ -22,11 +22,28 @@ pub const MACHINE: Machine = Machine {
     broadcast_from_memory: false,
     int8_dot: 2,
     int8_x_offset: 0,
-    // i8 lives in the same vector registers, one per operand; the f32
-    // latency stands in for the dot product's (the blocking is measured).
-    int8_regs: 16,
+    // i8 lives in the same vector registers, one per operand, less one:
+    // `vpmaddwd` does not accumulate, so each dot product's pair sums take
+    // a register until their `vpaddd`. With all 16 counted, every 3x3
+    // tile spilled accumulators to the stack (ResNet-8 int8, `perf
+    // annotate`: a third of the samples of its 3x3 kernels on stack
+    // operands).
+    int8_regs: 15,
     int8_operand_regs: 1,
-    int8_latency: 4,
+    // The accumulator's chain is the `vpaddd` (1 cycle; the `vpmaddwd`
+    // before it does not wait for the accumulator), so fewer accumulators
+    // than the FMA's 12 keep the pipes busy: with 2, a 3x3 tile is 4
+    // columns x 16 channels, column-streamed (8 accumulators, each
+    // broadcast input feeding 6 dot products), against 12 x 8 (1 vector:
+    // each input widened for one channel vector). AMD EPYC Zen 1 (avx2,
+    // 2026-11-30), minimum µs of one layer, interleaved builds: conv 3x3
+    // 16x16x32 186-208 -> 136-147, 8x8x64 170-188 -> 119-139, 32x32x16
+    // 149-167 -> 143-157 (two runs each);
+    // ResNet-8 int8 1075 -> 960 µs, AD int8 29.7 -> 26.1, VWW 0.25 the
+    // same. 1 (3 x 16, 6 accumulators) ran slower than 2: 32x32x16 162.
+    int8_latency: 2,
+    // `Dot::Mac` is the `f32` FMA.
+    int8_mac_latency: 4,
     int8_load_cost: 1,
     excludes_reference: false,
 };

@@ -70,6 +70,7 @@ pub const MACHINE: Machine = Machine {
     int8_operand_regs: 2,
     // SMLAD: 1 cycle, its result forwarded to the next (TRM table 3-2).
     int8_latency: 1,
+    int8_mac_latency: 1,
     int8_load_cost: 2,
     excludes_reference: true,
 };

@@ -28,6 +28,7 @@ pub const MACHINE: Machine = Machine {
     int8_regs: 32,
     int8_operand_regs: 1,
     int8_latency: 4,
+    int8_mac_latency: 4,
     int8_load_cost: 1,
     // NEON is the AArch64 baseline, so the portable kernels could never
     // be picked there: leaving them out halves an aarch64 program's code.

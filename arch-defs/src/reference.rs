@@ -29,6 +29,7 @@ pub const MACHINE: Machine = Machine {
     int8_regs: 32,
     int8_operand_regs: 1,
     int8_latency: 4,
+    int8_mac_latency: 4,
     int8_load_cost: 1,
     excludes_reference: false,
 };

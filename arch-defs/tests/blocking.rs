@@ -282,3 +282,24 @@ fn only_cortex_m4_f32_depthwise_multiplies_unfused() {
         }
     }
 }
+
+/// AVX2's `i8` broadcast kernels see 15 registers and the dot product's
+/// 2-cycle latency (`vpmaddwd` does not accumulate: its product takes a
+/// register, and the accumulator's chain is one `vpaddd`): a 3x3
+/// convolution is column-streamed 4 x 16, 15 registers, where its `f32`
+/// twin is 12 x 8 with all 16. An `i8` depthwise layer sums in `Dot::Mac`,
+/// the `f32` FMA, and keeps the FMA's latency: the same tile as `f32`.
+#[test]
+fn avx2_int8_counts_the_product_register_and_the_add_chain() {
+    let avx2 = &arch_defs::avx2::MACHINE;
+    let i8 = |s: LayerSpec| LayerSpec {
+        dtype: small_ir::Dtype::I8,
+        ..s
+    };
+    let conv = spec(3, 3, 16, 16, 1, 1, Reduction::Fma);
+    let dw = spec(3, 3, 1, 1, 64, 1, Reduction::Fma);
+    assert_eq!(tile(avx2, &conv), (12, 8));
+    let b = derive(avx2, &i8(conv));
+    assert_eq!((b.o_wb, b.tc, b.columns, b.registers), (4, 16, true, 15));
+    assert_eq!(tile(avx2, &i8(dw)), tile(avx2, &dw));
+}

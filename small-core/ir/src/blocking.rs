@@ -171,7 +171,10 @@ pub fn for_dtype(m: &Machine, spec: &LayerSpec) -> Machine {
             Machine {
                 broadcast_from_memory: false,
                 vector_regs: m.int8_regs,
-                fma_latency: m.int8_latency,
+                fma_latency: match spec.kind() {
+                    KernelKind::Broadcast => m.int8_latency,
+                    KernelKind::Channelwise => m.int8_mac_latency,
+                },
                 int8_operand_regs: if lane_steps { 1 } else { m.int8_operand_regs },
                 int8_load_cost: if lane_steps { 1 } else { m.int8_load_cost },
                 ..*m

@@ -65,8 +65,12 @@ pub struct Machine {
     /// (Cortex-M4's `SXTB16`).
     pub int8_operand_regs: usize,
     /// Cycles before a `Dot::dot`'s result can feed the next one into the
-    /// same accumulator.
+    /// same accumulator: the latency an `i8` broadcast kernel hides.
     pub int8_latency: usize,
+    /// The same for a multiply-add of `Dot::Mac` (where an `i8` depthwise
+    /// layer sums: AVX2's `f32` FMA, the Cortex-M4's `MLA`): the latency an
+    /// `i8` channelwise kernel hides.
+    pub int8_mac_latency: usize,
     /// Issue slots of fetching one `i8` operand (`Dot::group`,
     /// `Dot::weights`) per slot of one `Dot::dot`, on an issue-bound core:
     /// 1 where both are one instruction; Cortex-M4 2 (`LDR` and two
