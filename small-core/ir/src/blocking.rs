@@ -73,8 +73,9 @@ pub struct Blocking<A = &'static str> {
     pub registers: usize,
     /// Operations per load.
     pub ops_per_load: f64,
-    /// Fraction of the FMA rate the load ports (and issue width) can feed:
-    /// the objective.
+    /// Fraction of the FMA rate the load ports (and issue width) can feed,
+    /// times the fraction of the tile's lanes that hold output channels
+    /// ([`useful_lanes`]): the objective.
     pub rate: f64,
     /// The kernel multiply-adds with one fused `Simd::fma` (see
     /// [`unfuses`]); false: a multiply, then an add.
@@ -253,7 +254,7 @@ fn each(m: &Machine, spec: &LayerSpec, f: &mut impl FnMut(Candidate)) {
                     columns,
                     regs: o_wb * nv + other,
                     score,
-                    rate: rate(m, spec, score),
+                    rate: rate(m, spec, score) * useful_lanes(spec, tc),
                 });
             }
         }
@@ -351,6 +352,17 @@ fn rate(m: &Machine, spec: &LayerSpec, score: f64) -> f64 {
     };
     let by_issue = m.issue_per_cycle as f64 * score / (score + load_cost);
     f64::min(f64::min(by_loads, by_issue) / fmas, 1.0)
+}
+
+/// Fraction of the lanes of tiles `tc` channels wide that hold output
+/// channels: the layer's channels over their count rounded up to whole
+/// tiles. A tile wider than the layer computes padding lanes at the same
+/// cost: VWW 0.25's 3 -> 8 stem in 16-channel tiles (the 12 x 8 tile of
+/// 8 channels had fewer operations per load) did half its work on
+/// padding.
+pub fn useful_lanes(spec: &LayerSpec, tc: usize) -> f64 {
+    let out = spec.out_channels();
+    out as f64 / out.next_multiple_of(tc) as f64
 }
 
 /// How an arch's `i8` dot product reduces, for [`explain`].
@@ -487,25 +499,39 @@ pub fn explain(
         let Some(best) = pick(m, spec, |x| x.nv == c.nv && x.columns == c.columns) else {
             return;
         };
-        result = writeln!(
-            out,
-            "    candidate nv={nv} (TC={tc}){form}: O_wb={o}, {acc} acc, {regs}/{r} regs, {s:.2} ops/load, \
-             {pct:.0}% of the FMA rate{lat}",
-            nv = best.nv,
-            form = if best.columns { " column-streamed" } else { "" },
-            tc = best.nv * m.lanes,
-            o = best.o_wb,
-            acc = best.accumulators(),
-            regs = best.regs,
-            r = m.vector_regs,
-            s = best.score,
-            pct = 100.0 * best.rate,
-            lat = if best.accumulators() >= hide {
-                ""
-            } else {
-                ", too few accumulators to hide the latency"
-            }
-        );
+        result = write_candidate(out, m, spec, &best, hide);
     });
     result
+}
+
+/// One `candidate` line of [`explain`].
+fn write_candidate(
+    out: &mut impl fmt::Write,
+    m: &Machine,
+    spec: &LayerSpec,
+    c: &Candidate,
+    hide: usize,
+) -> fmt::Result {
+    let tc = c.nv * m.lanes;
+    write!(
+        out,
+        "    candidate nv={nv} (TC={tc}){form}: O_wb={o}, {acc} acc, {regs}/{r} regs, {s:.2} ops/load, \
+         {pct:.0}% of the FMA rate",
+        nv = c.nv,
+        form = if c.columns { " column-streamed" } else { "" },
+        o = c.o_wb,
+        acc = c.accumulators(),
+        regs = c.regs,
+        r = m.vector_regs,
+        s = c.score,
+        pct = 100.0 * c.rate,
+    )?;
+    let useful = useful_lanes(spec, tc);
+    if useful < 1.0 {
+        write!(out, " ({:.0}% of its lanes output channels)", 100.0 * useful)?;
+    }
+    if c.accumulators() < hide {
+        write!(out, ", too few accumulators to hide the latency")?;
+    }
+    writeln!(out)
 }
