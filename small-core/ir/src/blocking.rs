@@ -528,7 +528,11 @@ fn write_candidate(
     )?;
     let useful = useful_lanes(spec, tc);
     if useful < 1.0 {
-        write!(out, " ({:.0}% of its lanes output channels)", 100.0 * useful)?;
+        write!(
+            out,
+            " ({:.0}% of its lanes output channels)",
+            100.0 * useful
+        )?;
     }
     if c.accumulators() < hide {
         write!(out, ", too few accumulators to hide the latency")?;
