@@ -36,11 +36,10 @@ pub const MACHINE: Machine = Machine {
     // columns x 16 channels, column-streamed (8 accumulators, each
     // broadcast input feeding 6 dot products), against 12 x 8 (1 vector:
     // each input widened for one channel vector). AMD EPYC Zen 1 (avx2,
-    // 2026-11-30), minimum µs of one layer, interleaved builds: conv 3x3
-    // 16x16x32 186-208 -> 136-147, 8x8x64 170-188 -> 119-139, 32x32x16
-    // 149-167 -> 143-157 (two runs each);
-    // ResNet-8 int8 1075 -> 960 µs, AD int8 29.7 -> 26.1, VWW 0.25 the
-    // same. 1 (3 x 16, 6 accumulators) ran slower than 2: 32x32x16 162.
+    // 2026-11-30), loops of `forward` alternating the two builds, median
+    // of 3, one thread: ResNet-8 int8 1068 -> 911 µs, AD int8 29.6 ->
+    // 26.3, VWW 0.25 866 -> 854, DS-CNN the same. 1 (3 x 16, 6
+    // accumulators) ran one 3x3 layer (32x32x16) slower than 2.
     int8_latency: 2,
     // `Dot::Mac` is the `f32` FMA.
     int8_mac_latency: 4,
