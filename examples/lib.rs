@@ -11,6 +11,8 @@
 #![cfg_attr(not(feature = "std"), no_std)]
 
 #[cfg(feature = "std")]
+pub mod calibrate;
+#[cfg(feature = "std")]
 pub mod check;
 #[cfg(feature = "std")]
 pub mod firmware;

@@ -49,13 +49,17 @@ struct Options {
     /// The thread count of the "default" runs.
     threads: usize,
     /// This machine's numbers for the per-layer cost model (with
-    /// `--per-layer`).
+    /// `--per-layer`): its measured peak and bandwidths with the stock
+    /// calibration (what `--fit` refits), and calibrated on the probe
+    /// layers (what the tables predict with).
+    base_rates: Option<small_core::ir::cost::Rates>,
+    /// See [`Options::base_rates`].
     rates: Option<small_core::ir::cost::Rates>,
 }
 
 /// What the command line asks for: options, or `--help`.
 enum Command {
-    Run(Options),
+    Run(Box<Options>),
     Help,
 }
 
@@ -68,6 +72,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
         models: std::env::var_os("SMALL_MODELS").map(PathBuf::from),
         per_layer: false,
         fit: false,
+        base_rates: None,
         rates: None,
         latency: None,
         threads: small_core::threads::default_threads(),
@@ -109,7 +114,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
     } else if load.is_some() {
         return Err("--load applies to --latency runs: add --latency".into());
     }
-    Ok(Command::Run(o))
+    Ok(Command::Run(Box::new(o)))
 }
 
 /// One row of the table.
@@ -878,7 +883,7 @@ fn print_latency(rows: &[Row]) {
 
 fn run() -> Result<bool, String> {
     let mut o = match options()? {
-        Command::Run(o) => o,
+        Command::Run(o) => *o,
         Command::Help => {
             println!("{USAGE}");
             return Ok(true);
@@ -904,7 +909,13 @@ fn run() -> Result<bool, String> {
     let peak = small_examples::peak::fma_peak(arch, 0.3).unwrap_or(f64::NAN);
     if o.per_layer {
         eprintln!("measuring L1, L2 and memory read bandwidth for the cost model ...");
-        o.rates = small_examples::peak::rates(arch, peak * 1e9, 0.1);
+        o.base_rates = small_examples::peak::rates(arch, peak * 1e9, 0.1);
+        if let Some(base) = &o.base_rates {
+            eprintln!("timing the cost model's probe layers ...");
+            let c = small_examples::calibrate::calibrated(arch, base);
+            println!("{c}");
+            o.rates = Some(c.rates);
+        }
     }
     let threads = small_core::threads::threads();
     println!(
@@ -978,7 +989,7 @@ fn run() -> Result<bool, String> {
             );
         }
     }
-    if let (true, Some(r)) = (o.fit, &o.rates) {
+    if let (true, Some(r)) = (o.fit, &o.base_rates) {
         print_fit(&rows, r);
     }
     if o.latency.is_some() {

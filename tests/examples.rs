@@ -51,8 +51,10 @@ mod check {
 }
 
 mod peak {
-    use small_core::Arch;
-    use small_examples::peak::{fma_chains, fma_peak};
+    use small_core::ir::cost::{Rates, Tile};
+    use small_core::{Arch, LayerSpec};
+    use small_examples::peak::{CALL_CYCLES, EFFICIENCY, Fit, Measured, TILE_CYCLES};
+    use small_examples::peak::{calibrate, fit, fma_chains, fma_peak};
 
     #[test]
     fn fma_peak_on_simd_arches_only() {
@@ -77,5 +79,117 @@ mod peak {
             assert!(peak.is_none_or(|p| p > 0.0), "{}", arch.name());
         }
         assert_eq!(fma_chains(Arch::Reference), None);
+    }
+
+    /// Layers timed by the model itself with a known calibration (call
+    /// 300 cycles, tile 6, efficiency 0.7 at 3 GHz), and the machine
+    /// numbers the fit starts from.
+    fn made_by_the_model() -> (Vec<Measured>, Rates) {
+        let hz = 3e9;
+        let base = Rates {
+            flops: 64.0 * hz,
+            l1: 100e9,
+            l2: 50e9,
+            memory: 10e9,
+            l1_bytes: 48 << 10,
+            l2_bytes: 2 << 20,
+            call: CALL_CYCLES / hz,
+            tile: TILE_CYCLES.map(|c| c / hz),
+            efficiency: EFFICIENCY,
+        };
+        let truth = Fit {
+            call_cycles: 300.0,
+            tile_cycles: 6.0,
+            efficiency: 0.7,
+            error: 0.0,
+        }
+        .rates(&base);
+        let tile = |o_wb, tc| Tile {
+            o_wb,
+            tc,
+            rate: 1.0,
+            accumulators: o_wb * tc / 16,
+            int8_dot: 4,
+        };
+        // Call-, tile- and FMA-dominated layers, so each number matters.
+        let layers = [
+            (LayerSpec::new(1, 1, 16, 16, 1), tile(4, 16), (1, 4)),
+            (LayerSpec::new(1, 1, 16, 16, 1), tile(1, 16), (8, 64)),
+            (LayerSpec::new(1, 1, 256, 256, 1), tile(4, 64), (6, 6)),
+            (LayerSpec::new(3, 3, 32, 32, 1), tile(8, 32), (16, 16)),
+            (LayerSpec::new(1, 1, 64, 64, 1), tile(4, 64), (25, 5)),
+        ]
+        .into_iter()
+        .map(|(spec, tile, hw)| {
+            let mut m = Measured {
+                spec,
+                tile,
+                input: hw,
+                output: hw,
+                seconds: 0.0,
+            };
+            m.seconds = m.predicted(&truth);
+            m
+        })
+        .collect();
+        (layers, base)
+    }
+
+    /// The fit finds the calibration that made the times again, with no
+    /// error left.
+    #[test]
+    fn the_fit_recovers_the_calibration_that_made_the_times() {
+        let (layers, base) = made_by_the_model();
+        let f = fit(&layers, &base).expect("layers given");
+        assert_eq!((f.call_cycles, f.tile_cycles), (300.0, 6.0), "{f:?}");
+        assert!((f.efficiency - 0.7).abs() < 1e-9, "{f:?}");
+        assert!(f.error < 1e-9, "{f:?}");
+        assert_eq!(fit(&[], &base), None);
+    }
+
+    /// The probes' fit too, with the call's cycles given or not; given
+    /// wrong, the error shows it.
+    #[test]
+    fn the_probe_fit_recovers_it_with_the_call_given_or_not() {
+        let (layers, base) = made_by_the_model();
+        for call in [None, Some(300.0)] {
+            let f = calibrate(&layers, &base, call).expect("layers given");
+            assert_eq!((f.call_cycles, f.tile_cycles), (300.0, 6.0), "{f:?}");
+            assert!((f.efficiency - 0.7).abs() < 1e-9, "{f:?}");
+            assert!(f.error < 1e-9, "{f:?}");
+        }
+        let wrong = calibrate(&layers, &base, Some(1000.0)).expect("layers given");
+        assert_eq!(wrong.call_cycles, 1000.0);
+        assert!(wrong.error > 0.01, "{wrong:?}");
+        assert_eq!(calibrate(&[], &base, None), None);
+    }
+
+    /// On the running machine's best arch with an FMA peak, both element
+    /// types' probes run and calibrate the model (their times are the
+    /// machine's; only that a calibration comes out is checked).
+    #[test]
+    fn the_probes_calibrate_both_types() {
+        let Some(arch) = small_core::arch::available().find(|a| fma_chains(*a).is_some()) else {
+            return;
+        };
+        let peak = fma_peak(arch, 0.01).expect("an FMA arch");
+        let base = small_examples::peak::rates(arch, peak * 1e9, 0.001).expect("bandwidths");
+        let c = small_examples::calibrate::calibrated(arch, &base);
+        assert_eq!(c.errors, [None, None], "{c}");
+        for (d, fit) in c.fits.iter().enumerate() {
+            let fit = fit.expect("probes ran");
+            assert!(fit.error.is_finite(), "{c}");
+            assert!(
+                c.rates.efficiency[d] > 0.0 && c.rates.efficiency[d] <= 1.0,
+                "{c}"
+            );
+            assert!(c.rates.tile[d] >= 0.0, "{c}");
+        }
+        assert!(c.rates.call > 0.0, "{c}");
+        assert!(
+            c.to_string()
+                .starts_with("cost model calibrated on 6 probe layers per type: f32: call "),
+            "{c}"
+        );
     }
 }

@@ -134,8 +134,9 @@ pub struct Estimate {
 ///                 tile: [0.0; 2], efficiency: [1.0, 1.0] };
 /// let e = estimate(&spec, &tile, (25, 5), (25, 5), &r);
 /// assert_eq!(e.bound, Bound::Fma);
-/// // 25 rows of 6 computed columns x 64 x 64 MACs at 100 G/s, and the call.
-/// assert!((e.seconds - (25.0 * 6.0 * 4096.0 / 100e9 + 0.1e-6)).abs() < 1e-9);
+/// // The 125 pixels run as one row: 126 computed columns x 64 x 64 MACs
+/// // at 100 G/s, and the call.
+/// assert!((e.seconds - (126.0 * 4096.0 / 100e9 + 0.1e-6)).abs() < 1e-9);
 /// ```
 pub fn estimate(
     spec: &LayerSpec,
@@ -144,11 +145,22 @@ pub fn estimate(
     output: (usize, usize),
     r: &Rates,
 ) -> Estimate {
+    let pixels = output.0 * output.1;
+    // A 1x1 stride-1 layer runs its pixels as one row (the loop nest
+    // flattens it, a channel block's plane being contiguous), so only the
+    // plane's last tile is partial.
+    let output = if spec.pointwise() {
+        (1, pixels)
+    } else {
+        output
+    };
     let (oh, ow) = (output.0 as f64, output.1 as f64);
-    // Whole tiles along a row (the last one moved left, recomputing
-    // columns); a row narrower than a tile runs its own columns.
+    // Whole tiles along a row: the last one moves left, recomputing
+    // columns, except in a residual layer (a network adds the skip in
+    // place, where a moved tile would add it twice: its last tile runs
+    // its own columns); a row narrower than a tile runs its own columns.
     let o_wb = b.o_wb.max(1);
-    let columns = if output.1 >= o_wb {
+    let columns = if output.1 >= o_wb && !spec.residual {
         output.1.div_ceil(o_wb) * o_wb
     } else {
         output.1
@@ -270,8 +282,9 @@ mod tests {
     #[test]
     fn padding_lanes_and_edge_columns_are_computed() {
         // 8 channels are stored `width(8)` lanes wide (a 16-lane block on
-        // x86-64, 8 lanes on Arm): a tile of that width computes them all;
-        // 5 columns take two 3-wide tiles.
+        // x86-64, 8 lanes on Arm): a tile of that width computes them all.
+        // A 1x1 layer's 2 x 5 pixels run as one row of 10: four 3-wide
+        // tiles, the last moved left (12 columns).
         let spec = LayerSpec::new(1, 1, 8, 8, 1);
         let tc = width(8);
         let tile = Tile {
@@ -282,10 +295,38 @@ mod tests {
             int8_dot: 4,
         };
         let e = estimate(&spec, &tile, (2, 5), (2, 5), &R);
-        assert_eq!(e.computed_macs, 2.0 * 6.0 * tc as f64 * 8.0);
+        assert_eq!(e.computed_macs, 12.0 * tc as f64 * 8.0);
         assert_eq!(e.tiles, 4.0);
         assert_eq!(e.compute, e.computed_macs / (100e9 * 0.5));
         // 1-2 k MACs: the call cost dominates.
         assert_eq!(e.bound, Bound::Call);
+    }
+
+    #[test]
+    fn a_row_of_a_3x3_layer_recomputes_columns_unless_it_adds_a_residual() {
+        // 2 rows of 5 columns in 3-wide tiles: two tiles per row, the
+        // second moved left (6 columns), or, adding a residual in place,
+        // running its own 2 columns.
+        let spec = LayerSpec {
+            padding: crate::Padding::Same,
+            ..LayerSpec::new(3, 3, 16, 16, 1)
+        };
+        let tile = Tile {
+            o_wb: 3,
+            tc: 16,
+            rate: 1.0,
+            accumulators: 3,
+            int8_dot: 4,
+        };
+        let e = estimate(&spec, &tile, (2, 5), (2, 5), &R);
+        assert_eq!(e.computed_macs, 2.0 * 6.0 * 16.0 * 9.0 * 16.0);
+        assert_eq!(e.tiles, 4.0);
+        let res = LayerSpec {
+            residual: true,
+            ..spec
+        };
+        let e = estimate(&res, &tile, (2, 5), (2, 5), &R);
+        assert_eq!(e.computed_macs, 2.0 * 5.0 * 16.0 * 9.0 * 16.0);
+        assert_eq!(e.tiles, 4.0);
     }
 }
