@@ -262,11 +262,6 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
         drop(pool);
         small_core::threads::set_threads(1);
     }
-    println!();
-    println!("{}", Row::header());
-    let mut rows = Vec::new();
-    let mut threaded: Vec<String> = Vec::new();
-    let mut modelled: Vec<(f64, f64)> = Vec::new();
     // The cost model's machine numbers, per arch with a peak, calibrated
     // on its probe layers (none of them a bench case).
     let rates: Vec<_> = peaks
@@ -278,6 +273,11 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
             Some((a, c.rates))
         })
         .collect();
+    println!();
+    println!("{}", Row::header());
+    let mut rows = Vec::new();
+    let mut threaded: Vec<String> = Vec::new();
+    let mut modelled: Vec<(f64, f64)> = Vec::new();
     for def in &defs {
         for &arch in &arches {
             let mut case = cases::build(def, arch)?;
