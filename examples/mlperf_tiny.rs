@@ -27,9 +27,11 @@ use std::time::{Duration, Instant};
 const USAGE: &str = "usage: mlperf_tiny [--models DIR] [--per-layer] [--fit] [--threads N] [--latency] [--load N]
   --models DIR   load the trained .tflite files from DIR (MLPerf Tiny, see ../shared/models/README.md)
                  and check every golden input; also SMALL_MODELS=DIR
-  --per-layer    print the time of every layer of every network
-  --fit          with --per-layer: fit the cost model's calibration to this machine's layer
-                 times (small_examples::peak::fit) and print it, with a hold-out check
+  --per-layer    print the time of every layer of every network, and with one thread the
+                 cost model's prediction beside it (calibrated on probe layers first)
+  --fit          with --per-layer and one thread: fit the cost model's calibration to this
+                 machine's layer times (small_examples::peak::fit) and print it, with a
+                 hold-out check
   --threads N    threads per layer (default: SMALL_THREADS, else every core available)
   --latency      per-call latency percentiles (p50, p99, max over at least 1000 calls) of
                  every network with 1 thread and the default count, on the machine as it
@@ -907,7 +909,13 @@ fn run() -> Result<bool, String> {
     // The bench's probe (small_examples::peak); NaN for the reference,
     // which has no FMA ceiling.
     let peak = small_examples::peak::fma_peak(arch, 0.3).unwrap_or(f64::NAN);
-    if o.per_layer {
+    if o.per_layer && small_core::threads::threads() > 1 {
+        // The model predicts one core's time: beside a split layer's its
+        // error would be the split's speed-up, not the model's.
+        println!(
+            "cost model: left out of the per-layer tables, as it predicts one thread's time (--threads 1 shows it)"
+        );
+    } else if o.per_layer {
         eprintln!("measuring L1, L2 and memory read bandwidth for the cost model ...");
         o.base_rates = small_examples::peak::rates(arch, peak * 1e9, 0.1);
         if let Some(base) = &o.base_rates {
