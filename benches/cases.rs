@@ -284,7 +284,7 @@ macro_rules! layer_case {
             tile: Some((b.o_wb, b.tc)),
             layer: Some((
                 spec,
-                Tile::of(b, arch.params().machine.int8_dot),
+                Tile::of(b, &arch.params().machine, &spec),
                 (s.h, s.w),
                 (out.h, out.w),
             )),

@@ -72,7 +72,7 @@ macro_rules! probe {
         let w = values($layer::WEIGHTS_LEN, $elem);
         let l = $layer::with_arch($arch, Filter::$filter(&w), None $(, $q)?)?;
         let spec = $layer::SPEC;
-        let tile = Tile::of(l.blocking(), $arch.params().machine.int8_dot);
+        let tile = Tile::of(l.blocking(), &$arch.params().machine, &spec);
         for (h, w) in $sizes {
             let dims = Dims {
                 c: spec.in_channels(),

@@ -543,7 +543,7 @@ fn print_layers<N: Model>(
         "bound"
     );
     let blockings: Vec<_> = net.blockings().collect();
-    let int8_dot = net.arch().params().machine.int8_dot;
+    let machine = &net.arch().params().machine;
     let in_net = in_sequence(net, arena, input)?;
     let mut pairs = Vec::new();
     for (i, l) in N::LAYERS.iter().enumerate() {
@@ -582,7 +582,7 @@ fn print_layers<N: Model>(
         let x = N::DIMS[l.step.x];
         let model = match (rates, &l.spec, blockings[i]) {
             (Some(r), Some(spec), Some(b)) => {
-                let tile = Tile::of(b, int8_dot);
+                let tile = Tile::of(b, machine, spec);
                 let (input, output) = ((x.h, x.w), (d.h, d.w));
                 let e = estimate(spec, &tile, input, output, r);
                 let seconds = t.as_secs_f64();

@@ -110,6 +110,7 @@ mod peak {
             rate: 1.0,
             accumulators: o_wb * tc / 16,
             int8_dot: 4,
+            one_column_rate: 1.0,
         };
         // Call-, tile- and FMA-dominated layers, so each number matters.
         let layers = [

@@ -303,3 +303,35 @@ fn avx2_int8_counts_the_product_register_and_the_add_chain() {
     assert_eq!((b.o_wb, b.tc, b.columns, b.registers), (4, 16, true, 15));
     assert_eq!(tile(avx2, &i8(dw)), tile(avx2, &dw));
 }
+
+/// `rate_at` at a tile's own width is the rate the blocking gave it, and
+/// one column never loads less per multiply-add than the whole tile.
+#[test]
+fn the_rate_at_a_tiles_width_is_its_rate() {
+    for a in arch_defs::ARCHS {
+        let m = &a.machine;
+        for s in [
+            spec(3, 3, 16, 16, 1, 1, Reduction::Fma),
+            spec(1, 1, 128, 128, 1, 1, Reduction::Fma),
+            spec(1, 1, 128, 8, 1, 1, Reduction::Fma),
+            spec(3, 3, 3, 8, 1, 2, Reduction::Fma),
+            spec(3, 3, 1, 1, 64, 1, Reduction::Fma),
+        ] {
+            for dtype in [small_ir::Dtype::F32, small_ir::Dtype::I8] {
+                let s = LayerSpec { dtype, ..s };
+                let b = derive(m, &s);
+                let name = a.name;
+                let at = blocking::rate_at(m, &s, &b, b.o_wb);
+                assert!(
+                    (at - b.rate).abs() < 1e-12,
+                    "{name} {s:?}: {at} vs {}",
+                    b.rate
+                );
+                assert!(
+                    blocking::rate_at(m, &s, &b, 1) <= b.rate + 1e-12,
+                    "{name} {s:?}"
+                );
+            }
+        }
+    }
+}

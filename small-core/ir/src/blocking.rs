@@ -354,6 +354,18 @@ fn rate(m: &Machine, spec: &LayerSpec, score: f64) -> f64 {
     f64::min(f64::min(by_loads, by_issue) / fmas, 1.0)
 }
 
+/// The attainable rate of blocking `b`'s tile run `o_wb` columns wide, as
+/// [`derive`] rates its candidates (`b.rate` at `b.o_wb`): a row narrower
+/// than the tile loads the same weights for fewer multiply-adds. The cost
+/// model charges a one-pixel layer (a fully connected one) this rate at
+/// one column: AD's 128 -> 128 layers on AVX2 (6 x 16 tiles) feed 2
+/// FMAs from 3 loads.
+pub fn rate_at<A>(m: &Machine, spec: &LayerSpec, b: &Blocking<A>, o_wb: usize) -> f64 {
+    let m = &for_dtype(m, spec);
+    let nv = b.vectors.max(1);
+    rate(m, spec, ops_per_load(spec, nv, o_wb.max(1), b.columns)) * useful_lanes(spec, b.tc)
+}
+
 /// Fraction of the lanes of tiles `tc` channels wide that hold output
 /// channels: the layer's channels over their count rounded up to whole
 /// tiles. A tile wider than the layer computes padding lanes at the same

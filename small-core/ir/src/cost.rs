@@ -9,7 +9,7 @@
 //! peak and read bandwidths that the bench and the main job probe.
 
 use crate::geometry::{computed_tiles, width};
-use crate::{Blocking, Dtype, KernelKind, LayerSpec};
+use crate::{Blocking, Dtype, KernelKind, LayerSpec, Machine};
 
 /// What one core of the running machine does, measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -84,18 +84,21 @@ pub struct Tile {
     /// Products an `i8` dot product sums per lane and instruction
     /// (`Machine::int8_dot`; 1 for `f32`).
     pub int8_dot: usize,
+    /// [`Tile::rate`] of the tile run one column wide
+    /// ([`crate::blocking::rate_at`]): what a one-pixel layer reaches.
+    pub one_column_rate: f64,
 }
 
 impl Tile {
-    /// The tile of blocking `b`, on a machine whose `i8` dot product sums
-    /// `int8_dot` products per lane.
-    pub fn of<A>(b: &Blocking<A>, int8_dot: usize) -> Tile {
+    /// The tile of blocking `b` of `spec` on a machine with numbers `m`.
+    pub fn of<A>(b: &Blocking<A>, m: &Machine, spec: &LayerSpec) -> Tile {
         Tile {
             o_wb: b.o_wb,
             tc: b.tc,
             rate: b.rate,
             accumulators: b.accumulators,
-            int8_dot,
+            int8_dot: m.int8_dot,
+            one_column_rate: crate::blocking::rate_at(m, spec, b, 1),
         }
     }
 }
@@ -128,7 +131,7 @@ pub struct Estimate {
 /// use small_ir::cost::{estimate, Bound, Rates, Tile};
 /// use small_ir::LayerSpec;
 /// let spec = LayerSpec::new(1, 1, 64, 64, 1); // DS-CNN's pointwise layers
-/// let tile = Tile { o_wb: 3, tc: 64, rate: 1.0, accumulators: 12, int8_dot: 4 };
+/// let tile = Tile { o_wb: 3, tc: 64, rate: 1.0, accumulators: 12, int8_dot: 4, one_column_rate: 0.5 };
 /// let r = Rates { flops: 200e9, l1: 200e9, l2: 100e9, memory: 10e9,
 ///                 l1_bytes: 48 << 10, l2_bytes: 1 << 20, call: 0.1e-6,
 ///                 tile: [0.0; 2], efficiency: [1.0, 1.0] };
@@ -184,8 +187,14 @@ pub fn estimate(
         Dtype::I8 => 1,
     };
     let tiles = oh * output.1.div_ceil(o_wb) as f64 * (channels / b.tc.max(1) as f64);
+    // A one-column row (a one-pixel layer) runs its tile one column wide.
+    let rate = if output.1 == 1 {
+        b.one_column_rate
+    } else {
+        b.rate
+    };
     // Each tile zeroes, finishes and stores its accumulators.
-    let compute = computed_macs / (fma_rate * b.rate.clamp(1e-3, 1.0) * r.efficiency[d])
+    let compute = computed_macs / (fma_rate * rate.clamp(1e-3, 1.0) * r.efficiency[d])
         + tiles * b.accumulators as f64 * r.tile[d];
 
     let elem = match spec.dtype {
@@ -216,7 +225,7 @@ pub fn estimate(
         Bound::Call
     } else if memory > compute {
         level
-    } else if b.rate < 0.999 {
+    } else if rate < 0.999 {
         Bound::Loads
     } else {
         Bound::Fma
@@ -258,6 +267,7 @@ mod tests {
             rate: 0.75,
             accumulators: 12,
             int8_dot: 4,
+            one_column_rate: 0.75,
         };
         let e = estimate(&spec, &tile, (1, 1), (1, 1), &R);
         assert_eq!(e.bound, Bound::L2);
@@ -280,6 +290,26 @@ mod tests {
     }
 
     #[test]
+    fn a_one_pixel_layer_runs_at_its_tile_s_one_column_rate() {
+        let tile = Tile {
+            o_wb: 6,
+            tc: 16,
+            rate: 1.0,
+            accumulators: 12,
+            int8_dot: 4,
+            one_column_rate: 0.25,
+        };
+        // 32 KB of weights, from L1 faster than the loads feed the FMAs.
+        let small = LayerSpec::new(1, 1, 64, 128, 1);
+        let e = estimate(&small, &tile, (1, 1), (1, 1), &R);
+        assert_eq!(e.compute, e.computed_macs / (100e9 * 0.25));
+        assert_eq!(e.bound, Bound::Loads);
+        // Two pixels run the whole tile's rate.
+        let e = estimate(&small, &tile, (1, 2), (1, 2), &R);
+        assert_eq!(e.compute, e.computed_macs / 100e9);
+    }
+
+    #[test]
     fn padding_lanes_and_edge_columns_are_computed() {
         // 8 channels are stored `width(8)` lanes wide (a 16-lane block on
         // x86-64, 8 lanes on Arm): a tile of that width computes them all.
@@ -293,6 +323,7 @@ mod tests {
             rate: 0.5,
             accumulators: 3,
             int8_dot: 4,
+            one_column_rate: 0.5,
         };
         let e = estimate(&spec, &tile, (2, 5), (2, 5), &R);
         assert_eq!(e.computed_macs, 12.0 * tc as f64 * 8.0);
@@ -317,6 +348,7 @@ mod tests {
             rate: 1.0,
             accumulators: 3,
             int8_dot: 4,
+            one_column_rate: 0.5,
         };
         let e = estimate(&spec, &tile, (2, 5), (2, 5), &R);
         assert_eq!(e.computed_macs, 2.0 * 6.0 * 16.0 * 9.0 * 16.0);
