@@ -16,7 +16,9 @@ use crate::peak::{self, Fit, Measured};
 use small_core::ir::cost::{Rates, Tile};
 use small_core::reference::int8::Requant;
 use small_core::{Arch, Blocked, Dims, Filter, layer};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+const MS: Duration = Duration::from_millis(1);
 
 #[layer(fh = 1, fw = 1, fc = 8, k = 8)]
 struct Point8;
@@ -39,24 +41,6 @@ struct Conv16I8;
 struct Depth32I8;
 #[layer(fh = 1, fw = 1, fc = 256, k = 64, dtype = i8)]
 struct DenseI8;
-
-/// Median time of one call of `f`, after a warm-up, over at least 20 calls
-/// and 20 ms.
-fn median(mut f: impl FnMut()) -> f64 {
-    let warm = Instant::now();
-    while warm.elapsed() < Duration::from_millis(5) {
-        f();
-    }
-    let mut runs = Vec::new();
-    let start = Instant::now();
-    while runs.len() < 20 || start.elapsed() < Duration::from_millis(20) {
-        let t = Instant::now();
-        f();
-        runs.push(t.elapsed().as_secs_f64());
-    }
-    runs.sort_unstable_by(f64::total_cmp);
-    runs[runs.len() / 2]
-}
 
 /// `n` values of a fixed pseudo-random sequence, mapped by `f`.
 fn values<T>(n: usize, f: impl Fn(usize) -> T) -> Vec<T> {
@@ -82,7 +66,8 @@ macro_rules! probe {
             let x = Blocked::from_nhwc(dims, &values(dims.c * h * w, $elem))?;
             let mut y = l.alloc_output(&x)?;
             l.forward(&x, &mut y)?;
-            let seconds = median(|| l.forward(&x, &mut y).expect("ran above"));
+            let call = || l.forward(&x, &mut y).expect("ran above");
+            let seconds = peak::median_time(call, MS * 5, MS * 20, 20).as_secs_f64();
             let out = y.dims();
             $out.push(Measured {
                 spec,

@@ -232,20 +232,8 @@ fn latencies(f: &mut dyn FnMut(), load: usize, threads: usize) -> Vec<Latency> {
 
 /// Median time of `f` after a warm-up, over at least `min_runs` runs and
 /// `min_time`.
-fn time(mut f: impl FnMut(), min_time: Duration, min_runs: usize) -> Duration {
-    let warm = Instant::now();
-    while warm.elapsed() < Duration::from_millis(100) {
-        f();
-    }
-    let mut runs = Vec::new();
-    let start = Instant::now();
-    while runs.len() < min_runs || start.elapsed() < min_time {
-        let t = Instant::now();
-        f();
-        runs.push(t.elapsed());
-    }
-    runs.sort();
-    runs[runs.len() / 2]
+fn time(f: impl FnMut(), min_time: Duration, min_runs: usize) -> Duration {
+    small_examples::peak::median_time(f, Duration::from_millis(100), min_time, min_runs)
 }
 
 /// Runs `input` through the network and checks it against `want` with the

@@ -18,7 +18,7 @@
 
 use small_core::Arch;
 use small_core::arch_defs::Simd;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 small_macros::fma_probe!();
 
@@ -47,6 +47,30 @@ pub fn best_rate(min_run: f64, total: f64, mut run: impl FnMut(u64) -> f64) -> f
         n += 1;
     }
     best
+}
+
+/// Median time of one call of `f`: after `warm_up` of calls, over at
+/// least `min_runs` calls and `min_time`. The main job's per-network and
+/// per-layer times and the cost model's probes ([`crate::calibrate`]).
+pub fn median_time(
+    mut f: impl FnMut(),
+    warm_up: Duration,
+    min_time: Duration,
+    min_runs: usize,
+) -> Duration {
+    let warm = Instant::now();
+    while warm.elapsed() < warm_up {
+        f();
+    }
+    let mut runs = Vec::new();
+    let start = Instant::now();
+    while runs.len() < min_runs.max(1) || start.elapsed() < min_time {
+        let t = Instant::now();
+        f();
+        runs.push(t.elapsed());
+    }
+    runs.sort_unstable();
+    runs[runs.len() / 2]
 }
 
 /// Measured single-core FMA peak of `arch` in GFLOP/s (an FMA is 2
