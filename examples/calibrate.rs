@@ -153,7 +153,7 @@ impl std::fmt::Display for Calibration {
 }
 
 /// Probe measurements per element type (see [`probes`]).
-const PROBES: usize = 6;
+pub const PROBES: usize = 6;
 
 /// `base` (the machine's measured peak and bandwidths, as
 /// [`peak::rates`] makes them) calibrated on this machine: each element

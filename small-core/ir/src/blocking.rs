@@ -355,7 +355,7 @@ fn rate(m: &Machine, spec: &LayerSpec, score: f64) -> f64 {
 }
 
 /// The attainable rate of blocking `b`'s tile run `o_wb` columns wide, as
-/// [`derive`] rates its candidates (`b.rate` at `b.o_wb`): a row narrower
+/// [`derive()`] rates its candidates (`b.rate` at `b.o_wb`): a row narrower
 /// than the tile loads the same weights for fewer multiply-adds. The cost
 /// model charges a one-pixel layer (a fully connected one) this rate at
 /// one column: AD's 128 -> 128 layers on AVX2 (6 x 16 tiles) feed 2
