@@ -278,8 +278,8 @@ pub fn cache_bytes(level: u32) -> Option<usize> {
 /// with AVX-512 (2026-11-28): median error 8 % (`f32`) and 12 % (`i8`)
 /// over those layers in that run. On an AMD EPYC Zen 1 (AVX2, 2026-11-30)
 /// the same numbers were 26 % and 18 % off, and the probes' calibration
-/// 10 % and 10 %: the kernels reach a different share of the peak on each
-/// machine.
+/// (with the model's one-column rate) 4 % and 10 %: the kernels reach a
+/// different share of the peak on each machine.
 pub const CALL_CYCLES: f64 = 500.0;
 
 /// See [`CALL_CYCLES`].

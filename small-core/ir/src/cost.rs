@@ -148,12 +148,11 @@ pub fn estimate(
     output: (usize, usize),
     r: &Rates,
 ) -> Estimate {
-    let pixels = output.0 * output.1;
     // A 1x1 stride-1 layer runs its pixels as one row (the loop nest
     // flattens it, a channel block's plane being contiguous), so only the
     // plane's last tile is partial.
     let output = if spec.pointwise() {
-        (1, pixels)
+        (1, output.0 * output.1)
     } else {
         output
     };
