@@ -277,20 +277,45 @@ pub const fn out_padded(spec: &LayerSpec) -> usize {
     spec.out_channels().div_ceil(CB) * CB
 }
 
-/// Output-channel tiles of `tc` channels the loop nest computes: every
-/// tile of the stored channels (`ceil(C / CB)` blocks of [`width`]`(C)`)
-/// for `f32`, whose padding lanes must be zero (each layer writes them);
-/// for `i8` only the tiles that hold a channel, as an `i8` tensor's
-/// padding lanes are never read for a value (the packed weights of those
-/// lanes are zero, and every other kernel maps a padding lane to a
-/// padding lane), so they are left as they are. VWW 0.25's 8-channel
-/// layers: half the tiles on a one-lane arch.
+/// Output-channel tiles of `tc` channels the loop nest computes: the
+/// tiles that hold a channel, `ceil(C / tc)`. The padding lanes past them
+/// ([`uncovered_lanes`]) are not computed: an `f32` layer writes zeros
+/// there (the layout keeps them zero), an `i8` layer leaves them as they
+/// are (an `i8` tensor's padding lanes are never read for a value: the
+/// packed weights of those lanes are zero, and every other kernel maps a
+/// padding lane to a padding lane). VWW 0.25's 8-channel layers in `f32`
+/// on AVX2 (8-lane tiles, 16-lane pixels): half the tiles.
 pub const fn computed_tiles(spec: &LayerSpec, tc: usize) -> usize {
+    spec.out_channels().div_ceil(tc)
+}
+
+/// The lanes of the last channel block of an output of `spec` that its
+/// [`computed_tiles`] of `tc` channels do not reach, as `start..end`
+/// (empty for `i8`, whose padding lanes hold no value, and when the tiles
+/// reach the end of the pixel): an `f32` layer writes zeros there.
+///
+/// ```
+/// use small_ir::geometry::{uncovered_lanes, width, CB};
+/// use small_ir::{Dtype, LayerSpec};
+/// // A depthwise layer of 8 channels in 8-lane tiles: one tile, which
+/// // leaves the pixel's lanes from 8 on (none where it holds 8 lanes).
+/// let dw = LayerSpec::new(3, 3, 1, 1, 8);
+/// assert_eq!(uncovered_lanes(&dw, 8), 8.min(width(8))..width(8));
+/// assert!(uncovered_lanes(&dw, CB).is_empty());
+/// // 40 channels: 5 tiles of 8 reach lane 8 of the third block.
+/// let conv = LayerSpec::new(1, 1, 16, 40, 1);
+/// assert_eq!(uncovered_lanes(&conv, 8), 8..CB);
+/// assert!(uncovered_lanes(&LayerSpec { dtype: Dtype::I8, ..dw }, 8).is_empty());
+/// ```
+pub const fn uncovered_lanes(spec: &LayerSpec, tc: usize) -> core::ops::Range<usize> {
     let c = spec.out_channels();
-    match spec.dtype {
-        Dtype::F32 => (c.div_ceil(CB) * width(c)).div_ceil(tc),
-        Dtype::I8 => c.div_ceil(tc),
+    if matches!(spec.dtype, Dtype::I8) || c.is_multiple_of(CB) {
+        return 0..0;
     }
+    // Lanes of the last block the tiles reach (at least `c % CB`).
+    let reached = computed_tiles(spec, tc) * tc - c / CB * CB;
+    let end = width(c);
+    if reached >= end { 0..0 } else { reached..end }
 }
 
 /// Input channel blocks `[first, end)` that output tile `ot` (of `tc`

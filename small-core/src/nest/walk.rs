@@ -13,7 +13,7 @@
 
 use core::ops::Range;
 
-use small_ir::geometry::{blocked_at, computed_tiles, width};
+use small_ir::geometry::{blocked_at, computed_tiles, uncovered_lanes, width};
 use small_ir::plan::TILE_BUFFER;
 
 use super::schedule::{Share, chunks};
@@ -114,6 +114,47 @@ fn span<K: Kernel>() -> usize {
 #[inline(always)]
 fn full_tile<K: Kernel>(t: &Tile<K::Elem>, span: usize) -> bool {
     t.lo == 0 && t.hi == span && t.w == K::O_WB
+}
+
+/// True if this call's tiles leave output lanes that the layout keeps
+/// zero ([`uncovered_lanes`]); never for an elementwise layer, whose
+/// tiles cover every lane of its one flattened block.
+#[inline(always)]
+fn leaves_lanes<K: Kernel>(p: &Problem<'_, K::Elem>) -> bool {
+    let leaves = const {
+        let lanes = uncovered_lanes(&K::SPEC, K::TC);
+        lanes.start < lanes.end
+    };
+    leaves && !p.elementwise
+}
+
+/// Zeroes the [`uncovered_lanes`] of the output pixels `px` of row `j`,
+/// in the block of channel `ch` (from `first`'s output), right after the
+/// tile that holds `ch` wrote them: the lines are still in L1. The lanes
+/// are constants, so each pixel is a store or two, not a `memset` call.
+///
+/// # Safety
+/// The pixels lie inside the output (`first`'s), and no other part
+/// writes them (this part computes `ch`'s tile there).
+#[inline(always)]
+unsafe fn zero_lanes<K: Kernel>(
+    p: &Problem<'_, K::Elem>,
+    first: &Tile<K::Elem>,
+    (j, ch): (usize, usize),
+    px: Range<usize>,
+) {
+    let w = out_width::<K>();
+    let (block, offset) = blocked_at(ch, j * p.ow + px.start, w);
+    let pixels = first
+        .out
+        .wrapping_add(block * first.out_plane + offset - ch % CB);
+    for i in 0..px.len() {
+        for lane in const { uncovered_lanes(&K::SPEC, K::TC) } {
+            // SAFETY: the caller's: pixel `px.start + i` of row `j` in
+            // `ch`'s block, lane `lane < w`.
+            unsafe { pixels.add(i * w + lane).write(K::Elem::default()) };
+        }
+    }
 }
 
 /// Runs part `part` of `parts` of a layer with kernel `K` (Algorithm 1):
@@ -226,10 +267,20 @@ unsafe fn channel_tile<K: Kernel>(
         t.partial_out = c + 1 < chunks;
         t.wts = wts.wrapping_add(b0 * block_len);
         let in_at = ((blocks.first + b0) * first.in_plane + blocks.lane) as isize;
+        // The padding lanes past the last tile, once its sums are final.
+        let last = ot + 1 == const { computed_tiles(&K::SPEC, K::TC) } && c + 1 == chunks;
+        let zero = last && leaves_lanes::<K>(p);
+        let px = cols.start * K::O_WB..(cols.end * K::O_WB).min(p.ow);
         // Line 4: `j` over `O_H`, this part's rows of the tile.
         'output_rows: for j in rows.clone() {
-            // SAFETY: forwarded from the caller.
-            unsafe { row::<K>(p, &mut t, first, j, cols.clone(), in_at, ch, shift) }
+            // SAFETY: forwarded from the caller; the row's pixels `px` are
+            // this part's, in the output.
+            unsafe {
+                row::<K>(p, &mut t, first, j, cols.clone(), in_at, ch, shift);
+                if zero {
+                    zero_lanes::<K>(p, first, (j, ch), px.clone());
+                }
+            }
         }
     }
 }
@@ -414,8 +465,9 @@ unsafe fn run_channelwise<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, part
     // The padded windows' copy (`full_tiles`), zeroed once per call; an
     // arch without `PAD_EDGES` never touches it, and it is optimized out.
     let mut window = [K::Elem::default(); WINDOW];
+    let zero = leaves_lanes::<K>(p);
     // SAFETY: forwarded from the caller.
-    unsafe { channelwise_rows::<K>(p, &first, &mut t, part, parts, all, &mut window) }
+    unsafe { channelwise_rows::<K>(p, &first, &mut t, (part, parts), all, zero, &mut window) }
 }
 
 /// [`run_channelwise`] over its own input ([`run_in_buffer`]), in one
@@ -437,8 +489,9 @@ unsafe fn run_channelwise_by_block<K: Kernel>(p: &Problem<'_, K::Elem>) {
     let mut done = 0;
     while done < all {
         let tiles = per.min(all - done);
+        let zero = done + tiles == all && leaves_lanes::<K>(p);
         // SAFETY: forwarded from the caller.
-        unsafe { channelwise_rows::<K>(p, &first, &mut t, 0, 1, tiles, &mut window) };
+        unsafe { channelwise_rows::<K>(p, &first, &mut t, (0, 1), tiles, zero, &mut window) };
         done += tiles;
         // The next group starts at a block: `tiles` tiles on.
         let blocks = (tiles * K::TC).div_ceil(CB);
@@ -452,20 +505,20 @@ unsafe fn run_channelwise_by_block<K: Kernel>(p: &Problem<'_, K::Elem>) {
     }
 }
 
-/// The rows of this part of [`run_channelwise`], for the `tiles` channel
-/// tiles from `first`'s.
+/// The rows of part `part.0` of `part.1` of [`run_channelwise`], for the
+/// `tiles` channel tiles from `first`'s; with `zero`, then the
+/// [`uncovered_lanes`] of the last tile's block in each column tile.
 ///
 /// # Safety
 /// As [`run`].
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn channelwise_rows<K: Kernel>(
     p: &Problem<'_, K::Elem>,
     first: &Tile<K::Elem>,
     t: &mut Tile<K::Elem>,
-    part: usize,
-    parts: usize,
+    (part, parts): (usize, usize),
     tiles: usize,
+    zero: bool,
     window: &mut [K::Elem; WINDOW],
 ) {
     let span = span::<K>();
@@ -494,7 +547,14 @@ unsafe fn channelwise_rows<K: Kernel>(
             t.res = first.res.wrapping_add(out_at);
             // SAFETY: the Tile bounds computed above describe exactly the
             // in-bounds taps and columns; the caller guarantees K matches.
-            unsafe { channel_tiles::<K>(p, t, tiles, full, window) }
+            // The column tile's pixels are in the output, and this part's.
+            unsafe {
+                channel_tiles::<K>(p, t, tiles, full, window);
+                if zero {
+                    let px = l..(l + K::O_WB).min(p.ow);
+                    zero_lanes::<K>(p, first, (j, (tiles - 1) * K::TC), px);
+                }
+            }
             l += K::O_WB;
         }
     }
