@@ -8,7 +8,7 @@
 //! The machine numbers ([`Rates`]) are measured by the caller: the FMA
 //! peak and read bandwidths that the bench and the main job probe.
 
-use crate::geometry::{computed_tiles, width};
+use crate::geometry::{computed_tiles, run_rows, width};
 use crate::{Blocking, Dtype, KernelKind, LayerSpec, Machine};
 
 /// What one core of the running machine does, measured.
@@ -148,14 +148,9 @@ pub fn estimate(
     output: (usize, usize),
     r: &Rates,
 ) -> Estimate {
-    // A 1x1 stride-1 layer runs its pixels as one row (the loop nest
-    // flattens it, a channel block's plane being contiguous), so only the
+    // A 1x1 stride-1 layer runs its pixels as one row, so only the
     // plane's last tile is partial.
-    let output = if spec.pointwise() {
-        (1, output.0 * output.1)
-    } else {
-        output
-    };
+    let output = run_rows(spec, output);
     let (oh, ow) = (output.0 as f64, output.1 as f64);
     // Whole tiles along a row: the last one moves left, recomputing
     // columns, except in a residual layer (a network adds the skip in

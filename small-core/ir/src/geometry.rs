@@ -270,6 +270,27 @@ impl Dims {
     }
 }
 
+/// The output rows and columns the loop nest runs a layer over, for an
+/// output of `out = (height, width)` pixels: a 1x1 stride-1 layer maps
+/// each pixel to itself, and a channel block's plane is contiguous, so it
+/// runs as one row of `height * width` pixels (full tiles instead of a
+/// partial one per row); any other layer row by row. The nest
+/// (`small_core`'s `Problem`) and the cost model both read it here.
+///
+/// ```
+/// use small_ir::geometry::run_rows;
+/// use small_ir::LayerSpec;
+/// assert_eq!(run_rows(&LayerSpec::new(1, 1, 64, 64, 1), (25, 5)), (1, 125));
+/// assert_eq!(run_rows(&LayerSpec::new(3, 3, 64, 64, 1), (25, 5)), (25, 5));
+/// ```
+pub const fn run_rows(spec: &LayerSpec, out: (usize, usize)) -> (usize, usize) {
+    if spec.pointwise() {
+        (1, out.0 * out.1)
+    } else {
+        out
+    }
+}
+
 /// Output channels rounded up to whole channel blocks: the bias's length
 /// and the channels the output tiles cover.
 #[inline]

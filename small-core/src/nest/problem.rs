@@ -6,7 +6,7 @@
 use crate::layout::tensor_len;
 use crate::pack::{checked_packed_len, out_padded};
 use crate::{Blocked, CB, Dtype, Element, Error, KernelKind, LayerSpec, check_dim, check_len};
-use small_ir::geometry::{acc_rows, width};
+use small_ir::geometry::{acc_rows, run_rows, width};
 
 /// A layer's packed weights as the loop nest reads them: the bias, one
 /// value of the accumulator type per output channel (padded to whole
@@ -222,21 +222,20 @@ impl<'a, E: Element> Problem<'a, E> {
         if let Some((_, r)) = skip {
             check_len("residual tensor", y_len, r.len())?;
         }
-        // A 1x1 stride-1 layer maps each pixel to itself, and a channel
-        // block's plane is contiguous: one row of H*W pixels is the same
-        // problem with full tiles instead of a partial one per row.
+        // A 1x1 stride-1 layer runs as one row of H*W pixels (`run_rows`).
         // Without weights (ReLU) every block is alike, and the blocks'
         // planes are contiguous too: one row of one block holds them all.
         let pointwise = spec.pointwise();
         let elementwise =
             pointwise && spec.kind() == KernelKind::Channelwise && !spec.has_weights();
+        let (oh, ow) = run_rows(spec, (dh.out, dw.out));
         let (ih, iw, oh, ow) = if elementwise {
             let n = xd.c.div_ceil(CB) * xd.h * xd.w;
             (1, n, 1, n)
         } else if pointwise {
-            (1, xd.h * xd.w, 1, dh.out * dw.out)
+            (1, xd.h * xd.w, oh, ow)
         } else {
-            (xd.h, xd.w, dh.out, dw.out)
+            (xd.h, xd.w, oh, ow)
         };
         check_len("output tensor", y_len, out_len)?;
         Ok(Problem {
