@@ -126,6 +126,8 @@ struct Row {
     dtype: &'static str,
     macs: usize,
     median: Duration,
+    /// What the thread pool did while `median` was timed.
+    pool: small_core::threads::Stats,
     weights_kb: f64,
     packed_kb: f64,
     arena_kb: f64,
@@ -354,7 +356,10 @@ fn finish<N: Model>(
     sizes: Sizes,
     o: &Options,
 ) -> Result<Row, String> {
+    let pool = small_core::threads::pool();
+    let before = pool.stats();
     let median = time(|| infer(net, arena, input), Duration::from_millis(300), 20);
+    let pool = pool.stats().since(&before);
     let model = if o.per_layer {
         print_layers(name, net, arena, input, o.rates.as_ref())?
     } else {
@@ -374,6 +379,7 @@ fn finish<N: Model>(
         dtype,
         macs: N::MACS,
         median,
+        pool,
         weights_kb: kb(sizes.weights),
         packed_kb: kb(sizes.packed),
         arena_kb: kb(sizes.arena),
@@ -842,6 +848,22 @@ fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
     }
 }
 
+/// What the pool did while each network was timed: a second thread pays
+/// off only if most layer calls fork and few joins are late (each late
+/// join runs the next calls on one thread for a while).
+fn print_pool(rows: &[Row]) {
+    println!(
+        "\nthread pool while timing (small_core::threads::Stats): calls split / late joins / run alone (solo, pool busy):"
+    );
+    for r in rows {
+        let p = &r.pool;
+        println!(
+            "  {:<9} {:<4} {:>7} split {:>5} late {:>7} solo {:>5} busy",
+            r.name, r.dtype, p.forks, p.late, p.solo, p.busy
+        );
+    }
+}
+
 fn print_latency(rows: &[Row]) {
     println!("\nlatency per call, µs (busy = threads spinning beside the calls):");
     println!(
@@ -971,6 +993,9 @@ fn run() -> Result<bool, String> {
         }
     }
     print_table(arch, peak, &rows);
+    if small_core::threads::threads() > 1 {
+        print_pool(&rows);
+    }
     for dtype in ["f32", "i8"] {
         let pairs: Vec<_> = rows
             .iter()

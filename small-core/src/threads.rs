@@ -156,6 +156,55 @@ struct Adapt {
     penalty: AtomicU32,
     /// Joins in time since the last change of `penalty`.
     clean: AtomicU32,
+    /// [`Stats`]' counters.
+    forks: AtomicU64,
+    late: AtomicU64,
+    solo: AtomicU64,
+    busy: AtomicU64,
+}
+
+/// What a [`Pool`] did since it started ([`Pool::stats`]), to see why a
+/// second thread does or does not pay off: how many calls split across
+/// threads, how many of their joins were late (a worker lost its core),
+/// and how many calls of several parts ran on the calling thread alone.
+///
+/// ```
+/// use small_core::threads::Pool;
+///
+/// let pool = Pool::new(2);
+/// let before = pool.stats();
+/// pool.run(2, &|_part| {});
+/// pool.run(1, &|_part| {}); // one part: never offered to a worker
+/// let d = pool.stats().since(&before);
+/// assert_eq!(d.forks + d.solo + d.busy, 1);
+/// assert!(d.late <= d.forks);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Calls whose parts were offered to the workers.
+    pub forks: u64,
+    /// Of those, joins that waited past the caller's patience; each one
+    /// starts or lengthens a solo period.
+    pub late: u64,
+    /// Calls of several parts run on the calling thread during a solo
+    /// period.
+    pub solo: u64,
+    /// Calls of several parts run on the calling thread because another
+    /// call held the pool.
+    pub busy: u64,
+}
+
+impl Stats {
+    /// The counts since `earlier` (an earlier [`Pool::stats`] of the same
+    /// pool).
+    pub fn since(&self, earlier: &Stats) -> Stats {
+        Stats {
+            forks: self.forks.saturating_sub(earlier.forks),
+            late: self.late.saturating_sub(earlier.late),
+            solo: self.solo.saturating_sub(earlier.solo),
+            busy: self.busy.saturating_sub(earlier.busy),
+        }
+    }
 }
 
 impl Adapt {
@@ -218,6 +267,10 @@ impl Pool {
                 solo_until: AtomicU64::new(0),
                 penalty: AtomicU32::new(0),
                 clean: AtomicU32::new(0),
+                forks: AtomicU64::new(0),
+                late: AtomicU64::new(0),
+                solo: AtomicU64::new(0),
+                busy: AtomicU64::new(0),
             },
         }
     }
@@ -235,6 +288,27 @@ impl Pool {
         } else {
             self.threads()
         }
+    }
+
+    /// The pool's counts since it started (see [`Stats`]).
+    pub fn stats(&self) -> Stats {
+        let a = &self.adapt;
+        Stats {
+            forks: a.forks.load(Ordering::Relaxed),
+            late: a.late.load(Ordering::Relaxed),
+            solo: a.solo.load(Ordering::Relaxed),
+            busy: a.busy.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Whether a call of several parts runs on the calling thread alone
+    /// now (the pool runs solo); counts it in [`Stats::solo`] if so.
+    fn solo_call(&self) -> bool {
+        let solo = self.solo();
+        if solo {
+            self.adapt.solo.fetch_add(1, Ordering::Relaxed);
+        }
+        solo
     }
 
     /// Whether calls run solo now.
@@ -269,7 +343,10 @@ impl Pool {
             Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
             Err(std::sync::TryLockError::WouldBlock) => None,
         };
-        if turn.is_none() || self.solo() {
+        if turn.is_none() {
+            self.adapt.busy.fetch_add(1, Ordering::Relaxed);
+        }
+        if turn.is_none() || self.solo_call() {
             return (0..parts).for_each(f);
         }
         let s = &*self.shared;
@@ -343,7 +420,9 @@ impl Pool {
     /// Records a join: a late one makes the pool run solo for a while.
     fn judge(&self, late: bool) {
         let a = &self.adapt;
+        a.forks.fetch_add(1, Ordering::Relaxed);
         if late {
+            a.late.fetch_add(1, Ordering::Relaxed);
             let p = (a.penalty.load(Ordering::Relaxed) + 1).min(MAX_PENALTY);
             a.penalty.store(p, Ordering::Relaxed);
             a.clean.store(0, Ordering::Relaxed);
@@ -529,9 +608,10 @@ pub(crate) fn execute<E: crate::Element>(
         return f(0, 1);
     }
     let pool = pool();
-    // `width` is 1 while the pool runs solo after a late join.
-    let parts = pool.width().min(p.units()).min(most);
-    if parts < 2 {
+    let parts = pool.threads().min(p.units()).min(most);
+    // While the pool runs solo after a late join, one part (the fewest
+    // tile set-ups), counted in `Stats::solo`.
+    if parts < 2 || pool.solo_call() {
         return f(0, 1);
     }
     pool.run(parts, &|k| f(k, parts));
@@ -689,8 +769,10 @@ mod tests {
             }
         }
         assert!(worker_ran.load(Ordering::Relaxed));
+        let late = pool.stats();
+        assert!(late.late >= 1 && late.late <= late.forks, "{late:?}");
         // Solo now (unless 2 ms already passed on a very slow machine):
-        // every part runs on the caller.
+        // every part runs on the caller, and the stats count the call.
         if pool.solo() {
             let all_here = AtomicBool::new(true);
             pool.run(2, &|_| {
@@ -700,6 +782,8 @@ mod tests {
             });
             assert!(all_here.load(Ordering::Relaxed));
             assert_eq!(pool.width(), 1);
+            let d = pool.stats().since(&late);
+            assert_eq!((d.forks, d.solo, d.busy), (0, 1, 0));
         }
         std::thread::sleep(SOLO_BASE * 4);
         assert!(!pool.solo());
