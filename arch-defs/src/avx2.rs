@@ -20,8 +20,10 @@ pub const MACHINE: Machine = Machine {
     loads_per_cycle: 2,
     issue_per_cycle: 4,
     broadcast_from_memory: false,
-    int8_dot: 2,
+    int8_dot: 4,
+    int8_thin_dot: 2,
     int8_x_offset: 0,
+    int8_weight_min: -127,
     // i8 lives in the same vector registers, one per operand, less one:
     // `vpmaddwd` does not accumulate, so each dot product's pair sums take
     // a register until their `vpaddd`. With all 16 counted, every 3x3
@@ -183,18 +185,55 @@ mod imp {
         }
     }
 
-    /// Two channels per lane through `vpmaddwd` on bytes sign-extended to
-    /// `i16`: each product is at most 128 * 128 = 16384 in magnitude, so
-    /// the pair sums are exact and no activation offset is needed.
+    /// Four channels per lane through `vpmaddubsw`, which multiplies
+    /// unsigned by signed bytes: the activations' magnitudes (`vpabsb`,
+    /// at most 128) by the weights with the activations' signs
+    /// (`vpsignb`), so each product is `x * w` exactly. A pair of them is
+    /// at most `2 * 128 * 127 = 32512` in magnitude, below the `i16`
+    /// saturation, for weights in -127..=127 (`WEIGHT_MIN`: `vpsignb`
+    /// cannot negate -128); `vpmaddwd` by ones sums the pairs into `i32`.
+    /// Four `i8` channels in 4 instructions where the pair form below
+    /// (`THIN_DOT`) takes 6 (2 `vpmovsxbw`, 2 `vpmaddwd`, 2 `vpaddd`):
+    /// AMD EPYC Zen 1, 640 -> 128 fully connected, 6.0 -> 4.0 µs.
+    ///
+    /// Thin layers (fewer than 4 input channels: DS-CNN's 1-channel and
+    /// the 3-channel stems) take the pairs, so that a 1-channel input
+    /// multiplies one zero weight per product, not three.
     impl Dot for Int8<Avx2> {
-        const DOT: usize = 2;
+        const DOT: usize = 4;
         const X_OFFSET: i32 = 0;
-        /// The pair `(x0, x1)` as `i16`s, in each of the 8 lanes.
-        type X = __m256i;
-        /// 16 `i16` weights, lane `l`'s pair in words `2l`, `2l + 1`.
+        const WEIGHT_MIN: i8 = -127;
+        /// The 4 activations' magnitudes (`vpabsb`), and the 4 themselves
+        /// (their signs), in each of the 8 lanes.
+        type X = [__m256i; 2];
+        /// 32 weight bytes, lane `l`'s 4 in bytes `4l..4l + 4`.
         type W = __m256i;
         #[inline(always)]
-        unsafe fn group(p: *const i8) -> __m256i {
+        unsafe fn group(p: *const i8) -> [__m256i; 2] {
+            let x = _mm256_set1_epi32(p.cast::<i32>().read_unaligned());
+            [_mm256_abs_epi8(x), x]
+        }
+        #[inline(always)]
+        unsafe fn weights(p: *const i8) -> __m256i {
+            _mm256_loadu_si256(p.cast())
+        }
+        #[inline(always)]
+        unsafe fn dot(acc: __m256i, x: [__m256i; 2], w: __m256i) -> __m256i {
+            let pairs = _mm256_maddubs_epi16(x[0], _mm256_sign_epi8(w, x[1]));
+            _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)))
+        }
+
+        /// Two channels per lane through `vpmaddwd` on bytes
+        /// sign-extended to `i16`: each product is at most 128 * 128 =
+        /// 16384 in magnitude, so the pair sums are exact for every
+        /// weight.
+        const THIN_DOT: usize = 2;
+        /// The pair `(x0, x1)` as `i16`s, in each of the 8 lanes.
+        type ThinX = __m256i;
+        /// 16 `i16` weights, lane `l`'s pair in words `2l`, `2l + 1`.
+        type ThinW = __m256i;
+        #[inline(always)]
+        unsafe fn thin_group(p: *const i8) -> __m256i {
             // `vpbroadcastw xmm, m16` (the two bytes in every word: a load
             // and a shuffle) and `vpmovsxbw ymm, xmm` (one shuffle): 3
             // uops, against 6 for the pair packed in a general register
@@ -202,11 +241,11 @@ mod imp {
             _mm256_cvtepi8_epi16(_mm_set1_epi16(p.cast::<i16>().read_unaligned()))
         }
         #[inline(always)]
-        unsafe fn weights(p: *const i8) -> __m256i {
+        unsafe fn thin_weights(p: *const i8) -> __m256i {
             _mm256_cvtepi8_epi16(_mm_loadu_si128(p.cast()))
         }
         #[inline(always)]
-        unsafe fn dot(acc: __m256i, x: __m256i, w: __m256i) -> __m256i {
+        unsafe fn thin_dot(acc: __m256i, x: __m256i, w: __m256i) -> __m256i {
             _mm256_add_epi32(acc, _mm256_madd_epi16(x, w))
         }
         #[inline(always)]

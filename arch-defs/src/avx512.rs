@@ -40,7 +40,9 @@ pub const MACHINE: Machine = Machine {
     issue_per_cycle: 4,
     broadcast_from_memory: true,
     int8_dot: 4,
+    int8_thin_dot: 4,
     int8_x_offset: 128,
+    int8_weight_min: -128,
     // i8 lives in the same vector registers, one per operand; the f32
     // latency stands in for the dot product's (the blocking is measured).
     int8_regs: 32,
@@ -318,6 +320,7 @@ mod imp {
         unsafe fn widen(p: *const i8) -> __m512i {
             _mm512_cvtepi8_epi32(_mm_loadu_si128(p.cast()))
         }
+        crate::int8::dot_is_thin!();
 
         /// [`Avx512Mac`]: `i32` lanes summed by `vpdpwssd`, so that an
         /// input is widened by one `vpmovsxbd` and the sum needs no

@@ -63,7 +63,9 @@ pub const MACHINE: Machine = Machine {
     issue_per_cycle: 1,
     broadcast_from_memory: false,
     int8_dot: 4,
+    int8_thin_dot: 4,
     int8_x_offset: 0,
+    int8_weight_min: -128,
     // r0-r12 and lr, less the kernel's input and weight pointers and its
     // tap counter and bound: 10 for accumulators and operands.
     int8_regs: 10,
@@ -146,6 +148,7 @@ mod imp {
     impl crate::Dot for crate::Int8<CortexM4> {
         crate::int8::scalar_stages!();
         crate::int8::mac_in_self!();
+        crate::int8::dot_is_thin!();
         const DOT: usize = 4;
         const X_OFFSET: i32 = 0;
         type X = (i32, i32);

@@ -75,6 +75,32 @@ pub trait Dot: Simd<Elem = i8> {
     /// `LANES` consecutive bytes, each widened to its lane.
     unsafe fn widen(p: *const i8) -> Self::V;
 
+    /// The smallest weight [`Dot::dot`] multiplies exactly: `i8::MIN`, or
+    /// -127 where the product takes the activation's sign into the weight
+    /// (AVX2's `vpsignb`, which cannot negate -128). TFLite's int8 weights
+    /// are in -127..=127; the packer refuses a layer with a smaller one
+    /// for such an arch (`small_ir::Machine::int8_weight_min`).
+    const WEIGHT_MIN: i8 = i8::MIN;
+
+    /// The dot product of a thin layer, one of fewer input channels (per
+    /// group) than [`Dot::DOT`]: `THIN_DOT` channels per lane and step,
+    /// so that a 1- or 3-channel stem does not multiply `DOT - 1` zero
+    /// weights per input. `DOT` itself ([`dot_is_thin`]) where the arch
+    /// has no narrower form. Its activations take [`Dot::X_OFFSET`] too,
+    /// and it multiplies every `i8` weight exactly.
+    const THIN_DOT: usize;
+    /// `THIN_DOT` activations, as [`Dot::thin_dot`] takes them.
+    type ThinX: Copy;
+    /// `LANES x THIN_DOT` weights, as [`Dot::thin_dot`] takes them.
+    type ThinW: Copy;
+    /// Reads `THIN_DOT` consecutive activations for every lane.
+    unsafe fn thin_group(p: *const i8) -> Self::ThinX;
+    /// Reads `LANES x THIN_DOT` weights, lane-major.
+    unsafe fn thin_weights(p: *const i8) -> Self::ThinW;
+    /// `acc[l] + Σ_j (x[j] + X_OFFSET) * w[l][j]` over `THIN_DOT`
+    /// channels, wrapping in `i32`.
+    unsafe fn thin_dot(acc: Self::V, x: Self::ThinX, w: Self::ThinW) -> Self::V;
+
     /// True if [`Dot::group`] spends a vector ALU operation on every read
     /// to add [`Dot::X_OFFSET`] (AVX-512: a `vpxord` beside each
     /// `vpdpbusd`, on the same two ports), which [`Dot::offset_pixels`]
@@ -441,6 +467,32 @@ macro_rules! mac_in_self {
 
 pub(crate) use mac_in_self;
 
+/// The `THIN_DOT` items of a `Dot` impl without a narrower dot product:
+/// `DOT` channels, the arch's own `group`, `weights` and `dot`.
+macro_rules! dot_is_thin {
+    () => {
+        const THIN_DOT: usize = Self::DOT;
+        type ThinX = Self::X;
+        type ThinW = Self::W;
+        #[inline(always)]
+        unsafe fn thin_group(p: *const i8) -> Self::X {
+            // SAFETY: the caller's guarantees, as for `group`.
+            unsafe { Self::group(p) }
+        }
+        #[inline(always)]
+        unsafe fn thin_weights(p: *const i8) -> Self::W {
+            // SAFETY: the caller's guarantees, as for `weights`.
+            unsafe { Self::weights(p) }
+        }
+        #[inline(always)]
+        unsafe fn thin_dot(acc: Self::V, x: Self::X, w: Self::W) -> Self::V {
+            // SAFETY: the caller's guarantees, as for `dot`.
+            unsafe { Self::dot(acc, x, w) }
+        }
+    };
+}
+pub(crate) use dot_is_thin;
+
 /// The default [`Dot::requantize`]: lane by lane through
 /// [`small_ir::quant::output`]. An arch's vector override falls back to it
 /// for the lanes it does not handle itself.
@@ -601,6 +653,7 @@ macro_rules! scalar_int8 {
         impl $crate::Dot for $crate::Int8<$arch> {
             $crate::int8::scalar_stages!();
             $crate::int8::mac_in_self!();
+            $crate::int8::dot_is_thin!();
             const DOT: usize = 1;
             const X_OFFSET: i32 = 0;
             type X = i32;
@@ -767,7 +820,8 @@ pub(crate) mod check {
     }
 
     /// Compares every primitive of `A` (its `Simd` part and `group`,
-    /// `weights`, `dot`, `widen`) with `Int8<Reference>`, lane by lane,
+    /// `weights`, `dot`, their `thin_` forms, `widen`) with
+    /// `Int8<Reference>`, lane by lane,
     /// on `cases` random cases: equal bits or a panic naming the case.
     ///
     /// # Safety
@@ -778,7 +832,10 @@ pub(crate) mod check {
     pub(crate) unsafe fn check_dot<A: Dot>(cases: usize) {
         let (n, d) = (A::LANES, A::DOT);
         assert!(n <= MAX_LANES && n * d <= MAX_LANES * 4);
-        assert!(matches!(d, 1 | 2 | 4) && small_ir::geometry::DOT_PACK.is_multiple_of(d));
+        for d in [d, A::THIN_DOT] {
+            assert!(matches!(d, 1 | 2 | 4) && small_ir::geometry::DOT_PACK.is_multiple_of(d));
+        }
+        assert!(A::THIN_DOT <= d);
         assert!(core::mem::size_of::<A::V>() == n * 4);
         let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
         // Every `i32` input is read from one element into a buffer, so no
@@ -804,8 +861,13 @@ pub(crate) mod check {
             for v in &mut x[..steps * d] {
                 *v = fill(&mut rng, 0);
             }
+            // `dot` takes weights from `WEIGHT_MIN` on; `thin_dot` all.
             for v in &mut w[..steps * n * d] {
                 *v = fill(&mut rng, 1);
+            }
+            let mut wd = w;
+            for v in &mut wd[..steps * n * d] {
+                *v = (*v).max(A::WEIGHT_MIN);
             }
             // SAFETY: the caller guarantees the arch; every pointer is
             // valid for what it reads: `a`, `b`, `c` for LANES i32s after
@@ -819,11 +881,10 @@ pub(crate) mod check {
                 let mut acc = va;
                 for s in 0..steps {
                     let xv = A::group(x.as_ptr().add(s * d));
-                    let wv = A::weights(w.as_ptr().add(s * n * d));
+                    let wv = A::weights(wd.as_ptr().add(s * n * d));
                     acc = A::dot(acc, xv, wv);
                 }
-                let got = lanes::<A>(acc);
-                for (l, &g) in got[..n].iter().enumerate() {
+                let want = |l: usize, d: usize, w: &[i8]| {
                     let mut r = R::load(pa.add(l));
                     for s in 0..steps {
                         for j in 0..d {
@@ -832,7 +893,23 @@ pub(crate) mod check {
                             r = R::dot(r, xr, wr);
                         }
                     }
-                    assert_eq!(g, r, "dot: case {case}, lane {l}, {steps} steps");
+                    r
+                };
+                let got = lanes::<A>(acc);
+                for (l, &g) in got[..n].iter().enumerate() {
+                    assert_eq!(g, want(l, d, &wd), "dot: case {case}, lane {l}, {steps} steps");
+                }
+                // The same in THIN_DOT groups, of every weight.
+                let td = A::THIN_DOT;
+                let mut acc = va;
+                for s in 0..steps {
+                    let xv = A::thin_group(x.as_ptr().add(s * td));
+                    let wv = A::thin_weights(w.as_ptr().add(s * n * td));
+                    acc = A::thin_dot(acc, xv, wv);
+                }
+                let got = lanes::<A>(acc);
+                for (l, &g) in got[..n].iter().enumerate() {
+                    assert_eq!(g, want(l, td, &w), "thin_dot: case {case}, lane {l}, {steps} steps");
                 }
 
                 // widen: LANES consecutive bytes of `w`, at an odd offset.

@@ -263,6 +263,14 @@ macro_rules! check_dot {
                 $params.int8_x_offset == <$ty as $crate::Dot>::X_OFFSET,
                 "MACHINE.int8_x_offset must equal the Dot impl's X_OFFSET"
             );
+            assert!(
+                $params.int8_thin_dot == <$ty as $crate::Dot>::THIN_DOT,
+                "MACHINE.int8_thin_dot must equal the Dot impl's THIN_DOT"
+            );
+            assert!(
+                $params.int8_weight_min == <$ty as $crate::Dot>::WEIGHT_MIN,
+                "MACHINE.int8_weight_min must equal the Dot impl's WEIGHT_MIN"
+            );
         };
     };
 }

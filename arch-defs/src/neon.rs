@@ -22,7 +22,9 @@ pub const MACHINE: Machine = Machine {
     issue_per_cycle: 4,
     broadcast_from_memory: false,
     int8_dot: 4,
+    int8_thin_dot: 4,
     int8_x_offset: 0,
+    int8_weight_min: -128,
     // i8 lives in the same vector registers, one per operand; the f32
     // latency stands in for the dot product's (the blocking is measured).
     int8_regs: 32,
@@ -221,6 +223,7 @@ mod imp {
 
         // `mla` in `i32`: not measured against `fmla` on a NEON core.
         crate::int8::mac_in_self!();
+        crate::int8::dot_is_thin!();
 
         type Stage = Stage;
         type AddStage = AddStage;

@@ -23,7 +23,9 @@ pub const MACHINE: Machine = Machine {
     issue_per_cycle: 3,
     broadcast_from_memory: false,
     int8_dot: 1,
+    int8_thin_dot: 1,
     int8_x_offset: 0,
+    int8_weight_min: -128,
     // i8 lives in the same vector registers, one per operand; the f32
     // latency stands in for the dot product's (the blocking is measured).
     int8_regs: 32,

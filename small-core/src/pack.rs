@@ -8,6 +8,7 @@ use small_ir::geometry::{DOT_PACK, acc_len, packed_at, tap_len, tiles_at};
 pub(crate) use small_ir::geometry::{
     block_len, checked_packed_len, out_padded, tile_blocks, tile_len,
 };
+use small_ir::Machine;
 use small_ir::quant::row;
 use small_ir::step::derive_steps;
 
@@ -77,10 +78,12 @@ pub fn pack(
 /// The quantization of an `i8` layer with weights, folded at pack time.
 pub use crate::reference::int8::{AddParams, Requant};
 
-/// Packs an `i8` layer for an arch whose integer dot product sums `dot`
-/// input lanes per step and adds `x_offset` to each activation
-/// (`arch_defs::Dot`): the weights into `tiles` ([`tiles_at`]), the
-/// per-channel rows of [`small_ir::quant::row`] into `acc`.
+/// Packs an `i8` layer for arch `m`, whose integer dot product sums
+/// [`Machine::int8_dot_for`] input lanes per step and adds
+/// `int8_x_offset` to each activation (`arch_defs::Dot`): the weights
+/// into `tiles` ([`tiles_at`]), the per-channel rows of
+/// [`small_ir::quant::row`] into `acc`. A weight below
+/// [`Machine::int8_weight_min_for`] is an [`Error::WeightRange`].
 ///
 /// Broadcast kernels (convolution, FC): the bias row holds `bias -
 /// (zp_in + x_offset) * Σ w` over every tap and input channel, so the
@@ -95,8 +98,7 @@ pub use crate::reference::int8::{AddParams, Requant};
 pub fn pack_i8(
     spec: &LayerSpec,
     tc: usize,
-    dot: usize,
-    x_offset: i32,
+    m: &Machine,
     filter: Filter<'_, i8>,
     bias: Option<&[i32]>,
     q: &Requant<'_>,
@@ -105,6 +107,11 @@ pub fn pack_i8(
     tiles: &mut [i8],
 ) -> Result<(), Error> {
     filter.check(spec)?;
+    let (dot, x_offset, min) = (m.int8_dot_for(spec), m.int8_x_offset, m.int8_weight_min_for(spec));
+    if let Some(index) = filter.values.iter().position(|&w| w < min) {
+        let value = filter.values[index];
+        return Err(Error::WeightRange { index, value, min });
+    }
     q.check(spec.out_channels())?;
     check_add(spec, add)?;
     check_activation(spec, q, add)?;

@@ -141,8 +141,7 @@ fn try_zeroed<T: Copy + Default>(what: &'static str, n: usize) -> Result<crate::
 }
 
 /// Packs an `i8` layer with weights for blocking `b` into new buffers
-/// (see [`crate::pack::pack_i8`]); `arch` gives the dot product's width
-/// and offset.
+/// (see [`crate::pack::pack_i8`]) for `b`'s arch.
 #[cfg(feature = "alloc")]
 pub fn pack_i8_owned(
     spec: &LayerSpec,
@@ -159,12 +158,10 @@ pub fn pack_i8_owned(
     let acc_n = checked_acc_len(spec)?;
     let mut tiles = try_zeroed("packed weights (elements x 1 x 1)", tiles_n)?;
     let mut acc = try_zeroed("per-channel data (values x 1 x 1)", acc_n)?;
-    let m = &b.arch.params().machine;
     pack_i8(
         spec,
         b.tc,
-        m.int8_dot,
-        m.int8_x_offset,
+        &b.arch.params().machine,
         filter,
         bias,
         q,
@@ -272,12 +269,10 @@ pub fn pack_i8_words(
     if !spec.has_weights() {
         return pack_i8_clamp(spec, w.min, w.max, acc);
     }
-    let m = &arch.params().machine;
     pack_i8(
         spec,
         tc,
-        m.int8_dot,
-        m.int8_x_offset,
+        &arch.params().machine,
         w.filter(),
         w.bias.as_deref(),
         &w.requant(),

@@ -85,7 +85,15 @@ fn check(name: &str, spec: &LayerSpec, blocking: &[Blocking], cases: usize, run:
         let input: Vec<i8> = (0..shape.len()).map(|_| byte(&mut rng)).collect();
         // OHWI for the reference; layers of one input channel per group
         // also take TFLite's depthwise order: alternate it.
-        let ohwi: Vec<i8> = (0..spec.weights_len()).map(|_| byte(&mut rng)).collect();
+        // Weights in TFLite's -127..=127, but in every fifth case also
+        // -128, which an arch whose dot product cannot take it refuses
+        // (`Error::WeightRange`, checked below).
+        let ohwi: Vec<i8> = (0..spec.weights_len())
+            .map(|_| match byte(&mut rng) {
+                -128 if case % 5 != 0 => -127,
+                b => b,
+            })
+            .collect();
         let (oc, taps) = (spec.out_channels(), spec.fh * spec.fw);
         let depthwise: Vec<i8> = (0..ohwi.len())
             .map(|i| ohwi[(i % oc.max(1)) * taps + i / oc.max(1)])
@@ -178,7 +186,21 @@ fn check(name: &str, spec: &LayerSpec, blocking: &[Blocking], cases: usize, run:
         let x = Blocked::from_nhwc(Dims { c: shape.c, h, w }, &input).unwrap();
         for &arch in &archs {
             let got = run(arch, filter, bias.as_deref(), &q, &x, residual);
+            // The first weight below the arch's least, if any.
+            let min = arch.params().machine.int8_weight_min_for(spec);
+            let below = filter.values.iter().position(|&w| w < min);
             match (&want, got) {
+                // Refused before anything else is checked.
+                (_, Err(Error::WeightRange { index, value, min: m })) => {
+                    assert_eq!(
+                        (Some(index), value, m),
+                        (below, filter.values[below.unwrap_or(0)], min),
+                        "{name} on {arch:?}, case {case}: the weight range error"
+                    );
+                }
+                (Ok(Ok(_)), Ok(_)) if below.is_some() => {
+                    panic!("{name} on {arch:?}, case {case}: a weight below {min} was not refused")
+                }
                 (Ok(Ok(want)), Ok(y)) => {
                     let got = y.to_nhwc();
                     if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
@@ -523,6 +545,52 @@ fn bad_quantization_is_an_error() {
         MaxPool2::with_arch(Arch::best_available(), 5, 4),
         Err(Error::Unsupported { .. })
     ));
+}
+
+/// A weight of -128 (outside TFLite's int8 spec): every arch whose dot
+/// product takes it computes the reference exactly; one that cannot (AVX2's
+/// 4-channel form, `Machine::int8_weight_min`) refuses the layer with the
+/// weight's index and value, and still runs a thin layer (3 input
+/// channels: the pair form, which takes every weight).
+#[test]
+fn weight_below_the_arch_minimum_is_refused() {
+    let r = [Rescale::Real(0.01)];
+    let q = Requant {
+        input_zero_point: -3,
+        rescale: &r,
+        output_zero_point: 0,
+        min: -128,
+        max: 127,
+    };
+    let mut wide = vec![1i8; Conv3x3::WEIGHTS_LEN];
+    wide[37] = -128;
+    let mut thin = vec![1i8; Conv3x3S2Rgb::WEIGHTS_LEN];
+    thin[5] = -128;
+    let mut refused = 0;
+    for arch in small_core::arch::available() {
+        let min = arch.params().machine.int8_weight_min;
+        let got = Conv3x3::with_arch(arch, Filter::ohwi(&wide), None, &q);
+        if min > -128 {
+            refused += 1;
+            assert_eq!(
+                got.err(),
+                Some(Error::WeightRange {
+                    index: 37,
+                    value: -128,
+                    min
+                }),
+                "{arch:?}"
+            );
+        } else {
+            assert!(got.is_ok(), "{arch:?}: {:?}", got.err());
+        }
+        // The thin layer runs (and `conv_3x3_s2_same_3_to_17` checks its
+        // -128 weights against the reference).
+        let got = Conv3x3S2Rgb::with_arch(arch, Filter::ohwi(&thin), None, &q);
+        assert!(got.is_ok(), "{arch:?}: {:?}", got.err());
+    }
+    let avx2 = small_core::arch::available().any(|a| a.name() == "avx2");
+    assert_eq!(refused > 0, avx2, "only AVX2 refuses -128");
 }
 
 // --- Tensors of at most 4 channels: 4 lanes per pixel on x86-64 as on

@@ -81,8 +81,8 @@ pub struct Tile {
     pub rate: f64,
     /// Accumulator registers of the tile.
     pub accumulators: usize,
-    /// Products an `i8` dot product sums per lane and instruction
-    /// (`Machine::int8_dot`; 1 for `f32`).
+    /// Products an `i8` dot product sums per lane and step
+    /// (`Machine::int8_dot_for` the layer; 1 for `f32`).
     pub int8_dot: usize,
     /// [`Tile::rate`] of the tile run one column wide
     /// ([`crate::blocking::rate_at`]): what a one-pixel layer reaches.
@@ -97,7 +97,7 @@ impl Tile {
             tc: b.tc,
             rate: b.rate,
             accumulators: b.accumulators,
-            int8_dot: m.int8_dot,
+            int8_dot: m.int8_dot_for(spec),
             one_column_rate: crate::blocking::rate_at(m, spec, b, 1),
         }
     }
@@ -170,7 +170,7 @@ pub fn estimate(
     };
     let computed_macs = oh * columns * channels * per_output;
     // An i8 dot product sums `int8_dot` consecutive input channels per
-    // lane and instruction (fewer if the layer has fewer).
+    // lane and step (fewer if the layer has fewer).
     let per_fma = match (spec.dtype, spec.kind()) {
         (Dtype::I8, KernelKind::Broadcast) => b.int8_dot.clamp(1, spec.fc.max(1)) as f64,
         _ => 1.0,

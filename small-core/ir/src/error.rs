@@ -40,6 +40,17 @@ pub enum Error {
         /// Index of the first offending element in the blocked buffer.
         index: usize,
     },
+    /// An `i8` weight below the smallest the arch's dot product multiplies
+    /// exactly (`Machine::int8_weight_min`: -127 on AVX2). TFLite's int8
+    /// weights are in -127..=127, so only a file outside its spec has one.
+    WeightRange {
+        /// Index of the first such weight in the filter as given.
+        index: usize,
+        /// Its value.
+        value: i8,
+        /// The smallest weight the arch takes.
+        min: i8,
+    },
     /// A parameter value that this operation does not support.
     Unsupported {
         /// Which parameter.
@@ -111,6 +122,12 @@ impl fmt::Display for Error {
             Error::NonZeroPadding { index } => write!(
                 f,
                 "element {index} lies in the zero padding of the last channel block but is not 0"
+            ),
+            Error::WeightRange { index, value, min } => write!(
+                f,
+                "weight {index} is {value}, below {min}, the smallest this arch's int8 dot product \
+                 multiplies exactly (TFLite's int8 weights are in -127..=127); pack the layer for \
+                 another arch (e.g. SMALL_ARCH=reference)"
             ),
             Error::Unsupported { what, detail } => write!(f, "unsupported {what}: {detail}"),
             Error::UnknownArch { registered } => write!(

@@ -3,6 +3,8 @@
 //! target features under which its code compiles. Each arch-def file
 //! holds one [`Machine`]; the arch-def crate's list names it.
 
+use crate::{KernelKind, LayerSpec};
+
 /// The numbers of one arch, and where its code may compile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Machine {
@@ -48,13 +50,24 @@ pub struct Machine {
     /// (AVX-512 `{1toN}`), so the broadcast needs no register of its own.
     pub broadcast_from_memory: bool,
     /// Consecutive `i8` input channels the arch's integer dot product sums
-    /// into one `i32` lane per instruction (`arch_defs::Dot::DOT`: AVX-512
-    /// VNNI 4, AVX2's `vpmaddwd` 2, scalar 1). `i8` weights are packed in
+    /// into one `i32` lane per step (`arch_defs::Dot::DOT`: AVX-512 VNNI
+    /// 4, AVX2's `vpmaddubsw` 4, scalar 1). `i8` weights are packed in
     /// groups of it.
     pub int8_dot: usize,
+    /// The same for a thin layer, one of fewer input channels per group
+    /// than `int8_dot` (`arch_defs::Dot::THIN_DOT`: AVX2's `vpmaddwd`
+    /// pairs 2; `int8_dot` where the arch has one form). See
+    /// [`Machine::int8_dot_for`].
+    pub int8_thin_dot: usize,
     /// What the dot product adds to every activation (`Dot::X_OFFSET`:
     /// 128 where it multiplies unsigned bytes), compensated at pack time.
     pub int8_x_offset: i32,
+    /// The smallest weight the `int8_dot` form multiplies exactly
+    /// (`arch_defs::Dot::WEIGHT_MIN`): -128, or -127 on AVX2, whose
+    /// `vpsignb` cannot negate -128. TFLite's int8 weights are in
+    /// -127..=127; the packer refuses a smaller one with
+    /// `Error::WeightRange`. The thin form takes every weight.
+    pub int8_weight_min: i8,
     /// Registers an `i8` kernel's accumulators and operands may use: the
     /// vector registers where `i8` lives in them, the general-purpose
     /// registers left beside the kernel's pointers and counters where it
@@ -99,5 +112,45 @@ impl Machine {
     /// (a single-issue core).
     pub const fn issue_bound(&self) -> bool {
         self.issue_per_cycle < self.fma_per_cycle + self.loads_per_cycle
+    }
+
+    /// The dot width of `spec`'s `i8` broadcast kernel: `int8_thin_dot`
+    /// for a layer of fewer input channels per group than `int8_dot`, else
+    /// `int8_dot`. Its weights are packed in groups of it.
+    ///
+    /// ```
+    /// use small_ir::LayerSpec;
+    /// let m = small_ir::Machine { int8_dot: 4, int8_thin_dot: 2, ..REFERENCE };
+    /// # const REFERENCE: small_ir::Machine = small_ir::Machine {
+    /// #     cfg: &[], target_features: &[], vector_regs: 1, lanes: 1, fma_latency: 1,
+    /// #     fma_per_cycle: 1, operand_latency: 1, fma_cycles: 1, mul_add_cycles: 2,
+    /// #     loads_per_cycle: 1, issue_per_cycle: 2, broadcast_from_memory: false,
+    /// #     int8_dot: 1, int8_thin_dot: 1, int8_x_offset: 0, int8_weight_min: -128,
+    /// #     int8_regs: 1, int8_operand_regs: 1, int8_latency: 1, int8_mac_latency: 1,
+    /// #     int8_load_cost: 1, excludes_reference: false,
+    /// # };
+    /// // fh, fw, fc (input channels per group), k, g
+    /// let stem = LayerSpec::new(3, 3, 3, 8, 1);
+    /// let conv = LayerSpec::new(3, 3, 16, 16, 1);
+    /// assert_eq!((m.int8_dot_for(&stem), m.int8_dot_for(&conv)), (2, 4));
+    /// ```
+    pub const fn int8_dot_for(&self, spec: &LayerSpec) -> usize {
+        if spec.fc < self.int8_dot {
+            self.int8_thin_dot
+        } else {
+            self.int8_dot
+        }
+    }
+
+    /// The smallest weight `spec`'s `i8` kernel multiplies exactly:
+    /// `int8_weight_min` for a broadcast kernel in the `int8_dot` form,
+    /// else -128 (the thin form, and depthwise kernels, which widen).
+    pub const fn int8_weight_min_for(&self, spec: &LayerSpec) -> i8 {
+        let broadcast = matches!(spec.kind(), KernelKind::Broadcast);
+        if broadcast && self.int8_dot_for(spec) == self.int8_dot {
+            self.int8_weight_min
+        } else {
+            i8::MIN
+        }
     }
 }

@@ -27,9 +27,13 @@ pub struct Shape {
     pub columns: bool,
     /// Input lanes one step of a broadcast kernel reduces: 1 for `f32` and
     /// channelwise kernels, the arch's integer dot width for an `i8`
-    /// broadcast kernel (`Machine::int8_dot`). The weights are packed in
-    /// groups of it.
+    /// broadcast kernel (`Machine::int8_dot_for`). The weights are packed
+    /// in groups of it.
     pub dot: usize,
+    /// An `i8` broadcast kernel of a thin layer in the arch's narrower dot
+    /// product (`Machine::int8_thin_dot`): `A::thin_group`,
+    /// `A::thin_weights`, `A::thin_dot`.
+    pub thin: bool,
     /// An `i8` broadcast kernel that multiplies one input lane per step
     /// (`small_ir::blocking::int8_lane_steps`), its weights still packed in
     /// groups of `dot`.
@@ -42,7 +46,7 @@ pub struct Shape {
 impl Shape {
     /// The kernel of `spec` with blocking `b` on an arch of `lanes` lanes.
     pub fn new(spec: &LayerSpec, m: &small_ir::Machine, b: &Blocking) -> Self {
-        let (lanes, int8_dot) = (m.lanes, m.int8_dot);
+        let lanes = m.lanes;
         let channelwise = spec.kind() == KernelKind::Channelwise;
         Shape {
             spec: *spec,
@@ -59,9 +63,10 @@ impl Shape {
             columns: b.columns,
             // A channelwise kernel's weights are `[tap][TC]` (no dot groups).
             dot: match spec.dtype {
-                Dtype::I8 if !channelwise => int8_dot,
+                Dtype::I8 if !channelwise => m.int8_dot_for(spec),
                 _ => 1,
             },
+            thin: spec.dtype == Dtype::I8 && !channelwise && m.int8_dot_for(spec) != m.int8_dot,
             lane_steps: small_ir::blocking::int8_lane_steps(m, spec),
             fused: b.fused,
         }
@@ -86,10 +91,20 @@ impl Shape {
     fn groups(&self) -> bool {
         self.int8() && !self.lane_steps
     }
+    /// The arch's dot-product primitive `name` (`group`, `weights`,
+    /// `dot`), or its `thin_` form for a thin layer.
+    fn dot_op(&self, name: &str) -> Ident {
+        if self.thin {
+            format_ident!("thin_{}", name)
+        } else {
+            format_ident!("{}", name)
+        }
+    }
     /// The input operand of a broadcast step at `p`.
     fn broadcast(&self, p: TokenStream) -> TokenStream {
         if self.groups() {
-            quote!(A::group(#p))
+            let group = self.dot_op("group");
+            quote!(A::#group(#p))
         } else {
             quote!(A::broadcast(#p))
         }
@@ -107,7 +122,8 @@ impl Shape {
     /// The weight vector of a broadcast step at `p`.
     fn weights(&self, p: TokenStream) -> TokenStream {
         if self.groups() {
-            quote!(A::weights(#p))
+            let weights = self.dot_op("weights");
+            quote!(A::#weights(#p))
         } else if self.int8() {
             quote!(A::widen(#p))
         } else {
@@ -117,7 +133,8 @@ impl Shape {
     /// `c += i * w` of a broadcast step.
     fn mac(&self, c: &Ident, i: TokenStream, w: TokenStream) -> TokenStream {
         if self.groups() {
-            quote!(#c = A::dot(#c, #i, #w);)
+            let dot = self.dot_op("dot");
+            quote!(#c = A::#dot(#c, #i, #w);)
         } else {
             self.fma(quote!(A), c, i, w)
         }
@@ -608,7 +625,7 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
 /// buffer where the arch says so: `i8` dot-product groups from whole
 /// pixel blocks (an input of at least `CB` channels).
 fn offsets_ahead(s: &Shape) -> bool {
-    s.groups() && matches!(s.in_stride(), Stride::Block)
+    s.groups() && !s.thin && matches!(s.in_stride(), Stride::Block)
 }
 
 /// True if an edge tile of the layer fills [`offset_ahead`]'s buffer

@@ -1002,6 +1002,29 @@ mod snapshot {
         );
     }
 
+    /// A thin `i8` layer (3 input channels) on AVX2: COMPUTE through
+    /// `A::thin_group` / `A::thin_weights` / `A::thin_dot` (the pair
+    /// form), its weights in pairs.
+    #[test]
+    fn conv_i8_thin_expansion() {
+        check(
+            "conv3x3_i8_thin",
+            quote!(
+                fh = 3,
+                fw = 3,
+                fc = 3,
+                k = 8,
+                stride = 2,
+                padding = same,
+                dtype = i8,
+                archs(avx2, reference)
+            ),
+            quote!(
+                pub struct Stem;
+            ),
+        );
+    }
+
     #[test]
     fn max_pool_expansion() {
         check(
