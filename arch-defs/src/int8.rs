@@ -897,7 +897,11 @@ pub(crate) mod check {
                 };
                 let got = lanes::<A>(acc);
                 for (l, &g) in got[..n].iter().enumerate() {
-                    assert_eq!(g, want(l, d, &wd), "dot: case {case}, lane {l}, {steps} steps");
+                    assert_eq!(
+                        g,
+                        want(l, d, &wd),
+                        "dot: case {case}, lane {l}, {steps} steps"
+                    );
                 }
                 // The same in THIN_DOT groups, of every weight.
                 let td = A::THIN_DOT;
@@ -909,7 +913,11 @@ pub(crate) mod check {
                 }
                 let got = lanes::<A>(acc);
                 for (l, &g) in got[..n].iter().enumerate() {
-                    assert_eq!(g, want(l, td, &w), "thin_dot: case {case}, lane {l}, {steps} steps");
+                    assert_eq!(
+                        g,
+                        want(l, td, &w),
+                        "thin_dot: case {case}, lane {l}, {steps} steps"
+                    );
                 }
 
                 // widen: LANES consecutive bytes of `w`, at an odd offset.

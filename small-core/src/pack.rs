@@ -4,11 +4,11 @@
 //! not feed an output channel (another group, or padding): they keep the
 //! padding lanes of every output zero.
 
+use small_ir::Machine;
 use small_ir::geometry::{DOT_PACK, acc_len, packed_at, tap_len, tiles_at};
 pub(crate) use small_ir::geometry::{
     block_len, checked_packed_len, out_padded, tile_blocks, tile_len,
 };
-use small_ir::Machine;
 use small_ir::quant::row;
 use small_ir::step::derive_steps;
 
@@ -107,7 +107,11 @@ pub fn pack_i8(
     tiles: &mut [i8],
 ) -> Result<(), Error> {
     filter.check(spec)?;
-    let (dot, x_offset, min) = (m.int8_dot_for(spec), m.int8_x_offset, m.int8_weight_min_for(spec));
+    let (dot, x_offset, min) = (
+        m.int8_dot_for(spec),
+        m.int8_x_offset,
+        m.int8_weight_min_for(spec),
+    );
     if let Some(index) = filter.values.iter().position(|&w| w < min) {
         let value = filter.values[index];
         return Err(Error::WeightRange { index, value, min });

@@ -191,7 +191,14 @@ fn check(name: &str, spec: &LayerSpec, blocking: &[Blocking], cases: usize, run:
             let below = filter.values.iter().position(|&w| w < min);
             match (&want, got) {
                 // Refused before anything else is checked.
-                (_, Err(Error::WeightRange { index, value, min: m })) => {
+                (
+                    _,
+                    Err(Error::WeightRange {
+                        index,
+                        value,
+                        min: m,
+                    }),
+                ) => {
                     assert_eq!(
                         (Some(index), value, m),
                         (below, filter.values[below.unwrap_or(0)], min),

@@ -378,10 +378,16 @@ pub fn useful_lanes(spec: &LayerSpec, tc: usize) -> f64 {
 }
 
 /// How an arch's `i8` dot product reduces, for [`explain`].
-fn dot_form(m: &Machine) -> &'static str {
+fn dot_form(m: &Machine, spec: &LayerSpec) -> &'static str {
+    if m.int8_dot_for(spec) != m.int8_dot {
+        return "a thin layer (fewer input channels than int8_dot): the arch's narrower dot product, each step summing int8_thin_dot input channels per lane (AVX2: i16 x i16 pairs -> i32)";
+    }
     match (m.int8_dot, m.int8_x_offset) {
         (4, 0) if m.int8_operand_regs == 2 => {
             "each step sums 4 input channels per lane as two i16 pairs (i8 widened by SXTB16, two SMLADs)"
+        }
+        (4, 0) if m.int8_weight_min > i8::MIN => {
+            "each step sums 4 input channels per lane (|x| as u8 x w with x's sign -> i16 pairs -> i32; weights in -127..=127)"
         }
         (4, 0) => "each step sums 4 input channels per lane (i8 x i8 -> i32, 4-wide dot product)",
         (4, _) => {
@@ -491,7 +497,7 @@ pub fn explain(
     }
     if spec.dtype == crate::Dtype::I8 {
         let how = match spec.kind() {
-            KernelKind::Broadcast => dot_form(m),
+            KernelKind::Broadcast => dot_form(m, spec),
             KernelKind::Channelwise => "inputs and weights widened to i32 lanes",
         };
         writeln!(
