@@ -85,7 +85,7 @@ pub trait Dot: Simd<Elem = i8> {
     /// The dot product of a thin layer, one of fewer input channels (per
     /// group) than [`Dot::DOT`]: `THIN_DOT` channels per lane and step,
     /// so that a 1- or 3-channel stem does not multiply `DOT - 1` zero
-    /// weights per input. `DOT` itself ([`dot_is_thin`]) where the arch
+    /// weights per input. `DOT` itself (`dot_is_thin!`) where the arch
     /// has no narrower form. Its activations take [`Dot::X_OFFSET`] too,
     /// and it multiplies every `i8` weight exactly.
     const THIN_DOT: usize;
