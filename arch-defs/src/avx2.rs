@@ -320,6 +320,30 @@ mod imp {
             store_bytes(p, _mm256_min_epi32(_mm256_max_epi32(v, st.min), st.max))
         }
 
+        /// `requantize_staged`, with FULLY_CONNECTED's `f64` rescale
+        /// (`mul_real`) inline rather than in `requantize_other`: a
+        /// one-column tile has registers to spare, and its every output
+        /// vector takes this path (AMD EPYC Zen 1, fully connected
+        /// 128 -> 640 with `Rescale::Real`: 6.5 -> 6.0 µs with the path
+        /// forced inline). Other forms: `requantize_other`.
+        #[inline(always)]
+        unsafe fn requantize_narrow(p: *mut i8, acc: __m256i, st: Stage) {
+            if st.stepped {
+                return Self::requantize_staged(p, acc, st);
+            }
+            let (rows, stride) = (st.at.rows, st.at.stride);
+            let variant = load_row(rows, stride, row::RESCALE);
+            let (lo, hi) = (
+                load_row(rows, stride, row::RESCALE + 1),
+                load_row(rows, stride, row::RESCALE + 2),
+            );
+            if !all_real(variant, hi) {
+                return requantize_other(p, acc, rows, stride);
+            }
+            let v = _mm256_add_epi32(mul_real(acc, lo, hi), st.zero_point);
+            store_bytes(p, _mm256_min_epi32(_mm256_max_epi32(v, st.min), st.max))
+        }
+
         /// Every lane [`row::STEPPED`] (so the ADD's steps are there too):
         /// [`output`] as `requantize_staged` computes it with the `as i8`
         /// of its result (`vpslld`/`vpsrad` by 24), minus

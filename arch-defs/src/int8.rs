@@ -174,6 +174,17 @@ pub trait Dot: Simd<Elem = i8> {
         stage: Self::AddStage,
     );
 
+    /// [`Dot::requantize_staged`] in a one-column (narrow) tile: a fully
+    /// connected layer's, whose every output vector goes through STORE
+    /// once and whose few accumulators leave registers free. An arch may
+    /// inline here a form it keeps out of line for wider tiles (AVX2: the
+    /// `f64` rescale of FULLY_CONNECTED); the same bytes either way.
+    #[inline(always)]
+    unsafe fn requantize_narrow(p: *mut i8, acc: Self::V, stage: Self::Stage) {
+        // SAFETY: the caller's guarantees, as for `requantize_staged`.
+        unsafe { Self::requantize_staged(p, acc, stage) }
+    }
+
     /// [`Dot::requantize_staged`] of two pixels, `a` to `pa` and `b` to
     /// `pb`, each `LANES` lanes wide, of a layer of at most `LANES / 2`
     /// channels: the lanes from `LANES / 2` on are padding, which outputs
@@ -232,6 +243,17 @@ pub trait Dot: Simd<Elem = i8> {
         const { assert!(Self::LANES <= crate::pixel::SCRATCH) };
         // SAFETY: the caller's guarantees; the scratch holds `LANES`.
         unsafe { crate::pixel::write_through(p, width, |p| Self::requantize_staged(p, acc, stage)) }
+    }
+    /// [`Dot::requantize_narrow`] into a pixel `width` lanes wide.
+    #[inline(always)]
+    unsafe fn requantize_narrow_px(p: *mut i8, acc: Self::V, stage: Self::Stage, width: usize) {
+        if width >= Self::LANES {
+            // SAFETY: the pixel holds the vector (the caller's guarantee).
+            return unsafe { Self::requantize_narrow(p, acc, stage) };
+        }
+        const { assert!(Self::LANES <= crate::pixel::SCRATCH) };
+        // SAFETY: the caller's guarantees; the scratch holds `LANES`.
+        unsafe { crate::pixel::write_through(p, width, |p| Self::requantize_narrow(p, acc, stage)) }
     }
     /// [`Dot::requantize_add_staged`] into and from pixels `width` lanes
     /// wide (see [`Simd::load_px`]); `p` may equal `skip`.
@@ -1626,8 +1648,8 @@ pub(crate) mod check {
         );
     }
 
-    /// Compares `A`'s output stages (`requantize`, `average`, `clamp`)
-    /// with the scalar defaults (`Int8<Reference>`, one lane at a time),
+    /// Compares `A`'s output stages (`requantize`, its `_staged` and
+    /// `_narrow` forms, `average`, `clamp`) with the scalar defaults (`Int8<Reference>`, one lane at a time),
     /// byte for byte, on `cases` random cases: double-rounding lanes
     /// (the vector fast path) with multipliers of reals `2^-20..2^4`, the
     /// extremes `0`, `2^30`, `i32::MAX` (and `i32::MIN`, negatives), shifts
@@ -1716,7 +1738,7 @@ pub(crate) mod check {
                         w.add(l).write(y);
                     }
                 };
-                let stages: [(&str, [i8; MAX_LANES + 2], [i8; MAX_LANES + 2]); 4] =
+                let stages: [(&str, [i8; MAX_LANES + 2], [i8; MAX_LANES + 2]); 5] =
                     core::array::from_fn(|stage| {
                         let mut got = [GUARD; MAX_LANES + 2];
                         let mut want = [GUARD; MAX_LANES + 2];
@@ -1731,6 +1753,11 @@ pub(crate) mod check {
                                 A::requantize_staged(g, v, A::stage(q, stride));
                                 definition(w);
                                 "requantize_staged"
+                            }
+                            4 => {
+                                A::requantize_narrow(g, v, A::stage(q, stride));
+                                definition(w);
+                                "requantize_narrow"
                             }
                             1 => {
                                 A::average(g, v, count, q, stride);

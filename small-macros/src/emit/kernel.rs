@@ -1075,7 +1075,8 @@ fn pool_columns(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream> {
 
 /// The requantization of a multiply-and-sum tile, channel vector by
 /// channel vector: the vector's rows staged once (`A::stage`, or
-/// `A::add_stage` with the ADD's rows), then each column's output.
+/// `A::add_stage` with the ADD's rows), then each column's output
+/// (`A::requantize_narrow` in a narrow tile).
 fn requantize_columns(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream> {
     if pairs(s) {
         return requantize_pairs(s, mode, columns);
@@ -1098,6 +1099,9 @@ fn requantize_columns(s: &Shape, mode: Mode, columns: usize) -> Vec<TokenStream>
                 let skip = out_at(s, "res", ll, v);
                 s.out_stride()
                     .call("requantize_add_staged", quote!(#p, #c, #skip, #st))
+            } else if mode == Mode::Narrow {
+                s.out_stride()
+                    .call("requantize_narrow", quote!(#p, #c, #st))
             } else {
                 s.out_stride()
                     .call("requantize_staged", quote!(#p, #c, #st))
