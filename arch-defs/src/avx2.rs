@@ -320,28 +320,17 @@ mod imp {
             store_bytes(p, _mm256_min_epi32(_mm256_max_epi32(v, st.min), st.max))
         }
 
-        /// `requantize_staged`, with FULLY_CONNECTED's `f64` rescale
-        /// (`mul_real`) inline rather than in `requantize_other`: a
+        /// `requantize_staged` with `requantize_other`'s forms inline
+        /// (FULLY_CONNECTED's `f64` rescale, `mul_real`, above all): a
         /// one-column tile has registers to spare, and its every output
-        /// vector takes this path (AMD EPYC Zen 1, fully connected
-        /// 128 -> 640 with `Rescale::Real`: 6.5 -> 6.0 µs with the path
-        /// forced inline). Other forms: `requantize_other`.
+        /// vector takes them (AMD EPYC Zen 1, fully connected 128 -> 640
+        /// with `Rescale::Real`: 6.61 -> 6.37 µs).
         #[inline(always)]
         unsafe fn requantize_narrow(p: *mut i8, acc: __m256i, st: Stage) {
             if st.stepped {
                 return Self::requantize_staged(p, acc, st);
             }
-            let (rows, stride) = (st.at.rows, st.at.stride);
-            let variant = load_row(rows, stride, row::RESCALE);
-            let (lo, hi) = (
-                load_row(rows, stride, row::RESCALE + 1),
-                load_row(rows, stride, row::RESCALE + 2),
-            );
-            if !all_real(variant, hi) {
-                return requantize_other(p, acc, rows, stride);
-            }
-            let v = _mm256_add_epi32(mul_real(acc, lo, hi), st.zero_point);
-            store_bytes(p, _mm256_min_epi32(_mm256_max_epi32(v, st.min), st.max))
+            requantize_unstepped(p, acc, st.at.rows, st.at.stride)
         }
 
         /// Every lane [`row::STEPPED`] (so the ADD's steps are there too):
@@ -464,15 +453,22 @@ mod imp {
         average_scalar::<crate::Int8<Avx2>>(p, sum, count, rows, stride)
     }
 
-    /// `requantize` of a vector whose lanes are not all
-    /// [`row::STEPPED`]: FULLY_CONNECTED's `f64` rescale (`mul_real`);
-    /// double rounding without steps (a shift of 0 or more): `mul_q31`;
-    /// else the scalar default. Out of line, so that the convolutions'
+    /// `requantize_unstepped`, out of line, so that the convolutions'
     /// inlined STORE keeps only the step (inlined, these paths made
     /// ResNet-8's 3x3 convolutions 1.8x slower on Zen 5).
     #[target_feature(enable = "avx2,fma")]
     #[inline(never)]
     unsafe fn requantize_other(p: *mut i8, acc: __m256i, rows: *const i32, stride: usize) {
+        requantize_unstepped(p, acc, rows, stride)
+    }
+
+    /// `requantize` of a vector whose lanes are not all
+    /// [`row::STEPPED`]: FULLY_CONNECTED's `f64` rescale (`mul_real`);
+    /// double rounding without steps (a shift of 0 or more): `mul_q31`;
+    /// else the scalar default. Inline in a narrow tile
+    /// (`requantize_narrow`), out of line elsewhere (`requantize_other`).
+    #[inline(always)]
+    unsafe fn requantize_unstepped(p: *mut i8, acc: __m256i, rows: *const i32, stride: usize) {
         let variant = load_row(rows, stride, row::RESCALE);
         let (lo, hi) = (
             load_row(rows, stride, row::RESCALE + 1),

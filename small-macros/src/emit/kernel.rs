@@ -48,6 +48,11 @@ impl Shape {
     pub fn new(spec: &LayerSpec, m: &small_ir::Machine, b: &Blocking) -> Self {
         let lanes = m.lanes;
         let channelwise = spec.kind() == KernelKind::Channelwise;
+        // A channelwise kernel's weights are `[tap][TC]` (no dot groups).
+        let dot = match spec.dtype {
+            Dtype::I8 if !channelwise => m.int8_dot_for(spec),
+            _ => 1,
+        };
         Shape {
             spec: *spec,
             lanes,
@@ -61,12 +66,8 @@ impl Shape {
             only_tail: !channelwise && spec.in_channels() < CB,
             channelwise,
             columns: b.columns,
-            // A channelwise kernel's weights are `[tap][TC]` (no dot groups).
-            dot: match spec.dtype {
-                Dtype::I8 if !channelwise => m.int8_dot_for(spec),
-                _ => 1,
-            },
-            thin: spec.dtype == Dtype::I8 && !channelwise && m.int8_dot_for(spec) != m.int8_dot,
+            dot,
+            thin: spec.dtype == Dtype::I8 && !channelwise && dot != m.int8_dot,
             lane_steps: small_ir::blocking::int8_lane_steps(m, spec),
             fused: b.fused,
         }
