@@ -156,11 +156,17 @@ impl<E: Element, B: AsRef<[E]>> Blocked<B, E> {
 
     /// Writes the tensor in NHWC order (`[H][W][C]`, TFLite's) into `dst`.
     pub fn write_nhwc(&self, dst: &mut [E]) -> Result<(), Error> {
-        let w = self.dims.w;
+        let Dims { c, h, w } = self.dims;
         crate::check_len("NHWC output", self.dims.elements(), dst.len())?;
-        for (p, px) in dst.chunks_exact_mut(self.dims.c.max(1)).enumerate() {
-            for (c, v) in px.iter_mut().enumerate() {
-                *v = self.as_slice()[self.index(c, p / w, p % w)];
+        // Pixel-major, a block's lanes at a time: element by element (an
+        // index, a division and a bounds check each) AD's 640 outputs
+        // took about 1 µs of a 22 µs int8 inference (AMD EPYC Zen 1).
+        let (width, data) = (self.dims.width(), self.as_slice());
+        let plane = h * w * width;
+        for (p, px) in dst.chunks_exact_mut(c.max(1)).enumerate() {
+            for (b, lanes) in px.chunks_mut(CB).enumerate() {
+                let at = b * plane + p * width;
+                copy_lanes(lanes, &data[at..at + lanes.len()]);
             }
         }
         Ok(())
@@ -234,12 +240,10 @@ impl<E: Element, B: AsRef<[E]> + AsMut<[E]>> Blocked<B, E> {
         for (p, px) in src.chunks_exact(c.max(1)).enumerate() {
             for (b, lanes) in px.chunks(CB).enumerate() {
                 let at = b * plane + p * width;
-                // Padding lanes too: the buffer may hold anything (an arena).
                 let block = &mut data[at..at + width];
-                block.fill(E::default());
-                for (d, s) in block.iter_mut().zip(lanes) {
-                    *d = *s;
-                }
+                copy_lanes(&mut block[..lanes.len()], lanes);
+                // Padding lanes too: the buffer may hold anything (an arena).
+                block[lanes.len()..].fill(E::default());
             }
         }
         Ok(())
@@ -315,6 +319,20 @@ impl<E: Element> Blocked<Vec<E>, E> {
     fn logical_len(dims: Dims) -> Result<usize, Error> {
         dims.checked_len()?;
         Ok(dims.elements())
+    }
+}
+
+/// `dst = src` for one block's lanes: a fixed-size copy for a whole
+/// block (a few vector moves), a plain one for a last partial block (a
+/// run-time length is a `memcpy` call).
+#[inline(always)]
+fn copy_lanes<E: Element>(dst: &mut [E], src: &[E]) {
+    match (
+        <&mut [E; CB]>::try_from(&mut *dst),
+        <&[E; CB]>::try_from(src),
+    ) {
+        (Ok(d), Ok(s)) => *d = *s,
+        _ => dst.copy_from_slice(src),
     }
 }
 
