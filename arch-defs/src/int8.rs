@@ -1649,9 +1649,10 @@ pub(crate) mod check {
     }
 
     /// Compares `A`'s output stages (`requantize`, its `_staged` and
-    /// `_narrow` forms, `average`, `clamp`) with the scalar defaults (`Int8<Reference>`, one lane at a time),
-    /// byte for byte, on `cases` random cases: double-rounding lanes
-    /// (the vector fast path) with multipliers of reals `2^-20..2^4`, the
+    /// `_narrow` forms, `average`, `clamp`) with the scalar defaults
+    /// (`Int8<Reference>`, one lane at a time), byte for byte, on `cases`
+    /// random cases: double-rounding lanes (the vector fast path) with
+    /// multipliers of reals `2^-20..2^4`, the
     /// extremes `0`, `2^30`, `i32::MAX` (and `i32::MIN`, negatives), shifts
     /// `-31..=8` and beyond, accumulators with `i32::MIN`, `i32::MAX`, 0,
     /// ±1, zero points -128, 127 and wrapping ones, clamps with `min ==
