@@ -246,6 +246,15 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
         return Err(format!("no case matches {:?}", o.filters).into());
     }
     if o.threads > 1 {
+        // Before the pool starts, whose spinning workers would share the
+        // cores with the probe's threads.
+        match small_examples::peak::cross_core_round_trip(2000) {
+            Some(d) => println!(
+                "cross-core round trip of a cache line: median {} ns (two-thread times move with it)",
+                d.as_nanos()
+            ),
+            None => println!("cross-core round trip: the second thread did not answer"),
+        }
         // The pool's fork and join with no work: the floor of a threaded call.
         small_core::threads::set_threads(o.threads);
         let pool = small_core::threads::pool();

@@ -941,6 +941,10 @@ fn run() -> Result<bool, String> {
         arch.name(),
         if threads == 1 { "" } else { "s" }
     );
+    // Two-thread times depend on how far apart the cores are (see
+    // `cross_core_round_trip`); measured before and after, as it can move.
+    let round_trip = || (threads > 1).then(|| small_examples::peak::cross_core_round_trip(2000));
+    let trip_before = round_trip();
     let mut rows = Vec::new();
     let mut step = |name: &str, run: &dyn Fn() -> Result<Row, String>| -> Result<(), String> {
         eprintln!("  {name}: checking and timing ...");
@@ -995,6 +999,19 @@ fn run() -> Result<bool, String> {
     print_table(arch, peak, &rows);
     if small_core::threads::threads() > 1 {
         print_pool(&rows);
+        let ns = |t: Option<Option<Duration>>| match t.flatten() {
+            Some(d) => format!("{} ns", d.as_nanos()),
+            None => "no answer".into(),
+        };
+        println!(
+            "cross-core round trip of a cache line (small_examples::peak::cross_core_round_trip): {} before the networks, {} after",
+            ns(trip_before),
+            ns({
+                // Until the pool's workers stop spinning (`threads::SPIN`).
+                std::thread::sleep(Duration::from_millis(20));
+                round_trip()
+            })
+        );
     }
     for dtype in ["f32", "i8"] {
         let pairs: Vec<_> = rows

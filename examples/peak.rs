@@ -266,6 +266,76 @@ pub fn cache_bytes(level: u32) -> Option<usize> {
         .map(|c| c.2)
 }
 
+/// Median time for one cache line to go from this thread to another
+/// thread and back (two threads spinning on one atomic, `rounds` round
+/// trips, the median of batches): the price of each line a fork, a join
+/// or a layer's input moves between cores. On a 2-vCPU KVM guest (AMD
+/// EPYC Zen 1, 2026-11-30) it flipped between about 70 ns and 470 ns
+/// within minutes as the host placed the two vCPUs (near, then on
+/// different core complexes), and VWW 0.25 `f32` on two threads between
+/// 277 and 380 µs with it; so the main job and the bench print it beside
+/// every two-thread figure. `None` with fewer than two usable cores
+/// (`threads::available`: the two threads would take turns), if the
+/// second thread cannot start, or if it stops answering for 0.1 s.
+pub fn cross_core_round_trip(rounds: u32) -> Option<Duration> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    if small_core::threads::available() < 2 {
+        return None;
+    }
+    let rounds = rounds.max(1);
+    let flag = Arc::new(AtomicU32::new(0));
+    let theirs = Arc::clone(&flag);
+    let limit = Duration::from_millis(100);
+    // Waits until `flag` reads `want`; false after `limit` without it.
+    let wait = move |flag: &AtomicU32, want: u32| {
+        let start = Instant::now();
+        while flag.load(Ordering::Acquire) != want {
+            if start.elapsed() > limit {
+                return false;
+            }
+            std::hint::spin_loop();
+        }
+        true
+    };
+    let echo = std::thread::Builder::new()
+        .spawn(move || {
+            for i in 0..rounds {
+                if !wait(&theirs, 2 * i + 1) {
+                    return;
+                }
+                theirs.store(2 * i + 2, Ordering::Release);
+            }
+        })
+        .ok()?;
+    // Batches of `BATCH` round trips, timed whole: a clock read per round
+    // trip would cost about as much as one on a VM.
+    const BATCH: u32 = 100;
+    let mut times = Vec::new();
+    let mut answered = true;
+    let mut i = 0;
+    while answered && i < rounds {
+        let t = Instant::now();
+        let n = BATCH.min(rounds - i);
+        for _ in 0..n {
+            flag.store(2 * i + 1, Ordering::Release);
+            if !wait(&flag, 2 * i + 2) {
+                answered = false;
+                break;
+            }
+            i += 1;
+        }
+        times.push(t.elapsed() / n);
+    }
+    // The echo thread gives up on its own after `limit` if we stopped.
+    echo.join().ok()?;
+    if !answered {
+        return None;
+    }
+    times.sort_unstable();
+    Some(times[times.len() / 2])
+}
+
 /// The cost model's stock calibration (`small_core::ir::cost`, after
 /// Ramírez et al.: a model of the data movement and arithmetic,
 /// calibrated by a few measurements): cycles of a call outside its tiles,

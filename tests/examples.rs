@@ -56,6 +56,20 @@ mod peak {
     use small_examples::peak::{CALL_CYCLES, EFFICIENCY, Fit, Measured, TILE_CYCLES};
     use small_examples::peak::{calibrate, fit, fma_chains, fma_peak};
 
+    /// Two usable cores answer within the probe's 0.1 s per round trip
+    /// (a positive median below it); fewer give `None` at once.
+    #[test]
+    fn cross_core_round_trip_needs_two_cores() {
+        let trip = small_examples::peak::cross_core_round_trip(300);
+        if small_core::threads::available() < 2 {
+            assert_eq!(trip, None);
+        } else if let Some(d) = trip {
+            // `None` stays possible: under load the echo thread can lose
+            // its core for longer than the probe waits.
+            assert!(d > std::time::Duration::ZERO && d < std::time::Duration::from_millis(100));
+        }
+    }
+
     #[test]
     fn fma_peak_on_simd_arches_only() {
         for &arch in Arch::ALL {
