@@ -77,6 +77,14 @@ fn check(name: &str, spec: &LayerSpec, blocking: &[Blocking], cases: usize, run:
             1 => rng.range(spec.fw, spec.fw + spec.sw - 1),
             _ => rng.range(1, 2 * max_owb * spec.sw + 7),
         };
+        // One-pixel outputs (fully connected layers and their kin, the
+        // loop nest's `run_pixel`): a window-sized input (one pixel with
+        // valid padding) and a 1x1 input (one pixel with same padding).
+        let (h, w) = match case % 8 {
+            3 => (spec.fh, spec.fw),
+            7 => (1, 1),
+            _ => (h, w),
+        };
         let shape = Shape {
             h,
             w,

@@ -180,6 +180,15 @@ pub unsafe fn run<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize
         // SAFETY: forwarded from the caller.
         return unsafe { run_channelwise::<K>(p, part, parts) };
     }
+    // A one-pixel output (a fully connected layer): one kernel call per
+    // channel tile, at the same pixel.
+    if const { K::NARROW && matches!(K::SPEC.kind(), KernelKind::Broadcast) }
+        && p.oh == 1
+        && p.ow == 1
+    {
+        // SAFETY: forwarded from the caller.
+        return unsafe { run_pixel::<K>(p, part, parts) };
+    }
     let share = Share::of::<K>(p, part, parts);
     let first = p.first_tile();
     // Algorithm 1, lines 1-2: `g` in steps of `G_b`, `k` in steps of `K_b`
@@ -194,6 +203,52 @@ pub unsafe fn run<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize
         let whole_row = cols.start == 0 && cols.end == share.row_tiles;
         // SAFETY: forwarded from the caller.
         unsafe { channel_tile::<K>(p, &first, ot, rows, cols, whole_row) }
+    }
+}
+
+/// [`run`] for a one-pixel output of a kernel with [`Kernel::NARROW`]:
+/// what `channel_tile` and `row` do for it, with the pixel's geometry
+/// (filter rows, window columns) worked out once instead of per channel
+/// tile. A part's units are its channel tiles ([`Share`] with one column
+/// tile), and the reduction is one chunk (`chunks` never splits a narrow
+/// kernel's). The general walk's per-tile scalar work was 6-8 % of fully
+/// connected `i8` layers on AMD EPYC Zen 1 (128 -> 640: 20 tiles).
+///
+/// # Safety
+/// As [`run`], for `p.oh == p.ow == 1`.
+#[inline(always)]
+unsafe fn run_pixel<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize) {
+    let tiles = const { computed_tiles(&K::SPEC, K::TC) };
+    let first = p.first_tile();
+    let span = span::<K>();
+    let mut t = first;
+    let (r0, c0);
+    (r0, t.x0, t.x1) = p.rows_of::<K>(0);
+    (c0, t.lo, t.hi, t.w) = p.columns_of::<K>(0, span);
+    let window = r0 * first.in_row as isize + c0 * in_width::<K>();
+    'output_channel_tiles: for ot in tiles * part / parts..tiles * (part + 1) / parts {
+        let ch = ot * K::TC;
+        let blocks = InBlocks::of::<K>(p, ot, ch);
+        t.in_blocks = blocks.full;
+        t.tail = blocks.tail;
+        t.wts = first
+            .wts
+            .wrapping_add(ot * const { tile_len(&K::SPEC, K::TC) });
+        t.bias = first.bias.wrapping_add(ch);
+        let in_at = (blocks.first * first.in_plane + blocks.lane) as isize;
+        t.inp = first.inp.wrapping_offset(in_at + window);
+        let (block, offset) = blocked_at(ch, 0, out_width::<K>());
+        let at = block * first.out_plane + offset;
+        t.out = first.out.wrapping_add(at);
+        t.res = first.res.wrapping_add(at);
+        // SAFETY: the Tile bounds above describe exactly the in-bounds
+        // taps and columns of the pixel; the caller guarantees K matches.
+        unsafe { kernel::<K>(p, &t, span) };
+        if ot + 1 == tiles && leaves_lanes::<K>(p) {
+            // SAFETY: the pixel is in the output, and this part computed
+            // the last channel tile there.
+            unsafe { zero_lanes::<K>(p, &first, (0, ch), 0..1) };
+        }
     }
 }
 
