@@ -46,6 +46,10 @@ pub const MACHINE: Machine = Machine {
     // `Dot::Mac` is the `f32` FMA.
     int8_mac_latency: 4,
     int8_load_cost: 1,
+    // `vpmaddubsw` and `vpmaddwd`, both multiplies: on AMD EPYC Zen 1
+    // both on one pipe, and the cost model's int8 pointwise layers came out
+    // 30 % fast and depthwise 29 % slow with one slot (2026-11-30).
+    int8_dot_slots: 2,
     excludes_reference: false,
 };
 

@@ -50,6 +50,8 @@ pub const MACHINE: Machine = Machine {
     int8_latency: 4,
     int8_mac_latency: 4,
     int8_load_cost: 1,
+    // `vpdpbusd`.
+    int8_dot_slots: 1,
     excludes_reference: false,
 };
 

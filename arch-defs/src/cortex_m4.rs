@@ -74,6 +74,8 @@ pub const MACHINE: Machine = Machine {
     int8_latency: 1,
     int8_mac_latency: 1,
     int8_load_cost: 2,
+    // Two `SMLAD`.
+    int8_dot_slots: 2,
     excludes_reference: true,
 };
 

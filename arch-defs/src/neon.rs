@@ -32,6 +32,8 @@ pub const MACHINE: Machine = Machine {
     int8_latency: 4,
     int8_mac_latency: 4,
     int8_load_cost: 1,
+    // Two `smull`.
+    int8_dot_slots: 2,
     // NEON is the AArch64 baseline, so the portable kernels could never
     // be picked there: leaving them out halves an aarch64 program's code.
     excludes_reference: true,

@@ -33,6 +33,7 @@ pub const MACHINE: Machine = Machine {
     int8_latency: 4,
     int8_mac_latency: 4,
     int8_load_cost: 1,
+    int8_dot_slots: 1,
     excludes_reference: false,
 };
 

@@ -84,6 +84,9 @@ pub struct Tile {
     /// Products an `i8` dot product sums per lane and step
     /// (`Machine::int8_dot_for` the layer; 1 for `f32`).
     pub int8_dot: usize,
+    /// FMA slots one such step takes (`Machine::int8_dot_slots`, 1 for
+    /// the thin form and for `f32`).
+    pub dot_slots: usize,
     /// [`Tile::rate`] of the tile run one column wide
     /// ([`crate::blocking::rate_at`]): what a one-pixel layer reaches.
     pub one_column_rate: f64,
@@ -98,6 +101,11 @@ impl Tile {
             rate: b.rate,
             accumulators: b.accumulators,
             int8_dot: m.int8_dot_for(spec),
+            dot_slots: if m.int8_dot_for(spec) == m.int8_dot {
+                m.int8_dot_slots
+            } else {
+                1
+            },
             one_column_rate: crate::blocking::rate_at(m, spec, b, 1),
         }
     }
@@ -131,7 +139,7 @@ pub struct Estimate {
 /// use small_ir::cost::{estimate, Bound, Rates, Tile};
 /// use small_ir::LayerSpec;
 /// let spec = LayerSpec::new(1, 1, 64, 64, 1); // DS-CNN's pointwise layers
-/// let tile = Tile { o_wb: 3, tc: 64, rate: 1.0, accumulators: 12, int8_dot: 4, one_column_rate: 0.5 };
+/// let tile = Tile { o_wb: 3, tc: 64, rate: 1.0, accumulators: 12, int8_dot: 4, dot_slots: 1, one_column_rate: 0.5 };
 /// let r = Rates { flops: 200e9, l1: 200e9, l2: 100e9, memory: 10e9,
 ///                 l1_bytes: 48 << 10, l2_bytes: 1 << 20, call: 0.1e-6,
 ///                 tile: [0.0; 2], efficiency: [1.0, 1.0] };
@@ -170,9 +178,12 @@ pub fn estimate(
     };
     let computed_macs = oh * columns * channels * per_output;
     // An i8 dot product sums `int8_dot` consecutive input channels per
-    // lane and step (fewer if the layer has fewer).
+    // lane and step (fewer if the layer has fewer), in `dot_slots` FMAs'
+    // time.
     let per_fma = match (spec.dtype, spec.kind()) {
-        (Dtype::I8, KernelKind::Broadcast) => b.int8_dot.clamp(1, spec.fc.max(1)) as f64,
+        (Dtype::I8, KernelKind::Broadcast) => {
+            b.int8_dot.clamp(1, spec.fc.max(1)) as f64 / b.dot_slots.max(1) as f64
+        }
         _ => 1.0,
     };
     let fma_rate = r.flops / 2.0 * per_fma;
@@ -261,6 +272,7 @@ mod tests {
             rate: 0.75,
             accumulators: 12,
             int8_dot: 4,
+            dot_slots: 1,
             one_column_rate: 0.75,
         };
         let e = estimate(&spec, &tile, (1, 1), (1, 1), &R);
@@ -291,6 +303,7 @@ mod tests {
             rate: 1.0,
             accumulators: 12,
             int8_dot: 4,
+            dot_slots: 1,
             one_column_rate: 0.25,
         };
         // 32 KB of weights, from L1 faster than the loads feed the FMAs.
@@ -317,6 +330,7 @@ mod tests {
             rate: 0.5,
             accumulators: 3,
             int8_dot: 4,
+            dot_slots: 1,
             one_column_rate: 0.5,
         };
         let e = estimate(&spec, &tile, (2, 5), (2, 5), &R);
@@ -342,6 +356,7 @@ mod tests {
             rate: 1.0,
             accumulators: 3,
             int8_dot: 4,
+            dot_slots: 1,
             one_column_rate: 0.5,
         };
         let e = estimate(&spec, &tile, (2, 5), (2, 5), &R);

@@ -89,6 +89,13 @@ pub struct Machine {
     /// 1 where both are one instruction; Cortex-M4 2 (`LDR` and two
     /// `SXTB16`, about 4 cycles, against two 1-cycle `SMLAD`s).
     pub int8_load_cost: usize,
+    /// Slots of the FMA pipes one full-width `Dot::dot` step takes, for
+    /// the cost model (`cost::estimate`): an `i8` broadcast layer does
+    /// `int8_dot` products per lane in that many FMAs' time. AVX-512
+    /// VNNI's `vpdpbusd` 1; AVX2's `vpmaddubsw` and `vpmaddwd` 2; NEON's
+    /// two `smull`, the Cortex-M4's two `SMLAD` 2; scalar 1. The thin
+    /// form (`int8_thin_dot`) counts as 1.
+    pub int8_dot_slots: usize,
     /// Where this arch compiles it always runs (its `available()` is a
     /// compile-time fact, as on a microcontroller), so the portable
     /// `reference` kernels are left out of the program there: generated
@@ -127,7 +134,7 @@ impl Machine {
     /// #     loads_per_cycle: 1, issue_per_cycle: 2, broadcast_from_memory: false,
     /// #     int8_dot: 1, int8_thin_dot: 1, int8_x_offset: 0, int8_weight_min: -128,
     /// #     int8_regs: 1, int8_operand_regs: 1, int8_latency: 1, int8_mac_latency: 1,
-    /// #     int8_load_cost: 1, excludes_reference: false,
+    /// #     int8_load_cost: 1, int8_dot_slots: 1, excludes_reference: false,
     /// # };
     /// // fh, fw, fc (input channels per group), k, g
     /// let stem = LayerSpec::new(3, 3, 3, 8, 1);
