@@ -1,8 +1,9 @@
 //! The walk of Algorithm 1: [`run`] and, for channelwise kernels,
-//! `run_channelwise` (for a one-pixel output, `run_pixel`). Each loop carries the name of the paper's loop as
-//! its label (`'output_channel_tiles`: lines 1-2, `'input_channel_blocks`:
-//! line 3, `'output_rows`: line 4, `'output_column_tiles`: line 5; see the
-//! table in [`crate::nest`]); the kernel is lines 6-12.
+//! `run_channelwise` (for a one-pixel output, `run_pixel`). Each loop
+//! carries the name of the paper's loop as its label
+//! (`'output_channel_tiles`: lines 1-2, `'input_channel_blocks`: line 3,
+//! `'output_rows`: line 4, `'output_column_tiles`: line 5; see the table
+//! in [`crate::nest`]); the kernel is lines 6-12.
 //!
 //! Every function here is `#[inline(always)]` and generic over the
 //! [`Kernel`], and the sizes that `K` fixes are `const` blocks, so each
