@@ -470,6 +470,8 @@ fn worker(s: &Shared) {
             return;
         }
         seen = generation;
+        // The job's lines travel while the claim waits for `state`.
+        prefetch_caller_stack(s.job.load(Ordering::Acquire).cast_const().cast());
         while let Some(k) = s.claim(generation) {
             // SAFETY: the caller published the job before the generation,
             // and keeps it alive until every claimed part counts itself
@@ -481,6 +483,36 @@ fn worker(s: &Shared) {
             s.done.fetch_add(1, Ordering::Release);
         }
     }
+}
+
+/// Bytes of the caller's stack above its [`Job`] that a worker prefetches
+/// when it takes a part: the frames between `Pool::run` and the layer's
+/// `forward` (the closures, the `Problem`; about 0.5 KB in a generated
+/// layer), with room to spare.
+const CALLER_STACK: usize = 2048;
+
+/// Prefetches the [`CALLER_STACK`] bytes above `job` (the caller's
+/// stack, which its thread wrote just before the fork; the pointer may be
+/// a finished job's, if a newer fork raced this read: a prefetch of it
+/// only costs a little traffic). The part reads
+/// them as a chain (the job, its closure, the layer's closure, the
+/// `Problem`, its slices), each read waiting for the line before it: on
+/// cores far apart (a round trip of a line ~470 ns on an AMD EPYC Zen 1
+/// VM, against ~70 ns near) that chain cost a layer about 2 µs per
+/// fork. Prefetched, the lines travel together. A prefetch neither
+/// faults nor counts as a read of the memory, so the bytes past the
+/// stack's top or not yet written are harmless. Other arches: no-op.
+#[inline(always)]
+fn prefetch_caller_stack(job: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    for at in (0..CALLER_STACK).step_by(64) {
+        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: `prefetch` is a hint: it never faults and is not a memory
+        // access, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(job.wrapping_add(at).cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = job;
 }
 
 impl Drop for Pool {

@@ -155,8 +155,17 @@ impl Share {
     /// Part `part` of `parts` of `p`, with `K`'s constants.
     #[inline(always)]
     pub(super) fn of<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize) -> Share {
-        // `Problem::channel_tiles`, with `K`'s constants.
-        let tiles = if p.elementwise {
+        // `Problem::channel_tiles`, with `K`'s constants. Whether the layer
+        // is elementwise is a constant of its spec too (`Problem::new`):
+        // from `p.elementwise`, `tiles` was a run-time value and each
+        // tile's `units_of_tile` two 64-bit divisions.
+        let elementwise = const {
+            K::SPEC.pointwise()
+                && matches!(K::SPEC.kind(), KernelKind::Channelwise)
+                && !K::SPEC.has_weights()
+        };
+        debug_assert_eq!(elementwise, p.elementwise);
+        let tiles = if elementwise {
             const { width(K::SPEC.out_channels()).div_ceil(K::TC) }
         } else {
             const { computed_tiles(&K::SPEC, K::TC) }
