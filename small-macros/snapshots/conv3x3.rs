@@ -709,164 +709,220 @@ mod __small_layer_Conv3x3 {
                         let w0_0 = A::load(wr);
                         let w1_0 = A::load(wr.wrapping_add(16));
                         let w2_0 = A::load(wr.wrapping_add(32));
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::broadcast(row);
-                            c0_0 = A::fma(c0_0, i, w0_0);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(IN_W));
-                            c0_0 = A::fma(c0_0, i, w1_0);
-                            c1_0 = A::fma(c1_0, i, w0_0);
-                        }
-                        if t.lo <= 2 && 2 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(2 * IN_W));
-                            c0_0 = A::fma(c0_0, i, w2_0);
-                            c1_0 = A::fma(c1_0, i, w1_0);
-                            c2_0 = A::fma(c2_0, i, w0_0);
-                        }
-                        if t.lo <= 3 && 3 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(3 * IN_W));
-                            c1_0 = A::fma(c1_0, i, w2_0);
-                            c2_0 = A::fma(c2_0, i, w1_0);
-                            c3_0 = A::fma(c3_0, i, w0_0);
-                        }
-                        if t.lo <= 4 && 4 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(4 * IN_W));
-                            c2_0 = A::fma(c2_0, i, w2_0);
-                            c3_0 = A::fma(c3_0, i, w1_0);
-                            c4_0 = A::fma(c4_0, i, w0_0);
-                        }
-                        if t.lo <= 5 && 5 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(5 * IN_W));
-                            c3_0 = A::fma(c3_0, i, w2_0);
-                            c4_0 = A::fma(c4_0, i, w1_0);
-                            c5_0 = A::fma(c5_0, i, w0_0);
-                        }
-                        if t.lo <= 6 && 6 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(6 * IN_W));
-                            c4_0 = A::fma(c4_0, i, w2_0);
-                            c5_0 = A::fma(c5_0, i, w1_0);
-                            c6_0 = A::fma(c6_0, i, w0_0);
-                        }
-                        if t.lo <= 7 && 7 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(7 * IN_W));
-                            c5_0 = A::fma(c5_0, i, w2_0);
-                            c6_0 = A::fma(c6_0, i, w1_0);
-                            c7_0 = A::fma(c7_0, i, w0_0);
-                        }
-                        if t.lo <= 8 && 8 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(8 * IN_W));
-                            c6_0 = A::fma(c6_0, i, w2_0);
-                            c7_0 = A::fma(c7_0, i, w1_0);
-                            c8_0 = A::fma(c8_0, i, w0_0);
-                        }
-                        if t.lo <= 9 && 9 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(9 * IN_W));
-                            c7_0 = A::fma(c7_0, i, w2_0);
-                            c8_0 = A::fma(c8_0, i, w1_0);
-                            c9_0 = A::fma(c9_0, i, w0_0);
-                        }
-                        if t.lo <= 10 && 10 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(10 * IN_W));
-                            c8_0 = A::fma(c8_0, i, w2_0);
-                            c9_0 = A::fma(c9_0, i, w1_0);
-                            c10_0 = A::fma(c10_0, i, w0_0);
-                        }
-                        if t.lo <= 11 && 11 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(11 * IN_W));
-                            c9_0 = A::fma(c9_0, i, w2_0);
-                            c10_0 = A::fma(c10_0, i, w1_0);
-                            c11_0 = A::fma(c11_0, i, w0_0);
-                        }
-                        if t.lo <= 12 && 12 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(12 * IN_W));
-                            c10_0 = A::fma(c10_0, i, w2_0);
-                            c11_0 = A::fma(c11_0, i, w1_0);
-                        }
-                        if t.lo <= 13 && 13 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(13 * IN_W));
-                            c11_0 = A::fma(c11_0, i, w2_0);
+                        if 0 < t.hi {
+                            if t.lo == 0 {
+                                let i = A::broadcast(row);
+                                c0_0 = A::fma(c0_0, i, w0_0);
+                            }
+                            if 1 < t.hi {
+                                if t.lo <= 1 {
+                                    let i = A::broadcast(row.wrapping_add(IN_W));
+                                    c0_0 = A::fma(c0_0, i, w1_0);
+                                    c1_0 = A::fma(c1_0, i, w0_0);
+                                }
+                                if 2 < t.hi {
+                                    if t.lo <= 2 {
+                                        let i = A::broadcast(row.wrapping_add(2 * IN_W));
+                                        c0_0 = A::fma(c0_0, i, w2_0);
+                                        c1_0 = A::fma(c1_0, i, w1_0);
+                                        c2_0 = A::fma(c2_0, i, w0_0);
+                                    }
+                                    if 3 < t.hi {
+                                        if t.lo <= 3 {
+                                            let i = A::broadcast(row.wrapping_add(3 * IN_W));
+                                            c1_0 = A::fma(c1_0, i, w2_0);
+                                            c2_0 = A::fma(c2_0, i, w1_0);
+                                            c3_0 = A::fma(c3_0, i, w0_0);
+                                        }
+                                        if 4 < t.hi {
+                                            if t.lo <= 4 {
+                                                let i = A::broadcast(row.wrapping_add(4 * IN_W));
+                                                c2_0 = A::fma(c2_0, i, w2_0);
+                                                c3_0 = A::fma(c3_0, i, w1_0);
+                                                c4_0 = A::fma(c4_0, i, w0_0);
+                                            }
+                                            if 5 < t.hi {
+                                                if t.lo <= 5 {
+                                                    let i = A::broadcast(row.wrapping_add(5 * IN_W));
+                                                    c3_0 = A::fma(c3_0, i, w2_0);
+                                                    c4_0 = A::fma(c4_0, i, w1_0);
+                                                    c5_0 = A::fma(c5_0, i, w0_0);
+                                                }
+                                                if 6 < t.hi {
+                                                    if t.lo <= 6 {
+                                                        let i = A::broadcast(row.wrapping_add(6 * IN_W));
+                                                        c4_0 = A::fma(c4_0, i, w2_0);
+                                                        c5_0 = A::fma(c5_0, i, w1_0);
+                                                        c6_0 = A::fma(c6_0, i, w0_0);
+                                                    }
+                                                    if 7 < t.hi {
+                                                        if t.lo <= 7 {
+                                                            let i = A::broadcast(row.wrapping_add(7 * IN_W));
+                                                            c5_0 = A::fma(c5_0, i, w2_0);
+                                                            c6_0 = A::fma(c6_0, i, w1_0);
+                                                            c7_0 = A::fma(c7_0, i, w0_0);
+                                                        }
+                                                        if 8 < t.hi {
+                                                            if t.lo <= 8 {
+                                                                let i = A::broadcast(row.wrapping_add(8 * IN_W));
+                                                                c6_0 = A::fma(c6_0, i, w2_0);
+                                                                c7_0 = A::fma(c7_0, i, w1_0);
+                                                                c8_0 = A::fma(c8_0, i, w0_0);
+                                                            }
+                                                            if 9 < t.hi {
+                                                                if t.lo <= 9 {
+                                                                    let i = A::broadcast(row.wrapping_add(9 * IN_W));
+                                                                    c7_0 = A::fma(c7_0, i, w2_0);
+                                                                    c8_0 = A::fma(c8_0, i, w1_0);
+                                                                    c9_0 = A::fma(c9_0, i, w0_0);
+                                                                }
+                                                                if 10 < t.hi {
+                                                                    if t.lo <= 10 {
+                                                                        let i = A::broadcast(row.wrapping_add(10 * IN_W));
+                                                                        c8_0 = A::fma(c8_0, i, w2_0);
+                                                                        c9_0 = A::fma(c9_0, i, w1_0);
+                                                                        c10_0 = A::fma(c10_0, i, w0_0);
+                                                                    }
+                                                                    if 11 < t.hi {
+                                                                        if t.lo <= 11 {
+                                                                            let i = A::broadcast(row.wrapping_add(11 * IN_W));
+                                                                            c9_0 = A::fma(c9_0, i, w2_0);
+                                                                            c10_0 = A::fma(c10_0, i, w1_0);
+                                                                            c11_0 = A::fma(c11_0, i, w0_0);
+                                                                        }
+                                                                        if 12 < t.hi {
+                                                                            if t.lo <= 12 {
+                                                                                let i = A::broadcast(row.wrapping_add(12 * IN_W));
+                                                                                c10_0 = A::fma(c10_0, i, w2_0);
+                                                                                c11_0 = A::fma(c11_0, i, w1_0);
+                                                                            }
+                                                                            if 13 < t.hi {
+                                                                                if t.lo <= 13 {
+                                                                                    let i = A::broadcast(row.wrapping_add(13 * IN_W));
+                                                                                    c11_0 = A::fma(c11_0, i, w2_0);
+                                                                                }
+                                                                            }
+                                                                        }
+                                                                    }
+                                                                }
+                                                            }
+                                                        }
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
                         }
                         let w0_0 = A::load(wr.wrapping_add(8));
                         let w1_0 = A::load(wr.wrapping_add(24));
                         let w2_0 = A::load(wr.wrapping_add(40));
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(1));
-                            c0_0 = A::fma(c0_0, i, w0_0);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(IN_W + 1));
-                            c0_0 = A::fma(c0_0, i, w1_0);
-                            c1_0 = A::fma(c1_0, i, w0_0);
-                        }
-                        if t.lo <= 2 && 2 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
-                            c0_0 = A::fma(c0_0, i, w2_0);
-                            c1_0 = A::fma(c1_0, i, w1_0);
-                            c2_0 = A::fma(c2_0, i, w0_0);
-                        }
-                        if t.lo <= 3 && 3 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
-                            c1_0 = A::fma(c1_0, i, w2_0);
-                            c2_0 = A::fma(c2_0, i, w1_0);
-                            c3_0 = A::fma(c3_0, i, w0_0);
-                        }
-                        if t.lo <= 4 && 4 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
-                            c2_0 = A::fma(c2_0, i, w2_0);
-                            c3_0 = A::fma(c3_0, i, w1_0);
-                            c4_0 = A::fma(c4_0, i, w0_0);
-                        }
-                        if t.lo <= 5 && 5 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
-                            c3_0 = A::fma(c3_0, i, w2_0);
-                            c4_0 = A::fma(c4_0, i, w1_0);
-                            c5_0 = A::fma(c5_0, i, w0_0);
-                        }
-                        if t.lo <= 6 && 6 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(6 * IN_W + 1));
-                            c4_0 = A::fma(c4_0, i, w2_0);
-                            c5_0 = A::fma(c5_0, i, w1_0);
-                            c6_0 = A::fma(c6_0, i, w0_0);
-                        }
-                        if t.lo <= 7 && 7 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(7 * IN_W + 1));
-                            c5_0 = A::fma(c5_0, i, w2_0);
-                            c6_0 = A::fma(c6_0, i, w1_0);
-                            c7_0 = A::fma(c7_0, i, w0_0);
-                        }
-                        if t.lo <= 8 && 8 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(8 * IN_W + 1));
-                            c6_0 = A::fma(c6_0, i, w2_0);
-                            c7_0 = A::fma(c7_0, i, w1_0);
-                            c8_0 = A::fma(c8_0, i, w0_0);
-                        }
-                        if t.lo <= 9 && 9 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(9 * IN_W + 1));
-                            c7_0 = A::fma(c7_0, i, w2_0);
-                            c8_0 = A::fma(c8_0, i, w1_0);
-                            c9_0 = A::fma(c9_0, i, w0_0);
-                        }
-                        if t.lo <= 10 && 10 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(10 * IN_W + 1));
-                            c8_0 = A::fma(c8_0, i, w2_0);
-                            c9_0 = A::fma(c9_0, i, w1_0);
-                            c10_0 = A::fma(c10_0, i, w0_0);
-                        }
-                        if t.lo <= 11 && 11 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(11 * IN_W + 1));
-                            c9_0 = A::fma(c9_0, i, w2_0);
-                            c10_0 = A::fma(c10_0, i, w1_0);
-                            c11_0 = A::fma(c11_0, i, w0_0);
-                        }
-                        if t.lo <= 12 && 12 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(12 * IN_W + 1));
-                            c10_0 = A::fma(c10_0, i, w2_0);
-                            c11_0 = A::fma(c11_0, i, w1_0);
-                        }
-                        if t.lo <= 13 && 13 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(13 * IN_W + 1));
-                            c11_0 = A::fma(c11_0, i, w2_0);
+                        if 0 < t.hi {
+                            if t.lo == 0 {
+                                let i = A::broadcast(row.wrapping_add(1));
+                                c0_0 = A::fma(c0_0, i, w0_0);
+                            }
+                            if 1 < t.hi {
+                                if t.lo <= 1 {
+                                    let i = A::broadcast(row.wrapping_add(IN_W + 1));
+                                    c0_0 = A::fma(c0_0, i, w1_0);
+                                    c1_0 = A::fma(c1_0, i, w0_0);
+                                }
+                                if 2 < t.hi {
+                                    if t.lo <= 2 {
+                                        let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
+                                        c0_0 = A::fma(c0_0, i, w2_0);
+                                        c1_0 = A::fma(c1_0, i, w1_0);
+                                        c2_0 = A::fma(c2_0, i, w0_0);
+                                    }
+                                    if 3 < t.hi {
+                                        if t.lo <= 3 {
+                                            let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
+                                            c1_0 = A::fma(c1_0, i, w2_0);
+                                            c2_0 = A::fma(c2_0, i, w1_0);
+                                            c3_0 = A::fma(c3_0, i, w0_0);
+                                        }
+                                        if 4 < t.hi {
+                                            if t.lo <= 4 {
+                                                let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
+                                                c2_0 = A::fma(c2_0, i, w2_0);
+                                                c3_0 = A::fma(c3_0, i, w1_0);
+                                                c4_0 = A::fma(c4_0, i, w0_0);
+                                            }
+                                            if 5 < t.hi {
+                                                if t.lo <= 5 {
+                                                    let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
+                                                    c3_0 = A::fma(c3_0, i, w2_0);
+                                                    c4_0 = A::fma(c4_0, i, w1_0);
+                                                    c5_0 = A::fma(c5_0, i, w0_0);
+                                                }
+                                                if 6 < t.hi {
+                                                    if t.lo <= 6 {
+                                                        let i = A::broadcast(row.wrapping_add(6 * IN_W + 1));
+                                                        c4_0 = A::fma(c4_0, i, w2_0);
+                                                        c5_0 = A::fma(c5_0, i, w1_0);
+                                                        c6_0 = A::fma(c6_0, i, w0_0);
+                                                    }
+                                                    if 7 < t.hi {
+                                                        if t.lo <= 7 {
+                                                            let i = A::broadcast(row.wrapping_add(7 * IN_W + 1));
+                                                            c5_0 = A::fma(c5_0, i, w2_0);
+                                                            c6_0 = A::fma(c6_0, i, w1_0);
+                                                            c7_0 = A::fma(c7_0, i, w0_0);
+                                                        }
+                                                        if 8 < t.hi {
+                                                            if t.lo <= 8 {
+                                                                let i = A::broadcast(row.wrapping_add(8 * IN_W + 1));
+                                                                c6_0 = A::fma(c6_0, i, w2_0);
+                                                                c7_0 = A::fma(c7_0, i, w1_0);
+                                                                c8_0 = A::fma(c8_0, i, w0_0);
+                                                            }
+                                                            if 9 < t.hi {
+                                                                if t.lo <= 9 {
+                                                                    let i = A::broadcast(row.wrapping_add(9 * IN_W + 1));
+                                                                    c7_0 = A::fma(c7_0, i, w2_0);
+                                                                    c8_0 = A::fma(c8_0, i, w1_0);
+                                                                    c9_0 = A::fma(c9_0, i, w0_0);
+                                                                }
+                                                                if 10 < t.hi {
+                                                                    if t.lo <= 10 {
+                                                                        let i = A::broadcast(row.wrapping_add(10 * IN_W + 1));
+                                                                        c8_0 = A::fma(c8_0, i, w2_0);
+                                                                        c9_0 = A::fma(c9_0, i, w1_0);
+                                                                        c10_0 = A::fma(c10_0, i, w0_0);
+                                                                    }
+                                                                    if 11 < t.hi {
+                                                                        if t.lo <= 11 {
+                                                                            let i = A::broadcast(row.wrapping_add(11 * IN_W + 1));
+                                                                            c9_0 = A::fma(c9_0, i, w2_0);
+                                                                            c10_0 = A::fma(c10_0, i, w1_0);
+                                                                            c11_0 = A::fma(c11_0, i, w0_0);
+                                                                        }
+                                                                        if 12 < t.hi {
+                                                                            if t.lo <= 12 {
+                                                                                let i = A::broadcast(row.wrapping_add(12 * IN_W + 1));
+                                                                                c10_0 = A::fma(c10_0, i, w2_0);
+                                                                                c11_0 = A::fma(c11_0, i, w1_0);
+                                                                            }
+                                                                            if 13 < t.hi {
+                                                                                if t.lo <= 13 {
+                                                                                    let i = A::broadcast(row.wrapping_add(13 * IN_W + 1));
+                                                                                    c11_0 = A::fma(c11_0, i, w2_0);
+                                                                                }
+                                                                            }
+                                                                        }
+                                                                    }
+                                                                }
+                                                            }
+                                                        }
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }
@@ -1307,65 +1363,81 @@ mod __small_layer_Conv3x3 {
                         let w1_1 = A::load(wr.wrapping_add(5));
                         let w2_0 = A::load(wr.wrapping_add(8));
                         let w2_1 = A::load(wr.wrapping_add(9));
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::broadcast(row);
-                            c0_0 = A::fma(c0_0, i, w0_0);
-                            c0_1 = A::fma(c0_1, i, w0_1);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(IN_W));
-                            c0_0 = A::fma(c0_0, i, w1_0);
-                            c0_1 = A::fma(c0_1, i, w1_1);
-                            c1_0 = A::fma(c1_0, i, w0_0);
-                            c1_1 = A::fma(c1_1, i, w0_1);
-                        }
-                        if t.lo <= 2 && 2 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(2 * IN_W));
-                            c0_0 = A::fma(c0_0, i, w2_0);
-                            c0_1 = A::fma(c0_1, i, w2_1);
-                            c1_0 = A::fma(c1_0, i, w1_0);
-                            c1_1 = A::fma(c1_1, i, w1_1);
-                            c2_0 = A::fma(c2_0, i, w0_0);
-                            c2_1 = A::fma(c2_1, i, w0_1);
-                        }
-                        if t.lo <= 3 && 3 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(3 * IN_W));
-                            c1_0 = A::fma(c1_0, i, w2_0);
-                            c1_1 = A::fma(c1_1, i, w2_1);
-                            c2_0 = A::fma(c2_0, i, w1_0);
-                            c2_1 = A::fma(c2_1, i, w1_1);
-                            c3_0 = A::fma(c3_0, i, w0_0);
-                            c3_1 = A::fma(c3_1, i, w0_1);
-                        }
-                        if t.lo <= 4 && 4 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(4 * IN_W));
-                            c2_0 = A::fma(c2_0, i, w2_0);
-                            c2_1 = A::fma(c2_1, i, w2_1);
-                            c3_0 = A::fma(c3_0, i, w1_0);
-                            c3_1 = A::fma(c3_1, i, w1_1);
-                            c4_0 = A::fma(c4_0, i, w0_0);
-                            c4_1 = A::fma(c4_1, i, w0_1);
-                        }
-                        if t.lo <= 5 && 5 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(5 * IN_W));
-                            c3_0 = A::fma(c3_0, i, w2_0);
-                            c3_1 = A::fma(c3_1, i, w2_1);
-                            c4_0 = A::fma(c4_0, i, w1_0);
-                            c4_1 = A::fma(c4_1, i, w1_1);
-                            c5_0 = A::fma(c5_0, i, w0_0);
-                            c5_1 = A::fma(c5_1, i, w0_1);
-                        }
-                        if t.lo <= 6 && 6 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(6 * IN_W));
-                            c4_0 = A::fma(c4_0, i, w2_0);
-                            c4_1 = A::fma(c4_1, i, w2_1);
-                            c5_0 = A::fma(c5_0, i, w1_0);
-                            c5_1 = A::fma(c5_1, i, w1_1);
-                        }
-                        if t.lo <= 7 && 7 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(7 * IN_W));
-                            c5_0 = A::fma(c5_0, i, w2_0);
-                            c5_1 = A::fma(c5_1, i, w2_1);
+                        if 0 < t.hi {
+                            if t.lo == 0 {
+                                let i = A::broadcast(row);
+                                c0_0 = A::fma(c0_0, i, w0_0);
+                                c0_1 = A::fma(c0_1, i, w0_1);
+                            }
+                            if 1 < t.hi {
+                                if t.lo <= 1 {
+                                    let i = A::broadcast(row.wrapping_add(IN_W));
+                                    c0_0 = A::fma(c0_0, i, w1_0);
+                                    c0_1 = A::fma(c0_1, i, w1_1);
+                                    c1_0 = A::fma(c1_0, i, w0_0);
+                                    c1_1 = A::fma(c1_1, i, w0_1);
+                                }
+                                if 2 < t.hi {
+                                    if t.lo <= 2 {
+                                        let i = A::broadcast(row.wrapping_add(2 * IN_W));
+                                        c0_0 = A::fma(c0_0, i, w2_0);
+                                        c0_1 = A::fma(c0_1, i, w2_1);
+                                        c1_0 = A::fma(c1_0, i, w1_0);
+                                        c1_1 = A::fma(c1_1, i, w1_1);
+                                        c2_0 = A::fma(c2_0, i, w0_0);
+                                        c2_1 = A::fma(c2_1, i, w0_1);
+                                    }
+                                    if 3 < t.hi {
+                                        if t.lo <= 3 {
+                                            let i = A::broadcast(row.wrapping_add(3 * IN_W));
+                                            c1_0 = A::fma(c1_0, i, w2_0);
+                                            c1_1 = A::fma(c1_1, i, w2_1);
+                                            c2_0 = A::fma(c2_0, i, w1_0);
+                                            c2_1 = A::fma(c2_1, i, w1_1);
+                                            c3_0 = A::fma(c3_0, i, w0_0);
+                                            c3_1 = A::fma(c3_1, i, w0_1);
+                                        }
+                                        if 4 < t.hi {
+                                            if t.lo <= 4 {
+                                                let i = A::broadcast(row.wrapping_add(4 * IN_W));
+                                                c2_0 = A::fma(c2_0, i, w2_0);
+                                                c2_1 = A::fma(c2_1, i, w2_1);
+                                                c3_0 = A::fma(c3_0, i, w1_0);
+                                                c3_1 = A::fma(c3_1, i, w1_1);
+                                                c4_0 = A::fma(c4_0, i, w0_0);
+                                                c4_1 = A::fma(c4_1, i, w0_1);
+                                            }
+                                            if 5 < t.hi {
+                                                if t.lo <= 5 {
+                                                    let i = A::broadcast(row.wrapping_add(5 * IN_W));
+                                                    c3_0 = A::fma(c3_0, i, w2_0);
+                                                    c3_1 = A::fma(c3_1, i, w2_1);
+                                                    c4_0 = A::fma(c4_0, i, w1_0);
+                                                    c4_1 = A::fma(c4_1, i, w1_1);
+                                                    c5_0 = A::fma(c5_0, i, w0_0);
+                                                    c5_1 = A::fma(c5_1, i, w0_1);
+                                                }
+                                                if 6 < t.hi {
+                                                    if t.lo <= 6 {
+                                                        let i = A::broadcast(row.wrapping_add(6 * IN_W));
+                                                        c4_0 = A::fma(c4_0, i, w2_0);
+                                                        c4_1 = A::fma(c4_1, i, w2_1);
+                                                        c5_0 = A::fma(c5_0, i, w1_0);
+                                                        c5_1 = A::fma(c5_1, i, w1_1);
+                                                    }
+                                                    if 7 < t.hi {
+                                                        if t.lo <= 7 {
+                                                            let i = A::broadcast(row.wrapping_add(7 * IN_W));
+                                                            c5_0 = A::fma(c5_0, i, w2_0);
+                                                            c5_1 = A::fma(c5_1, i, w2_1);
+                                                        }
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
                         }
                         let w0_0 = A::load(wr.wrapping_add(2));
                         let w0_1 = A::load(wr.wrapping_add(3));
@@ -1373,65 +1445,81 @@ mod __small_layer_Conv3x3 {
                         let w1_1 = A::load(wr.wrapping_add(7));
                         let w2_0 = A::load(wr.wrapping_add(10));
                         let w2_1 = A::load(wr.wrapping_add(11));
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(1));
-                            c0_0 = A::fma(c0_0, i, w0_0);
-                            c0_1 = A::fma(c0_1, i, w0_1);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(IN_W + 1));
-                            c0_0 = A::fma(c0_0, i, w1_0);
-                            c0_1 = A::fma(c0_1, i, w1_1);
-                            c1_0 = A::fma(c1_0, i, w0_0);
-                            c1_1 = A::fma(c1_1, i, w0_1);
-                        }
-                        if t.lo <= 2 && 2 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
-                            c0_0 = A::fma(c0_0, i, w2_0);
-                            c0_1 = A::fma(c0_1, i, w2_1);
-                            c1_0 = A::fma(c1_0, i, w1_0);
-                            c1_1 = A::fma(c1_1, i, w1_1);
-                            c2_0 = A::fma(c2_0, i, w0_0);
-                            c2_1 = A::fma(c2_1, i, w0_1);
-                        }
-                        if t.lo <= 3 && 3 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
-                            c1_0 = A::fma(c1_0, i, w2_0);
-                            c1_1 = A::fma(c1_1, i, w2_1);
-                            c2_0 = A::fma(c2_0, i, w1_0);
-                            c2_1 = A::fma(c2_1, i, w1_1);
-                            c3_0 = A::fma(c3_0, i, w0_0);
-                            c3_1 = A::fma(c3_1, i, w0_1);
-                        }
-                        if t.lo <= 4 && 4 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
-                            c2_0 = A::fma(c2_0, i, w2_0);
-                            c2_1 = A::fma(c2_1, i, w2_1);
-                            c3_0 = A::fma(c3_0, i, w1_0);
-                            c3_1 = A::fma(c3_1, i, w1_1);
-                            c4_0 = A::fma(c4_0, i, w0_0);
-                            c4_1 = A::fma(c4_1, i, w0_1);
-                        }
-                        if t.lo <= 5 && 5 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
-                            c3_0 = A::fma(c3_0, i, w2_0);
-                            c3_1 = A::fma(c3_1, i, w2_1);
-                            c4_0 = A::fma(c4_0, i, w1_0);
-                            c4_1 = A::fma(c4_1, i, w1_1);
-                            c5_0 = A::fma(c5_0, i, w0_0);
-                            c5_1 = A::fma(c5_1, i, w0_1);
-                        }
-                        if t.lo <= 6 && 6 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(6 * IN_W + 1));
-                            c4_0 = A::fma(c4_0, i, w2_0);
-                            c4_1 = A::fma(c4_1, i, w2_1);
-                            c5_0 = A::fma(c5_0, i, w1_0);
-                            c5_1 = A::fma(c5_1, i, w1_1);
-                        }
-                        if t.lo <= 7 && 7 < t.hi {
-                            let i = A::broadcast(row.wrapping_add(7 * IN_W + 1));
-                            c5_0 = A::fma(c5_0, i, w2_0);
-                            c5_1 = A::fma(c5_1, i, w2_1);
+                        if 0 < t.hi {
+                            if t.lo == 0 {
+                                let i = A::broadcast(row.wrapping_add(1));
+                                c0_0 = A::fma(c0_0, i, w0_0);
+                                c0_1 = A::fma(c0_1, i, w0_1);
+                            }
+                            if 1 < t.hi {
+                                if t.lo <= 1 {
+                                    let i = A::broadcast(row.wrapping_add(IN_W + 1));
+                                    c0_0 = A::fma(c0_0, i, w1_0);
+                                    c0_1 = A::fma(c0_1, i, w1_1);
+                                    c1_0 = A::fma(c1_0, i, w0_0);
+                                    c1_1 = A::fma(c1_1, i, w0_1);
+                                }
+                                if 2 < t.hi {
+                                    if t.lo <= 2 {
+                                        let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
+                                        c0_0 = A::fma(c0_0, i, w2_0);
+                                        c0_1 = A::fma(c0_1, i, w2_1);
+                                        c1_0 = A::fma(c1_0, i, w1_0);
+                                        c1_1 = A::fma(c1_1, i, w1_1);
+                                        c2_0 = A::fma(c2_0, i, w0_0);
+                                        c2_1 = A::fma(c2_1, i, w0_1);
+                                    }
+                                    if 3 < t.hi {
+                                        if t.lo <= 3 {
+                                            let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
+                                            c1_0 = A::fma(c1_0, i, w2_0);
+                                            c1_1 = A::fma(c1_1, i, w2_1);
+                                            c2_0 = A::fma(c2_0, i, w1_0);
+                                            c2_1 = A::fma(c2_1, i, w1_1);
+                                            c3_0 = A::fma(c3_0, i, w0_0);
+                                            c3_1 = A::fma(c3_1, i, w0_1);
+                                        }
+                                        if 4 < t.hi {
+                                            if t.lo <= 4 {
+                                                let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
+                                                c2_0 = A::fma(c2_0, i, w2_0);
+                                                c2_1 = A::fma(c2_1, i, w2_1);
+                                                c3_0 = A::fma(c3_0, i, w1_0);
+                                                c3_1 = A::fma(c3_1, i, w1_1);
+                                                c4_0 = A::fma(c4_0, i, w0_0);
+                                                c4_1 = A::fma(c4_1, i, w0_1);
+                                            }
+                                            if 5 < t.hi {
+                                                if t.lo <= 5 {
+                                                    let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
+                                                    c3_0 = A::fma(c3_0, i, w2_0);
+                                                    c3_1 = A::fma(c3_1, i, w2_1);
+                                                    c4_0 = A::fma(c4_0, i, w1_0);
+                                                    c4_1 = A::fma(c4_1, i, w1_1);
+                                                    c5_0 = A::fma(c5_0, i, w0_0);
+                                                    c5_1 = A::fma(c5_1, i, w0_1);
+                                                }
+                                                if 6 < t.hi {
+                                                    if t.lo <= 6 {
+                                                        let i = A::broadcast(row.wrapping_add(6 * IN_W + 1));
+                                                        c4_0 = A::fma(c4_0, i, w2_0);
+                                                        c4_1 = A::fma(c4_1, i, w2_1);
+                                                        c5_0 = A::fma(c5_0, i, w1_0);
+                                                        c5_1 = A::fma(c5_1, i, w1_1);
+                                                    }
+                                                    if 7 < t.hi {
+                                                        if t.lo <= 7 {
+                                                            let i = A::broadcast(row.wrapping_add(7 * IN_W + 1));
+                                                            c5_0 = A::fma(c5_0, i, w2_0);
+                                                            c5_1 = A::fma(c5_1, i, w2_1);
+                                                        }
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }

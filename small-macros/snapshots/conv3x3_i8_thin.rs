@@ -599,158 +599,226 @@ mod __small_layer_Stem {
                         let w0_0 = A::thin_weights(wr);
                         let w1_0 = A::thin_weights(wr.wrapping_add(32));
                         let w2_0 = A::thin_weights(wr.wrapping_add(64));
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::thin_group(row);
-                            c0_0 = A::thin_dot(c0_0, i, w0_0);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(IN_W));
-                            c0_0 = A::thin_dot(c0_0, i, w1_0);
-                        }
-                        if t.lo <= 2 && 2 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(2 * IN_W));
-                            c0_0 = A::thin_dot(c0_0, i, w2_0);
-                            c1_0 = A::thin_dot(c1_0, i, w0_0);
-                        }
-                        if t.lo <= 3 && 3 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(3 * IN_W));
-                            c1_0 = A::thin_dot(c1_0, i, w1_0);
-                        }
-                        if t.lo <= 4 && 4 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(4 * IN_W));
-                            c1_0 = A::thin_dot(c1_0, i, w2_0);
-                            c2_0 = A::thin_dot(c2_0, i, w0_0);
-                        }
-                        if t.lo <= 5 && 5 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(5 * IN_W));
-                            c2_0 = A::thin_dot(c2_0, i, w1_0);
-                        }
-                        if t.lo <= 6 && 6 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(6 * IN_W));
-                            c2_0 = A::thin_dot(c2_0, i, w2_0);
-                            c3_0 = A::thin_dot(c3_0, i, w0_0);
-                        }
-                        if t.lo <= 7 && 7 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(7 * IN_W));
-                            c3_0 = A::thin_dot(c3_0, i, w1_0);
-                        }
-                        if t.lo <= 8 && 8 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(8 * IN_W));
-                            c3_0 = A::thin_dot(c3_0, i, w2_0);
-                            c4_0 = A::thin_dot(c4_0, i, w0_0);
-                        }
-                        if t.lo <= 9 && 9 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(9 * IN_W));
-                            c4_0 = A::thin_dot(c4_0, i, w1_0);
-                        }
-                        if t.lo <= 10 && 10 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(10 * IN_W));
-                            c4_0 = A::thin_dot(c4_0, i, w2_0);
-                            c5_0 = A::thin_dot(c5_0, i, w0_0);
-                        }
-                        if t.lo <= 11 && 11 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(11 * IN_W));
-                            c5_0 = A::thin_dot(c5_0, i, w1_0);
-                        }
-                        if t.lo <= 12 && 12 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(12 * IN_W));
-                            c5_0 = A::thin_dot(c5_0, i, w2_0);
-                            c6_0 = A::thin_dot(c6_0, i, w0_0);
-                        }
-                        if t.lo <= 13 && 13 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(13 * IN_W));
-                            c6_0 = A::thin_dot(c6_0, i, w1_0);
-                        }
-                        if t.lo <= 14 && 14 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(14 * IN_W));
-                            c6_0 = A::thin_dot(c6_0, i, w2_0);
-                            c7_0 = A::thin_dot(c7_0, i, w0_0);
-                        }
-                        if t.lo <= 15 && 15 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(15 * IN_W));
-                            c7_0 = A::thin_dot(c7_0, i, w1_0);
-                        }
-                        if t.lo <= 16 && 16 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(16 * IN_W));
-                            c7_0 = A::thin_dot(c7_0, i, w2_0);
+                        if 0 < t.hi {
+                            if t.lo == 0 {
+                                let i = A::thin_group(row);
+                                c0_0 = A::thin_dot(c0_0, i, w0_0);
+                            }
+                            if 1 < t.hi {
+                                if t.lo <= 1 {
+                                    let i = A::thin_group(row.wrapping_add(IN_W));
+                                    c0_0 = A::thin_dot(c0_0, i, w1_0);
+                                }
+                                if 2 < t.hi {
+                                    if t.lo <= 2 {
+                                        let i = A::thin_group(row.wrapping_add(2 * IN_W));
+                                        c0_0 = A::thin_dot(c0_0, i, w2_0);
+                                        c1_0 = A::thin_dot(c1_0, i, w0_0);
+                                    }
+                                    if 3 < t.hi {
+                                        if t.lo <= 3 {
+                                            let i = A::thin_group(row.wrapping_add(3 * IN_W));
+                                            c1_0 = A::thin_dot(c1_0, i, w1_0);
+                                        }
+                                        if 4 < t.hi {
+                                            if t.lo <= 4 {
+                                                let i = A::thin_group(row.wrapping_add(4 * IN_W));
+                                                c1_0 = A::thin_dot(c1_0, i, w2_0);
+                                                c2_0 = A::thin_dot(c2_0, i, w0_0);
+                                            }
+                                            if 5 < t.hi {
+                                                if t.lo <= 5 {
+                                                    let i = A::thin_group(row.wrapping_add(5 * IN_W));
+                                                    c2_0 = A::thin_dot(c2_0, i, w1_0);
+                                                }
+                                                if 6 < t.hi {
+                                                    if t.lo <= 6 {
+                                                        let i = A::thin_group(row.wrapping_add(6 * IN_W));
+                                                        c2_0 = A::thin_dot(c2_0, i, w2_0);
+                                                        c3_0 = A::thin_dot(c3_0, i, w0_0);
+                                                    }
+                                                    if 7 < t.hi {
+                                                        if t.lo <= 7 {
+                                                            let i = A::thin_group(row.wrapping_add(7 * IN_W));
+                                                            c3_0 = A::thin_dot(c3_0, i, w1_0);
+                                                        }
+                                                        if 8 < t.hi {
+                                                            if t.lo <= 8 {
+                                                                let i = A::thin_group(row.wrapping_add(8 * IN_W));
+                                                                c3_0 = A::thin_dot(c3_0, i, w2_0);
+                                                                c4_0 = A::thin_dot(c4_0, i, w0_0);
+                                                            }
+                                                            if 9 < t.hi {
+                                                                if t.lo <= 9 {
+                                                                    let i = A::thin_group(row.wrapping_add(9 * IN_W));
+                                                                    c4_0 = A::thin_dot(c4_0, i, w1_0);
+                                                                }
+                                                                if 10 < t.hi {
+                                                                    if t.lo <= 10 {
+                                                                        let i = A::thin_group(row.wrapping_add(10 * IN_W));
+                                                                        c4_0 = A::thin_dot(c4_0, i, w2_0);
+                                                                        c5_0 = A::thin_dot(c5_0, i, w0_0);
+                                                                    }
+                                                                    if 11 < t.hi {
+                                                                        if t.lo <= 11 {
+                                                                            let i = A::thin_group(row.wrapping_add(11 * IN_W));
+                                                                            c5_0 = A::thin_dot(c5_0, i, w1_0);
+                                                                        }
+                                                                        if 12 < t.hi {
+                                                                            if t.lo <= 12 {
+                                                                                let i = A::thin_group(row.wrapping_add(12 * IN_W));
+                                                                                c5_0 = A::thin_dot(c5_0, i, w2_0);
+                                                                                c6_0 = A::thin_dot(c6_0, i, w0_0);
+                                                                            }
+                                                                            if 13 < t.hi {
+                                                                                if t.lo <= 13 {
+                                                                                    let i = A::thin_group(row.wrapping_add(13 * IN_W));
+                                                                                    c6_0 = A::thin_dot(c6_0, i, w1_0);
+                                                                                }
+                                                                                if 14 < t.hi {
+                                                                                    if t.lo <= 14 {
+                                                                                        let i = A::thin_group(row.wrapping_add(14 * IN_W));
+                                                                                        c6_0 = A::thin_dot(c6_0, i, w2_0);
+                                                                                        c7_0 = A::thin_dot(c7_0, i, w0_0);
+                                                                                    }
+                                                                                    if 15 < t.hi {
+                                                                                        if t.lo <= 15 {
+                                                                                            let i = A::thin_group(row.wrapping_add(15 * IN_W));
+                                                                                            c7_0 = A::thin_dot(c7_0, i, w1_0);
+                                                                                        }
+                                                                                        if 16 < t.hi {
+                                                                                            if t.lo <= 16 {
+                                                                                                let i = A::thin_group(row.wrapping_add(16 * IN_W));
+                                                                                                c7_0 = A::thin_dot(c7_0, i, w2_0);
+                                                                                            }
+                                                                                        }
+                                                                                    }
+                                                                                }
+                                                                            }
+                                                                        }
+                                                                    }
+                                                                }
+                                                            }
+                                                        }
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
                         }
                         let w0_0 = A::thin_weights(wr.wrapping_add(16));
                         let w1_0 = A::thin_weights(wr.wrapping_add(48));
                         let w2_0 = A::thin_weights(wr.wrapping_add(80));
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(2));
-                            c0_0 = A::thin_dot(c0_0, i, w0_0);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(IN_W + 2));
-                            c0_0 = A::thin_dot(c0_0, i, w1_0);
-                        }
-                        if t.lo <= 2 && 2 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(2 * IN_W + 2));
-                            c0_0 = A::thin_dot(c0_0, i, w2_0);
-                            c1_0 = A::thin_dot(c1_0, i, w0_0);
-                        }
-                        if t.lo <= 3 && 3 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(3 * IN_W + 2));
-                            c1_0 = A::thin_dot(c1_0, i, w1_0);
-                        }
-                        if t.lo <= 4 && 4 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(4 * IN_W + 2));
-                            c1_0 = A::thin_dot(c1_0, i, w2_0);
-                            c2_0 = A::thin_dot(c2_0, i, w0_0);
-                        }
-                        if t.lo <= 5 && 5 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(5 * IN_W + 2));
-                            c2_0 = A::thin_dot(c2_0, i, w1_0);
-                        }
-                        if t.lo <= 6 && 6 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(6 * IN_W + 2));
-                            c2_0 = A::thin_dot(c2_0, i, w2_0);
-                            c3_0 = A::thin_dot(c3_0, i, w0_0);
-                        }
-                        if t.lo <= 7 && 7 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(7 * IN_W + 2));
-                            c3_0 = A::thin_dot(c3_0, i, w1_0);
-                        }
-                        if t.lo <= 8 && 8 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(8 * IN_W + 2));
-                            c3_0 = A::thin_dot(c3_0, i, w2_0);
-                            c4_0 = A::thin_dot(c4_0, i, w0_0);
-                        }
-                        if t.lo <= 9 && 9 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(9 * IN_W + 2));
-                            c4_0 = A::thin_dot(c4_0, i, w1_0);
-                        }
-                        if t.lo <= 10 && 10 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(10 * IN_W + 2));
-                            c4_0 = A::thin_dot(c4_0, i, w2_0);
-                            c5_0 = A::thin_dot(c5_0, i, w0_0);
-                        }
-                        if t.lo <= 11 && 11 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(11 * IN_W + 2));
-                            c5_0 = A::thin_dot(c5_0, i, w1_0);
-                        }
-                        if t.lo <= 12 && 12 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(12 * IN_W + 2));
-                            c5_0 = A::thin_dot(c5_0, i, w2_0);
-                            c6_0 = A::thin_dot(c6_0, i, w0_0);
-                        }
-                        if t.lo <= 13 && 13 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(13 * IN_W + 2));
-                            c6_0 = A::thin_dot(c6_0, i, w1_0);
-                        }
-                        if t.lo <= 14 && 14 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(14 * IN_W + 2));
-                            c6_0 = A::thin_dot(c6_0, i, w2_0);
-                            c7_0 = A::thin_dot(c7_0, i, w0_0);
-                        }
-                        if t.lo <= 15 && 15 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(15 * IN_W + 2));
-                            c7_0 = A::thin_dot(c7_0, i, w1_0);
-                        }
-                        if t.lo <= 16 && 16 < t.hi {
-                            let i = A::thin_group(row.wrapping_add(16 * IN_W + 2));
-                            c7_0 = A::thin_dot(c7_0, i, w2_0);
+                        if 0 < t.hi {
+                            if t.lo == 0 {
+                                let i = A::thin_group(row.wrapping_add(2));
+                                c0_0 = A::thin_dot(c0_0, i, w0_0);
+                            }
+                            if 1 < t.hi {
+                                if t.lo <= 1 {
+                                    let i = A::thin_group(row.wrapping_add(IN_W + 2));
+                                    c0_0 = A::thin_dot(c0_0, i, w1_0);
+                                }
+                                if 2 < t.hi {
+                                    if t.lo <= 2 {
+                                        let i = A::thin_group(row.wrapping_add(2 * IN_W + 2));
+                                        c0_0 = A::thin_dot(c0_0, i, w2_0);
+                                        c1_0 = A::thin_dot(c1_0, i, w0_0);
+                                    }
+                                    if 3 < t.hi {
+                                        if t.lo <= 3 {
+                                            let i = A::thin_group(row.wrapping_add(3 * IN_W + 2));
+                                            c1_0 = A::thin_dot(c1_0, i, w1_0);
+                                        }
+                                        if 4 < t.hi {
+                                            if t.lo <= 4 {
+                                                let i = A::thin_group(row.wrapping_add(4 * IN_W + 2));
+                                                c1_0 = A::thin_dot(c1_0, i, w2_0);
+                                                c2_0 = A::thin_dot(c2_0, i, w0_0);
+                                            }
+                                            if 5 < t.hi {
+                                                if t.lo <= 5 {
+                                                    let i = A::thin_group(row.wrapping_add(5 * IN_W + 2));
+                                                    c2_0 = A::thin_dot(c2_0, i, w1_0);
+                                                }
+                                                if 6 < t.hi {
+                                                    if t.lo <= 6 {
+                                                        let i = A::thin_group(row.wrapping_add(6 * IN_W + 2));
+                                                        c2_0 = A::thin_dot(c2_0, i, w2_0);
+                                                        c3_0 = A::thin_dot(c3_0, i, w0_0);
+                                                    }
+                                                    if 7 < t.hi {
+                                                        if t.lo <= 7 {
+                                                            let i = A::thin_group(row.wrapping_add(7 * IN_W + 2));
+                                                            c3_0 = A::thin_dot(c3_0, i, w1_0);
+                                                        }
+                                                        if 8 < t.hi {
+                                                            if t.lo <= 8 {
+                                                                let i = A::thin_group(row.wrapping_add(8 * IN_W + 2));
+                                                                c3_0 = A::thin_dot(c3_0, i, w2_0);
+                                                                c4_0 = A::thin_dot(c4_0, i, w0_0);
+                                                            }
+                                                            if 9 < t.hi {
+                                                                if t.lo <= 9 {
+                                                                    let i = A::thin_group(row.wrapping_add(9 * IN_W + 2));
+                                                                    c4_0 = A::thin_dot(c4_0, i, w1_0);
+                                                                }
+                                                                if 10 < t.hi {
+                                                                    if t.lo <= 10 {
+                                                                        let i = A::thin_group(row.wrapping_add(10 * IN_W + 2));
+                                                                        c4_0 = A::thin_dot(c4_0, i, w2_0);
+                                                                        c5_0 = A::thin_dot(c5_0, i, w0_0);
+                                                                    }
+                                                                    if 11 < t.hi {
+                                                                        if t.lo <= 11 {
+                                                                            let i = A::thin_group(row.wrapping_add(11 * IN_W + 2));
+                                                                            c5_0 = A::thin_dot(c5_0, i, w1_0);
+                                                                        }
+                                                                        if 12 < t.hi {
+                                                                            if t.lo <= 12 {
+                                                                                let i = A::thin_group(row.wrapping_add(12 * IN_W + 2));
+                                                                                c5_0 = A::thin_dot(c5_0, i, w2_0);
+                                                                                c6_0 = A::thin_dot(c6_0, i, w0_0);
+                                                                            }
+                                                                            if 13 < t.hi {
+                                                                                if t.lo <= 13 {
+                                                                                    let i = A::thin_group(row.wrapping_add(13 * IN_W + 2));
+                                                                                    c6_0 = A::thin_dot(c6_0, i, w1_0);
+                                                                                }
+                                                                                if 14 < t.hi {
+                                                                                    if t.lo <= 14 {
+                                                                                        let i = A::thin_group(row.wrapping_add(14 * IN_W + 2));
+                                                                                        c6_0 = A::thin_dot(c6_0, i, w2_0);
+                                                                                        c7_0 = A::thin_dot(c7_0, i, w0_0);
+                                                                                    }
+                                                                                    if 15 < t.hi {
+                                                                                        if t.lo <= 15 {
+                                                                                            let i = A::thin_group(row.wrapping_add(15 * IN_W + 2));
+                                                                                            c7_0 = A::thin_dot(c7_0, i, w1_0);
+                                                                                        }
+                                                                                        if 16 < t.hi {
+                                                                                            if t.lo <= 16 {
+                                                                                                let i = A::thin_group(row.wrapping_add(16 * IN_W + 2));
+                                                                                                c7_0 = A::thin_dot(c7_0, i, w2_0);
+                                                                                            }
+                                                                                        }
+                                                                                    }
+                                                                                }
+                                                                            }
+                                                                        }
+                                                                    }
+                                                                }
+                                                            }
+                                                        }
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }
@@ -1230,62 +1298,76 @@ mod __small_layer_Stem {
                         let w2_1 = A::weights(wr.wrapping_add(33));
                         let w2_2 = A::weights(wr.wrapping_add(34));
                         let w2_3 = A::weights(wr.wrapping_add(35));
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::group(row);
-                            c0_0 = A::dot(c0_0, i, w0_0);
-                            c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(IN_W));
-                            c0_0 = A::dot(c0_0, i, w1_0);
-                            c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
-                        }
-                        if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(2 * IN_W));
-                            c0_0 = A::dot(c0_0, i, w2_0);
-                            c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
-                            c1_0 = A::dot(c1_0, i, w0_0);
-                            c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
-                        }
-                        if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(3 * IN_W));
-                            c1_0 = A::dot(c1_0, i, w1_0);
-                            c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
-                        }
-                        if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(4 * IN_W));
-                            c1_0 = A::dot(c1_0, i, w2_0);
-                            c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
-                            c2_0 = A::dot(c2_0, i, w0_0);
-                            c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
-                        }
-                        if t.lo <= 5 && 5 < t.hi {
-                            let i = A::group(row.wrapping_add(5 * IN_W));
-                            c2_0 = A::dot(c2_0, i, w1_0);
-                            c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
-                        }
-                        if t.lo <= 6 && 6 < t.hi {
-                            let i = A::group(row.wrapping_add(6 * IN_W));
-                            c2_0 = A::dot(c2_0, i, w2_0);
-                            c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
+                        if 0 < t.hi {
+                            if t.lo == 0 {
+                                let i = A::group(row);
+                                c0_0 = A::dot(c0_0, i, w0_0);
+                                c0_1 = A::dot(c0_1, i, w0_1);
+                                c0_2 = A::dot(c0_2, i, w0_2);
+                                c0_3 = A::dot(c0_3, i, w0_3);
+                            }
+                            if 1 < t.hi {
+                                if t.lo <= 1 {
+                                    let i = A::group(row.wrapping_add(IN_W));
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c0_1 = A::dot(c0_1, i, w1_1);
+                                    c0_2 = A::dot(c0_2, i, w1_2);
+                                    c0_3 = A::dot(c0_3, i, w1_3);
+                                }
+                                if 2 < t.hi {
+                                    if t.lo <= 2 {
+                                        let i = A::group(row.wrapping_add(2 * IN_W));
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c0_1 = A::dot(c0_1, i, w2_1);
+                                        c0_2 = A::dot(c0_2, i, w2_2);
+                                        c0_3 = A::dot(c0_3, i, w2_3);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
+                                        c1_1 = A::dot(c1_1, i, w0_1);
+                                        c1_2 = A::dot(c1_2, i, w0_2);
+                                        c1_3 = A::dot(c1_3, i, w0_3);
+                                    }
+                                    if 3 < t.hi {
+                                        if t.lo <= 3 {
+                                            let i = A::group(row.wrapping_add(3 * IN_W));
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c1_1 = A::dot(c1_1, i, w1_1);
+                                            c1_2 = A::dot(c1_2, i, w1_2);
+                                            c1_3 = A::dot(c1_3, i, w1_3);
+                                        }
+                                        if 4 < t.hi {
+                                            if t.lo <= 4 {
+                                                let i = A::group(row.wrapping_add(4 * IN_W));
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c1_1 = A::dot(c1_1, i, w2_1);
+                                                c1_2 = A::dot(c1_2, i, w2_2);
+                                                c1_3 = A::dot(c1_3, i, w2_3);
+                                                c2_0 = A::dot(c2_0, i, w0_0);
+                                                c2_1 = A::dot(c2_1, i, w0_1);
+                                                c2_2 = A::dot(c2_2, i, w0_2);
+                                                c2_3 = A::dot(c2_3, i, w0_3);
+                                            }
+                                            if 5 < t.hi {
+                                                if t.lo <= 5 {
+                                                    let i = A::group(row.wrapping_add(5 * IN_W));
+                                                    c2_0 = A::dot(c2_0, i, w1_0);
+                                                    c2_1 = A::dot(c2_1, i, w1_1);
+                                                    c2_2 = A::dot(c2_2, i, w1_2);
+                                                    c2_3 = A::dot(c2_3, i, w1_3);
+                                                }
+                                                if 6 < t.hi {
+                                                    if t.lo <= 6 {
+                                                        let i = A::group(row.wrapping_add(6 * IN_W));
+                                                        c2_0 = A::dot(c2_0, i, w2_0);
+                                                        c2_1 = A::dot(c2_1, i, w2_1);
+                                                        c2_2 = A::dot(c2_2, i, w2_2);
+                                                        c2_3 = A::dot(c2_3, i, w2_3);
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
                         }
                         let w0_0 = A::weights(wr.wrapping_add(4));
                         let w0_1 = A::weights(wr.wrapping_add(5));
@@ -1299,62 +1381,76 @@ mod __small_layer_Stem {
                         let w2_1 = A::weights(wr.wrapping_add(37));
                         let w2_2 = A::weights(wr.wrapping_add(38));
                         let w2_3 = A::weights(wr.wrapping_add(39));
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::group(row.wrapping_add(1));
-                            c0_0 = A::dot(c0_0, i, w0_0);
-                            c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(IN_W + 1));
-                            c0_0 = A::dot(c0_0, i, w1_0);
-                            c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
-                        }
-                        if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(2 * IN_W + 1));
-                            c0_0 = A::dot(c0_0, i, w2_0);
-                            c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
-                            c1_0 = A::dot(c1_0, i, w0_0);
-                            c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
-                        }
-                        if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(3 * IN_W + 1));
-                            c1_0 = A::dot(c1_0, i, w1_0);
-                            c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
-                        }
-                        if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(4 * IN_W + 1));
-                            c1_0 = A::dot(c1_0, i, w2_0);
-                            c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
-                            c2_0 = A::dot(c2_0, i, w0_0);
-                            c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
-                        }
-                        if t.lo <= 5 && 5 < t.hi {
-                            let i = A::group(row.wrapping_add(5 * IN_W + 1));
-                            c2_0 = A::dot(c2_0, i, w1_0);
-                            c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
-                        }
-                        if t.lo <= 6 && 6 < t.hi {
-                            let i = A::group(row.wrapping_add(6 * IN_W + 1));
-                            c2_0 = A::dot(c2_0, i, w2_0);
-                            c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
+                        if 0 < t.hi {
+                            if t.lo == 0 {
+                                let i = A::group(row.wrapping_add(1));
+                                c0_0 = A::dot(c0_0, i, w0_0);
+                                c0_1 = A::dot(c0_1, i, w0_1);
+                                c0_2 = A::dot(c0_2, i, w0_2);
+                                c0_3 = A::dot(c0_3, i, w0_3);
+                            }
+                            if 1 < t.hi {
+                                if t.lo <= 1 {
+                                    let i = A::group(row.wrapping_add(IN_W + 1));
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c0_1 = A::dot(c0_1, i, w1_1);
+                                    c0_2 = A::dot(c0_2, i, w1_2);
+                                    c0_3 = A::dot(c0_3, i, w1_3);
+                                }
+                                if 2 < t.hi {
+                                    if t.lo <= 2 {
+                                        let i = A::group(row.wrapping_add(2 * IN_W + 1));
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c0_1 = A::dot(c0_1, i, w2_1);
+                                        c0_2 = A::dot(c0_2, i, w2_2);
+                                        c0_3 = A::dot(c0_3, i, w2_3);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
+                                        c1_1 = A::dot(c1_1, i, w0_1);
+                                        c1_2 = A::dot(c1_2, i, w0_2);
+                                        c1_3 = A::dot(c1_3, i, w0_3);
+                                    }
+                                    if 3 < t.hi {
+                                        if t.lo <= 3 {
+                                            let i = A::group(row.wrapping_add(3 * IN_W + 1));
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c1_1 = A::dot(c1_1, i, w1_1);
+                                            c1_2 = A::dot(c1_2, i, w1_2);
+                                            c1_3 = A::dot(c1_3, i, w1_3);
+                                        }
+                                        if 4 < t.hi {
+                                            if t.lo <= 4 {
+                                                let i = A::group(row.wrapping_add(4 * IN_W + 1));
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c1_1 = A::dot(c1_1, i, w2_1);
+                                                c1_2 = A::dot(c1_2, i, w2_2);
+                                                c1_3 = A::dot(c1_3, i, w2_3);
+                                                c2_0 = A::dot(c2_0, i, w0_0);
+                                                c2_1 = A::dot(c2_1, i, w0_1);
+                                                c2_2 = A::dot(c2_2, i, w0_2);
+                                                c2_3 = A::dot(c2_3, i, w0_3);
+                                            }
+                                            if 5 < t.hi {
+                                                if t.lo <= 5 {
+                                                    let i = A::group(row.wrapping_add(5 * IN_W + 1));
+                                                    c2_0 = A::dot(c2_0, i, w1_0);
+                                                    c2_1 = A::dot(c2_1, i, w1_1);
+                                                    c2_2 = A::dot(c2_2, i, w1_2);
+                                                    c2_3 = A::dot(c2_3, i, w1_3);
+                                                }
+                                                if 6 < t.hi {
+                                                    if t.lo <= 6 {
+                                                        let i = A::group(row.wrapping_add(6 * IN_W + 1));
+                                                        c2_0 = A::dot(c2_0, i, w2_0);
+                                                        c2_1 = A::dot(c2_1, i, w2_1);
+                                                        c2_2 = A::dot(c2_2, i, w2_2);
+                                                        c2_3 = A::dot(c2_3, i, w2_3);
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
                         }
                         let w0_0 = A::weights(wr.wrapping_add(8));
                         let w0_1 = A::weights(wr.wrapping_add(9));
@@ -1368,62 +1464,76 @@ mod __small_layer_Stem {
                         let w2_1 = A::weights(wr.wrapping_add(41));
                         let w2_2 = A::weights(wr.wrapping_add(42));
                         let w2_3 = A::weights(wr.wrapping_add(43));
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::group(row.wrapping_add(2));
-                            c0_0 = A::dot(c0_0, i, w0_0);
-                            c0_1 = A::dot(c0_1, i, w0_1);
-                            c0_2 = A::dot(c0_2, i, w0_2);
-                            c0_3 = A::dot(c0_3, i, w0_3);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(IN_W + 2));
-                            c0_0 = A::dot(c0_0, i, w1_0);
-                            c0_1 = A::dot(c0_1, i, w1_1);
-                            c0_2 = A::dot(c0_2, i, w1_2);
-                            c0_3 = A::dot(c0_3, i, w1_3);
-                        }
-                        if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(2 * IN_W + 2));
-                            c0_0 = A::dot(c0_0, i, w2_0);
-                            c0_1 = A::dot(c0_1, i, w2_1);
-                            c0_2 = A::dot(c0_2, i, w2_2);
-                            c0_3 = A::dot(c0_3, i, w2_3);
-                            c1_0 = A::dot(c1_0, i, w0_0);
-                            c1_1 = A::dot(c1_1, i, w0_1);
-                            c1_2 = A::dot(c1_2, i, w0_2);
-                            c1_3 = A::dot(c1_3, i, w0_3);
-                        }
-                        if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(3 * IN_W + 2));
-                            c1_0 = A::dot(c1_0, i, w1_0);
-                            c1_1 = A::dot(c1_1, i, w1_1);
-                            c1_2 = A::dot(c1_2, i, w1_2);
-                            c1_3 = A::dot(c1_3, i, w1_3);
-                        }
-                        if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(4 * IN_W + 2));
-                            c1_0 = A::dot(c1_0, i, w2_0);
-                            c1_1 = A::dot(c1_1, i, w2_1);
-                            c1_2 = A::dot(c1_2, i, w2_2);
-                            c1_3 = A::dot(c1_3, i, w2_3);
-                            c2_0 = A::dot(c2_0, i, w0_0);
-                            c2_1 = A::dot(c2_1, i, w0_1);
-                            c2_2 = A::dot(c2_2, i, w0_2);
-                            c2_3 = A::dot(c2_3, i, w0_3);
-                        }
-                        if t.lo <= 5 && 5 < t.hi {
-                            let i = A::group(row.wrapping_add(5 * IN_W + 2));
-                            c2_0 = A::dot(c2_0, i, w1_0);
-                            c2_1 = A::dot(c2_1, i, w1_1);
-                            c2_2 = A::dot(c2_2, i, w1_2);
-                            c2_3 = A::dot(c2_3, i, w1_3);
-                        }
-                        if t.lo <= 6 && 6 < t.hi {
-                            let i = A::group(row.wrapping_add(6 * IN_W + 2));
-                            c2_0 = A::dot(c2_0, i, w2_0);
-                            c2_1 = A::dot(c2_1, i, w2_1);
-                            c2_2 = A::dot(c2_2, i, w2_2);
-                            c2_3 = A::dot(c2_3, i, w2_3);
+                        if 0 < t.hi {
+                            if t.lo == 0 {
+                                let i = A::group(row.wrapping_add(2));
+                                c0_0 = A::dot(c0_0, i, w0_0);
+                                c0_1 = A::dot(c0_1, i, w0_1);
+                                c0_2 = A::dot(c0_2, i, w0_2);
+                                c0_3 = A::dot(c0_3, i, w0_3);
+                            }
+                            if 1 < t.hi {
+                                if t.lo <= 1 {
+                                    let i = A::group(row.wrapping_add(IN_W + 2));
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c0_1 = A::dot(c0_1, i, w1_1);
+                                    c0_2 = A::dot(c0_2, i, w1_2);
+                                    c0_3 = A::dot(c0_3, i, w1_3);
+                                }
+                                if 2 < t.hi {
+                                    if t.lo <= 2 {
+                                        let i = A::group(row.wrapping_add(2 * IN_W + 2));
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c0_1 = A::dot(c0_1, i, w2_1);
+                                        c0_2 = A::dot(c0_2, i, w2_2);
+                                        c0_3 = A::dot(c0_3, i, w2_3);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
+                                        c1_1 = A::dot(c1_1, i, w0_1);
+                                        c1_2 = A::dot(c1_2, i, w0_2);
+                                        c1_3 = A::dot(c1_3, i, w0_3);
+                                    }
+                                    if 3 < t.hi {
+                                        if t.lo <= 3 {
+                                            let i = A::group(row.wrapping_add(3 * IN_W + 2));
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c1_1 = A::dot(c1_1, i, w1_1);
+                                            c1_2 = A::dot(c1_2, i, w1_2);
+                                            c1_3 = A::dot(c1_3, i, w1_3);
+                                        }
+                                        if 4 < t.hi {
+                                            if t.lo <= 4 {
+                                                let i = A::group(row.wrapping_add(4 * IN_W + 2));
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c1_1 = A::dot(c1_1, i, w2_1);
+                                                c1_2 = A::dot(c1_2, i, w2_2);
+                                                c1_3 = A::dot(c1_3, i, w2_3);
+                                                c2_0 = A::dot(c2_0, i, w0_0);
+                                                c2_1 = A::dot(c2_1, i, w0_1);
+                                                c2_2 = A::dot(c2_2, i, w0_2);
+                                                c2_3 = A::dot(c2_3, i, w0_3);
+                                            }
+                                            if 5 < t.hi {
+                                                if t.lo <= 5 {
+                                                    let i = A::group(row.wrapping_add(5 * IN_W + 2));
+                                                    c2_0 = A::dot(c2_0, i, w1_0);
+                                                    c2_1 = A::dot(c2_1, i, w1_1);
+                                                    c2_2 = A::dot(c2_2, i, w1_2);
+                                                    c2_3 = A::dot(c2_3, i, w1_3);
+                                                }
+                                                if 6 < t.hi {
+                                                    if t.lo <= 6 {
+                                                        let i = A::group(row.wrapping_add(6 * IN_W + 2));
+                                                        c2_0 = A::dot(c2_0, i, w2_0);
+                                                        c2_1 = A::dot(c2_1, i, w2_1);
+                                                        c2_2 = A::dot(c2_2, i, w2_2);
+                                                        c2_3 = A::dot(c2_3, i, w2_3);
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }

@@ -457,22 +457,22 @@ fn if_stored(mode: Mode, ll: usize, body: TokenStream) -> TokenStream {
     }
 }
 
-/// The guard of a tap at window column `col` for output column `ll`.
-fn guard(col: usize, ll: Option<usize>, body: TokenStream) -> TokenStream {
-    let c = lit(col);
-    let lo = if col == 0 {
-        quote!(t.lo == 0)
-    } else {
-        quote!(t.lo <= #c)
-    };
-    let w = match ll {
-        Some(ll) if ll > 0 => {
-            let ll = lit(ll);
-            quote!(#ll < t.w &&)
-        }
-        _ => quote!(),
-    };
-    quote! { if #w #lo && #c < t.hi { #body } }
+/// The steps `(col, step)` of an edge tile's window columns (in order),
+/// each run only if its column lies inside the input (`t.lo <= col <
+/// t.hi`), nested on `t.hi`: the first column at or past `hi` skips the
+/// rest in one branch. With a flat guard per column, a tile past the
+/// row's end (a 6-column row under a 12-column tile) took one taken
+/// branch per skipped column.
+fn guarded_columns(cols: &[(usize, TokenStream)]) -> TokenStream {
+    cols.iter().rev().fold(quote!(), |rest, (col, step)| {
+        let c = lit(*col);
+        let lo = if *col == 0 {
+            quote!(t.lo == 0)
+        } else {
+            quote!(t.lo <= #c)
+        };
+        quote! { if #c < t.hi { if #lo { #step } #rest } }
+    })
 }
 
 /// COMPUTE for channel-mixing layers: for every valid filter tap (x, y),
@@ -507,19 +507,19 @@ fn broadcast_compute(s: &Shape, mode: Mode) -> TokenStream {
                     );
                     steps.push(quote!(let #w = #p;));
                 }
-                for ll in 0..s.o_wb {
+                let columns = (0..s.o_wb).map(|ll| {
                     let row = format_ident!("row");
                     let i = s.broadcast(s.in_stride().at(&row, ll * s.spec.sw, ii));
                     let fmas = (0..s.nv).map(|v| {
                         let (c, w) = (acc(ll, v), format_ident!("w{}", v));
                         s.mac(&c, quote!(i), quote!(#w))
                     });
-                    let step = quote! { let i = #i; #(#fmas)* };
-                    steps.push(if guarded {
-                        tap_guard(ll, ll * s.spec.sw, step)
-                    } else {
-                        step
-                    });
+                    quote! { let i = #i; #(#fmas)* }
+                });
+                if guarded {
+                    steps.push(guarded_taps(s, columns.collect()));
+                } else {
+                    steps.extend(columns);
                 }
             }
             quote!(#(#steps)*)
@@ -590,11 +590,24 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
             }
         }
         let render = |guarded: bool| {
-            let steps = steps.iter().map(|(col, step)| match col {
-                Some(col) if guarded => guard(*col, None, step.clone()),
-                _ => step.clone(),
-            });
-            quote!(#(#steps)*)
+            if !guarded {
+                let steps = steps.iter().map(|(_, step)| step);
+                return quote!(#(#steps)*);
+            }
+            // Each lane's weight loads, then its columns' guarded chain.
+            let (mut out, mut cols) = (Vec::new(), Vec::new());
+            for (col, step) in &steps {
+                match col {
+                    Some(col) => cols.push((*col, step.clone())),
+                    None => {
+                        out.push(guarded_columns(&cols));
+                        cols.clear();
+                        out.push(step.clone());
+                    }
+                }
+            }
+            out.push(guarded_columns(&cols));
+            quote!(#(#out)*)
         };
         let wrow = lit(geometry::row_len(&s.spec, tc));
         let offset = offset_ahead(s, guarded);
@@ -743,21 +756,32 @@ fn reduce_blocks(s: &Shape, block: impl Fn(usize) -> TokenStream) -> TokenStream
     }
 }
 
-/// The guard of output column `ll` at window column `base + y` (run-time `y`).
-fn tap_guard(ll: usize, base: usize, body: TokenStream) -> TokenStream {
-    let col = if base == 0 {
-        quote!(y)
-    } else {
-        let b = lit(base);
-        quote!((#b + y))
-    };
-    let w = if ll > 0 {
-        let ll = lit(ll);
-        quote!(#ll < t.w &&)
-    } else {
-        quote!()
-    };
-    quote! { if #w t.lo <= #col && #col < t.hi { #body } }
+/// The steps of output columns `0..O_wb` (in order) at one tap of an
+/// edge tile, each run only if the column is stored (`ll < t.w`) and its
+/// window column `ll * S_W + y` (run-time `y`) lies inside the input;
+/// nested on the two upper bounds, which fail for every column after the
+/// first that fails them (see [`guarded_columns`]).
+fn guarded_taps(s: &Shape, steps: Vec<TokenStream>) -> TokenStream {
+    steps
+        .into_iter()
+        .enumerate()
+        .rev()
+        .fold(quote!(), |rest, (ll, step)| {
+            let col = match ll * s.spec.sw {
+                0 => quote!(y),
+                base => {
+                    let b = lit(base);
+                    quote!((#b + y))
+                }
+            };
+            let w = if ll > 0 {
+                let ll = lit(ll);
+                quote!(#ll < t.w &&)
+            } else {
+                quote!()
+            };
+            quote! { if #w #col < t.hi { if t.lo <= #col { #step } #rest } }
+        })
 }
 
 /// COMPUTE for per-channel layers: for every filter row, keep the row's
@@ -776,7 +800,7 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
             }
         }
     }
-    let mut steps = Vec::new();
+    let mut cols = Vec::new();
     for col in 0..s.span() {
         let taps = column_taps(s, col);
         if taps.is_empty() {
@@ -791,13 +815,14 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
                 group.push(reduce_step(s, &acc(ll, v), quote!(#w)));
             }
         }
-        let group = quote!(#(#group)*);
-        steps.push(if guarded {
-            guard(col, None, group)
-        } else {
-            group
-        });
+        cols.push((col, quote!(#(#group)*)));
     }
+    let steps = if guarded {
+        guarded_columns(&cols)
+    } else {
+        let steps = cols.iter().map(|(_, step)| step);
+        quote!(#(#steps)*)
+    };
     // An i8 depthwise layer subtracts the input zero point from every
     // input vector (all lanes of its row hold the same value).
     let nzp = if s.centered() {
@@ -811,7 +836,7 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
     } else {
         quote!()
     };
-    let rows = channelwise_rows(s, quote!(#(#weights)* #(#steps)*));
+    let rows = channelwise_rows(s, quote!(#(#weights)* #steps));
     quote! { #nzp #rows }
 }
 
