@@ -1298,76 +1298,62 @@ mod __small_layer_Stem {
                         let w2_1 = A::weights(wr.wrapping_add(33));
                         let w2_2 = A::weights(wr.wrapping_add(34));
                         let w2_3 = A::weights(wr.wrapping_add(35));
-                        if 0 < t.hi {
-                            if t.lo == 0 {
-                                let i = A::group(row);
-                                c0_0 = A::dot(c0_0, i, w0_0);
-                                c0_1 = A::dot(c0_1, i, w0_1);
-                                c0_2 = A::dot(c0_2, i, w0_2);
-                                c0_3 = A::dot(c0_3, i, w0_3);
-                            }
-                            if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::group(row.wrapping_add(IN_W));
-                                    c0_0 = A::dot(c0_0, i, w1_0);
-                                    c0_1 = A::dot(c0_1, i, w1_1);
-                                    c0_2 = A::dot(c0_2, i, w1_2);
-                                    c0_3 = A::dot(c0_3, i, w1_3);
-                                }
-                                if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::group(row.wrapping_add(2 * IN_W));
-                                        c0_0 = A::dot(c0_0, i, w2_0);
-                                        c0_1 = A::dot(c0_1, i, w2_1);
-                                        c0_2 = A::dot(c0_2, i, w2_2);
-                                        c0_3 = A::dot(c0_3, i, w2_3);
-                                        c1_0 = A::dot(c1_0, i, w0_0);
-                                        c1_1 = A::dot(c1_1, i, w0_1);
-                                        c1_2 = A::dot(c1_2, i, w0_2);
-                                        c1_3 = A::dot(c1_3, i, w0_3);
-                                    }
-                                    if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::group(row.wrapping_add(3 * IN_W));
-                                            c1_0 = A::dot(c1_0, i, w1_0);
-                                            c1_1 = A::dot(c1_1, i, w1_1);
-                                            c1_2 = A::dot(c1_2, i, w1_2);
-                                            c1_3 = A::dot(c1_3, i, w1_3);
-                                        }
-                                        if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::group(row.wrapping_add(4 * IN_W));
-                                                c1_0 = A::dot(c1_0, i, w2_0);
-                                                c1_1 = A::dot(c1_1, i, w2_1);
-                                                c1_2 = A::dot(c1_2, i, w2_2);
-                                                c1_3 = A::dot(c1_3, i, w2_3);
-                                                c2_0 = A::dot(c2_0, i, w0_0);
-                                                c2_1 = A::dot(c2_1, i, w0_1);
-                                                c2_2 = A::dot(c2_2, i, w0_2);
-                                                c2_3 = A::dot(c2_3, i, w0_3);
-                                            }
-                                            if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::group(row.wrapping_add(5 * IN_W));
-                                                    c2_0 = A::dot(c2_0, i, w1_0);
-                                                    c2_1 = A::dot(c2_1, i, w1_1);
-                                                    c2_2 = A::dot(c2_2, i, w1_2);
-                                                    c2_3 = A::dot(c2_3, i, w1_3);
-                                                }
-                                                if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::group(row.wrapping_add(6 * IN_W));
-                                                        c2_0 = A::dot(c2_0, i, w2_0);
-                                                        c2_1 = A::dot(c2_1, i, w2_1);
-                                                        c2_2 = A::dot(c2_2, i, w2_2);
-                                                        c2_3 = A::dot(c2_3, i, w2_3);
-                                                    }
-                                                }
-                                            }
-                                        }
-                                    }
-                                }
-                            }
+                        if t.lo == 0 && 0 < t.hi {
+                            let i = A::group(row);
+                            c0_0 = A::dot(c0_0, i, w0_0);
+                            c0_1 = A::dot(c0_1, i, w0_1);
+                            c0_2 = A::dot(c0_2, i, w0_2);
+                            c0_3 = A::dot(c0_3, i, w0_3);
+                        }
+                        if t.lo <= 1 && 1 < t.hi {
+                            let i = A::group(row.wrapping_add(IN_W));
+                            c0_0 = A::dot(c0_0, i, w1_0);
+                            c0_1 = A::dot(c0_1, i, w1_1);
+                            c0_2 = A::dot(c0_2, i, w1_2);
+                            c0_3 = A::dot(c0_3, i, w1_3);
+                        }
+                        if t.lo <= 2 && 2 < t.hi {
+                            let i = A::group(row.wrapping_add(2 * IN_W));
+                            c0_0 = A::dot(c0_0, i, w2_0);
+                            c0_1 = A::dot(c0_1, i, w2_1);
+                            c0_2 = A::dot(c0_2, i, w2_2);
+                            c0_3 = A::dot(c0_3, i, w2_3);
+                            c1_0 = A::dot(c1_0, i, w0_0);
+                            c1_1 = A::dot(c1_1, i, w0_1);
+                            c1_2 = A::dot(c1_2, i, w0_2);
+                            c1_3 = A::dot(c1_3, i, w0_3);
+                        }
+                        if t.lo <= 3 && 3 < t.hi {
+                            let i = A::group(row.wrapping_add(3 * IN_W));
+                            c1_0 = A::dot(c1_0, i, w1_0);
+                            c1_1 = A::dot(c1_1, i, w1_1);
+                            c1_2 = A::dot(c1_2, i, w1_2);
+                            c1_3 = A::dot(c1_3, i, w1_3);
+                        }
+                        if t.lo <= 4 && 4 < t.hi {
+                            let i = A::group(row.wrapping_add(4 * IN_W));
+                            c1_0 = A::dot(c1_0, i, w2_0);
+                            c1_1 = A::dot(c1_1, i, w2_1);
+                            c1_2 = A::dot(c1_2, i, w2_2);
+                            c1_3 = A::dot(c1_3, i, w2_3);
+                            c2_0 = A::dot(c2_0, i, w0_0);
+                            c2_1 = A::dot(c2_1, i, w0_1);
+                            c2_2 = A::dot(c2_2, i, w0_2);
+                            c2_3 = A::dot(c2_3, i, w0_3);
+                        }
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::group(row.wrapping_add(5 * IN_W));
+                            c2_0 = A::dot(c2_0, i, w1_0);
+                            c2_1 = A::dot(c2_1, i, w1_1);
+                            c2_2 = A::dot(c2_2, i, w1_2);
+                            c2_3 = A::dot(c2_3, i, w1_3);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::group(row.wrapping_add(6 * IN_W));
+                            c2_0 = A::dot(c2_0, i, w2_0);
+                            c2_1 = A::dot(c2_1, i, w2_1);
+                            c2_2 = A::dot(c2_2, i, w2_2);
+                            c2_3 = A::dot(c2_3, i, w2_3);
                         }
                         let w0_0 = A::weights(wr.wrapping_add(4));
                         let w0_1 = A::weights(wr.wrapping_add(5));
@@ -1381,76 +1367,62 @@ mod __small_layer_Stem {
                         let w2_1 = A::weights(wr.wrapping_add(37));
                         let w2_2 = A::weights(wr.wrapping_add(38));
                         let w2_3 = A::weights(wr.wrapping_add(39));
-                        if 0 < t.hi {
-                            if t.lo == 0 {
-                                let i = A::group(row.wrapping_add(1));
-                                c0_0 = A::dot(c0_0, i, w0_0);
-                                c0_1 = A::dot(c0_1, i, w0_1);
-                                c0_2 = A::dot(c0_2, i, w0_2);
-                                c0_3 = A::dot(c0_3, i, w0_3);
-                            }
-                            if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::group(row.wrapping_add(IN_W + 1));
-                                    c0_0 = A::dot(c0_0, i, w1_0);
-                                    c0_1 = A::dot(c0_1, i, w1_1);
-                                    c0_2 = A::dot(c0_2, i, w1_2);
-                                    c0_3 = A::dot(c0_3, i, w1_3);
-                                }
-                                if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::group(row.wrapping_add(2 * IN_W + 1));
-                                        c0_0 = A::dot(c0_0, i, w2_0);
-                                        c0_1 = A::dot(c0_1, i, w2_1);
-                                        c0_2 = A::dot(c0_2, i, w2_2);
-                                        c0_3 = A::dot(c0_3, i, w2_3);
-                                        c1_0 = A::dot(c1_0, i, w0_0);
-                                        c1_1 = A::dot(c1_1, i, w0_1);
-                                        c1_2 = A::dot(c1_2, i, w0_2);
-                                        c1_3 = A::dot(c1_3, i, w0_3);
-                                    }
-                                    if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::group(row.wrapping_add(3 * IN_W + 1));
-                                            c1_0 = A::dot(c1_0, i, w1_0);
-                                            c1_1 = A::dot(c1_1, i, w1_1);
-                                            c1_2 = A::dot(c1_2, i, w1_2);
-                                            c1_3 = A::dot(c1_3, i, w1_3);
-                                        }
-                                        if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::group(row.wrapping_add(4 * IN_W + 1));
-                                                c1_0 = A::dot(c1_0, i, w2_0);
-                                                c1_1 = A::dot(c1_1, i, w2_1);
-                                                c1_2 = A::dot(c1_2, i, w2_2);
-                                                c1_3 = A::dot(c1_3, i, w2_3);
-                                                c2_0 = A::dot(c2_0, i, w0_0);
-                                                c2_1 = A::dot(c2_1, i, w0_1);
-                                                c2_2 = A::dot(c2_2, i, w0_2);
-                                                c2_3 = A::dot(c2_3, i, w0_3);
-                                            }
-                                            if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::group(row.wrapping_add(5 * IN_W + 1));
-                                                    c2_0 = A::dot(c2_0, i, w1_0);
-                                                    c2_1 = A::dot(c2_1, i, w1_1);
-                                                    c2_2 = A::dot(c2_2, i, w1_2);
-                                                    c2_3 = A::dot(c2_3, i, w1_3);
-                                                }
-                                                if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::group(row.wrapping_add(6 * IN_W + 1));
-                                                        c2_0 = A::dot(c2_0, i, w2_0);
-                                                        c2_1 = A::dot(c2_1, i, w2_1);
-                                                        c2_2 = A::dot(c2_2, i, w2_2);
-                                                        c2_3 = A::dot(c2_3, i, w2_3);
-                                                    }
-                                                }
-                                            }
-                                        }
-                                    }
-                                }
-                            }
+                        if t.lo == 0 && 0 < t.hi {
+                            let i = A::group(row.wrapping_add(1));
+                            c0_0 = A::dot(c0_0, i, w0_0);
+                            c0_1 = A::dot(c0_1, i, w0_1);
+                            c0_2 = A::dot(c0_2, i, w0_2);
+                            c0_3 = A::dot(c0_3, i, w0_3);
+                        }
+                        if t.lo <= 1 && 1 < t.hi {
+                            let i = A::group(row.wrapping_add(IN_W + 1));
+                            c0_0 = A::dot(c0_0, i, w1_0);
+                            c0_1 = A::dot(c0_1, i, w1_1);
+                            c0_2 = A::dot(c0_2, i, w1_2);
+                            c0_3 = A::dot(c0_3, i, w1_3);
+                        }
+                        if t.lo <= 2 && 2 < t.hi {
+                            let i = A::group(row.wrapping_add(2 * IN_W + 1));
+                            c0_0 = A::dot(c0_0, i, w2_0);
+                            c0_1 = A::dot(c0_1, i, w2_1);
+                            c0_2 = A::dot(c0_2, i, w2_2);
+                            c0_3 = A::dot(c0_3, i, w2_3);
+                            c1_0 = A::dot(c1_0, i, w0_0);
+                            c1_1 = A::dot(c1_1, i, w0_1);
+                            c1_2 = A::dot(c1_2, i, w0_2);
+                            c1_3 = A::dot(c1_3, i, w0_3);
+                        }
+                        if t.lo <= 3 && 3 < t.hi {
+                            let i = A::group(row.wrapping_add(3 * IN_W + 1));
+                            c1_0 = A::dot(c1_0, i, w1_0);
+                            c1_1 = A::dot(c1_1, i, w1_1);
+                            c1_2 = A::dot(c1_2, i, w1_2);
+                            c1_3 = A::dot(c1_3, i, w1_3);
+                        }
+                        if t.lo <= 4 && 4 < t.hi {
+                            let i = A::group(row.wrapping_add(4 * IN_W + 1));
+                            c1_0 = A::dot(c1_0, i, w2_0);
+                            c1_1 = A::dot(c1_1, i, w2_1);
+                            c1_2 = A::dot(c1_2, i, w2_2);
+                            c1_3 = A::dot(c1_3, i, w2_3);
+                            c2_0 = A::dot(c2_0, i, w0_0);
+                            c2_1 = A::dot(c2_1, i, w0_1);
+                            c2_2 = A::dot(c2_2, i, w0_2);
+                            c2_3 = A::dot(c2_3, i, w0_3);
+                        }
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::group(row.wrapping_add(5 * IN_W + 1));
+                            c2_0 = A::dot(c2_0, i, w1_0);
+                            c2_1 = A::dot(c2_1, i, w1_1);
+                            c2_2 = A::dot(c2_2, i, w1_2);
+                            c2_3 = A::dot(c2_3, i, w1_3);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::group(row.wrapping_add(6 * IN_W + 1));
+                            c2_0 = A::dot(c2_0, i, w2_0);
+                            c2_1 = A::dot(c2_1, i, w2_1);
+                            c2_2 = A::dot(c2_2, i, w2_2);
+                            c2_3 = A::dot(c2_3, i, w2_3);
                         }
                         let w0_0 = A::weights(wr.wrapping_add(8));
                         let w0_1 = A::weights(wr.wrapping_add(9));
@@ -1464,76 +1436,62 @@ mod __small_layer_Stem {
                         let w2_1 = A::weights(wr.wrapping_add(41));
                         let w2_2 = A::weights(wr.wrapping_add(42));
                         let w2_3 = A::weights(wr.wrapping_add(43));
-                        if 0 < t.hi {
-                            if t.lo == 0 {
-                                let i = A::group(row.wrapping_add(2));
-                                c0_0 = A::dot(c0_0, i, w0_0);
-                                c0_1 = A::dot(c0_1, i, w0_1);
-                                c0_2 = A::dot(c0_2, i, w0_2);
-                                c0_3 = A::dot(c0_3, i, w0_3);
-                            }
-                            if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::group(row.wrapping_add(IN_W + 2));
-                                    c0_0 = A::dot(c0_0, i, w1_0);
-                                    c0_1 = A::dot(c0_1, i, w1_1);
-                                    c0_2 = A::dot(c0_2, i, w1_2);
-                                    c0_3 = A::dot(c0_3, i, w1_3);
-                                }
-                                if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::group(row.wrapping_add(2 * IN_W + 2));
-                                        c0_0 = A::dot(c0_0, i, w2_0);
-                                        c0_1 = A::dot(c0_1, i, w2_1);
-                                        c0_2 = A::dot(c0_2, i, w2_2);
-                                        c0_3 = A::dot(c0_3, i, w2_3);
-                                        c1_0 = A::dot(c1_0, i, w0_0);
-                                        c1_1 = A::dot(c1_1, i, w0_1);
-                                        c1_2 = A::dot(c1_2, i, w0_2);
-                                        c1_3 = A::dot(c1_3, i, w0_3);
-                                    }
-                                    if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::group(row.wrapping_add(3 * IN_W + 2));
-                                            c1_0 = A::dot(c1_0, i, w1_0);
-                                            c1_1 = A::dot(c1_1, i, w1_1);
-                                            c1_2 = A::dot(c1_2, i, w1_2);
-                                            c1_3 = A::dot(c1_3, i, w1_3);
-                                        }
-                                        if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::group(row.wrapping_add(4 * IN_W + 2));
-                                                c1_0 = A::dot(c1_0, i, w2_0);
-                                                c1_1 = A::dot(c1_1, i, w2_1);
-                                                c1_2 = A::dot(c1_2, i, w2_2);
-                                                c1_3 = A::dot(c1_3, i, w2_3);
-                                                c2_0 = A::dot(c2_0, i, w0_0);
-                                                c2_1 = A::dot(c2_1, i, w0_1);
-                                                c2_2 = A::dot(c2_2, i, w0_2);
-                                                c2_3 = A::dot(c2_3, i, w0_3);
-                                            }
-                                            if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::group(row.wrapping_add(5 * IN_W + 2));
-                                                    c2_0 = A::dot(c2_0, i, w1_0);
-                                                    c2_1 = A::dot(c2_1, i, w1_1);
-                                                    c2_2 = A::dot(c2_2, i, w1_2);
-                                                    c2_3 = A::dot(c2_3, i, w1_3);
-                                                }
-                                                if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::group(row.wrapping_add(6 * IN_W + 2));
-                                                        c2_0 = A::dot(c2_0, i, w2_0);
-                                                        c2_1 = A::dot(c2_1, i, w2_1);
-                                                        c2_2 = A::dot(c2_2, i, w2_2);
-                                                        c2_3 = A::dot(c2_3, i, w2_3);
-                                                    }
-                                                }
-                                            }
-                                        }
-                                    }
-                                }
-                            }
+                        if t.lo == 0 && 0 < t.hi {
+                            let i = A::group(row.wrapping_add(2));
+                            c0_0 = A::dot(c0_0, i, w0_0);
+                            c0_1 = A::dot(c0_1, i, w0_1);
+                            c0_2 = A::dot(c0_2, i, w0_2);
+                            c0_3 = A::dot(c0_3, i, w0_3);
+                        }
+                        if t.lo <= 1 && 1 < t.hi {
+                            let i = A::group(row.wrapping_add(IN_W + 2));
+                            c0_0 = A::dot(c0_0, i, w1_0);
+                            c0_1 = A::dot(c0_1, i, w1_1);
+                            c0_2 = A::dot(c0_2, i, w1_2);
+                            c0_3 = A::dot(c0_3, i, w1_3);
+                        }
+                        if t.lo <= 2 && 2 < t.hi {
+                            let i = A::group(row.wrapping_add(2 * IN_W + 2));
+                            c0_0 = A::dot(c0_0, i, w2_0);
+                            c0_1 = A::dot(c0_1, i, w2_1);
+                            c0_2 = A::dot(c0_2, i, w2_2);
+                            c0_3 = A::dot(c0_3, i, w2_3);
+                            c1_0 = A::dot(c1_0, i, w0_0);
+                            c1_1 = A::dot(c1_1, i, w0_1);
+                            c1_2 = A::dot(c1_2, i, w0_2);
+                            c1_3 = A::dot(c1_3, i, w0_3);
+                        }
+                        if t.lo <= 3 && 3 < t.hi {
+                            let i = A::group(row.wrapping_add(3 * IN_W + 2));
+                            c1_0 = A::dot(c1_0, i, w1_0);
+                            c1_1 = A::dot(c1_1, i, w1_1);
+                            c1_2 = A::dot(c1_2, i, w1_2);
+                            c1_3 = A::dot(c1_3, i, w1_3);
+                        }
+                        if t.lo <= 4 && 4 < t.hi {
+                            let i = A::group(row.wrapping_add(4 * IN_W + 2));
+                            c1_0 = A::dot(c1_0, i, w2_0);
+                            c1_1 = A::dot(c1_1, i, w2_1);
+                            c1_2 = A::dot(c1_2, i, w2_2);
+                            c1_3 = A::dot(c1_3, i, w2_3);
+                            c2_0 = A::dot(c2_0, i, w0_0);
+                            c2_1 = A::dot(c2_1, i, w0_1);
+                            c2_2 = A::dot(c2_2, i, w0_2);
+                            c2_3 = A::dot(c2_3, i, w0_3);
+                        }
+                        if t.lo <= 5 && 5 < t.hi {
+                            let i = A::group(row.wrapping_add(5 * IN_W + 2));
+                            c2_0 = A::dot(c2_0, i, w1_0);
+                            c2_1 = A::dot(c2_1, i, w1_1);
+                            c2_2 = A::dot(c2_2, i, w1_2);
+                            c2_3 = A::dot(c2_3, i, w1_3);
+                        }
+                        if t.lo <= 6 && 6 < t.hi {
+                            let i = A::group(row.wrapping_add(6 * IN_W + 2));
+                            c2_0 = A::dot(c2_0, i, w2_0);
+                            c2_1 = A::dot(c2_1, i, w2_1);
+                            c2_2 = A::dot(c2_2, i, w2_2);
+                            c2_3 = A::dot(c2_3, i, w2_3);
                         }
                     }
                 }
