@@ -119,6 +119,36 @@ fn check_include(file: &Path, spec: &str) -> Option<String> {
     }
 }
 
+/// A line-range include of a generated snapshot (`small-macros/snapshots/`)
+/// shifts whenever the emitter changes, so the chapter states the range's
+/// first line in a comment just above the code block, `<!-- starts: TEXT
+/// -->`; a problem if it is missing or no longer the file's line there
+/// (trimmed). `before` is the chapter's text up to the include.
+fn check_start(file: &Path, spec: &str, before: &str) -> Option<String> {
+    let mut parts = spec.split(':');
+    let (path, first) = (parts.next()?, parts.next()?.parse::<usize>().ok()?);
+    if !path.contains("small-macros/snapshots/") {
+        return None;
+    }
+    // The comment sits above the fence line, which sits above the include.
+    let comment = before.lines().rev().take(3).find_map(|l| {
+        l.trim()
+            .strip_prefix("<!-- starts: ")?
+            .strip_suffix(" -->")
+            .map(str::to_string)
+    });
+    let Some(want) = comment else {
+        return Some(format!(
+            "`{spec}`: no `<!-- starts: ... -->` above it naming its first line"
+        ));
+    };
+    let text = std::fs::read_to_string(file.parent()?.join(path)).ok()?;
+    let got = text.lines().nth(first - 1)?.trim();
+    (got != want).then(|| {
+        format!("`{spec}` starts at `{got}`, the chapter says `{want}`: the snapshot moved")
+    })
+}
+
 #[test]
 fn book_links_and_includes_resolve() {
     let mut bad = Vec::new();
@@ -141,6 +171,8 @@ fn book_links_and_includes_resolve() {
             n_includes += 1;
             if let Some(e) = check_include(&file, spec) {
                 bad.push(format!("{name}: {e}"));
+            } else if let Some(e) = check_start(&file, spec, &text[..i]) {
+                bad.push(format!("{name}: {e}"));
             }
         }
     }
@@ -162,6 +194,20 @@ fn the_checker_catches_what_it_should() {
     assert!(check_include(&chapter, "../../examples/mcu/build.rs:1:5").is_none());
     assert!(check_include(&chapter, "../../examples/mcu/build.rs:1:99999").is_some());
     assert_eq!(links("see [a](x.md) and [b](y.md#z)"), ["x.md", "y.md#z"]);
+    let kernel = book().join("generated-kernel.md");
+    let snapshot = "../../small-macros/snapshots/conv3x3.rs:1:24";
+    let above = |first: &str| format!("<!-- starts: {first} -->\n```rust,ignore\n");
+    assert!(check_start(&kernel, snapshot, "```rust,ignore\n").is_some());
+    assert!(check_start(&kernel, snapshot, &above("pub mod avx2 {")).is_some());
+    let line1 = std::fs::read_to_string(book().join("../../small-macros/snapshots/conv3x3.rs"))
+        .expect("snapshot")
+        .lines()
+        .next()
+        .expect("a first line")
+        .trim()
+        .to_string();
+    assert!(check_start(&kernel, snapshot, &above(&line1)).is_none());
+    assert!(check_start(&chapter, "../../examples/mcu/build.rs:1:5", "").is_none());
 }
 
 /// The README shows the user crate `examples/tflite-app` as it is: its
