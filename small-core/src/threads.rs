@@ -487,21 +487,21 @@ fn worker(s: &Shared) {
 
 /// Bytes of the caller's stack above its [`Job`] that a worker prefetches
 /// when it takes a part: the frames between `Pool::run` and the layer's
-/// `forward` (the closures, the `Problem`; about 0.5 KB in a generated
-/// layer), with room to spare.
+/// `forward` (the closures and the `Problem`), with room to spare.
 const CALLER_STACK: usize = 2048;
 
-/// Prefetches the [`CALLER_STACK`] bytes above `job` (the caller's
-/// stack, which its thread wrote just before the fork; the pointer may be
-/// a finished job's, if a newer fork raced this read: a prefetch of it
-/// only costs a little traffic). The part reads
-/// them as a chain (the job, its closure, the layer's closure, the
-/// `Problem`, its slices), each read waiting for the line before it: on
-/// cores far apart (a round trip of a line ~470 ns on an AMD EPYC Zen 1
-/// VM, against ~70 ns near) that chain cost a layer about 2 µs per
-/// fork. Prefetched, the lines travel together. A prefetch neither
-/// faults nor counts as a read of the memory, so the bytes past the
-/// stack's top or not yet written are harmless. Other arches: no-op.
+/// Prefetches the [`CALLER_STACK`] bytes above `job` (the caller's stack,
+/// which its thread wrote just before the fork; the pointer may be a
+/// finished job's, if a newer fork raced this read: a prefetch of it only
+/// costs a little traffic). The part reads those lines as a chain (the
+/// job, its closure, the layer's closure, the `Problem`), each read
+/// waiting for the line before it; prefetched, they travel together. On
+/// an AMD EPYC Zen 1 VM: VWW 0.25 `f32` at two threads about 2 % faster
+/// with the cores near (a line's round trip ~60 ns); with them far apart
+/// (~470 ns) no change above the noise, so that chain is not what a far
+/// core costs a layer. A prefetch neither faults nor counts as a read of
+/// the memory, so bytes past the stack's top or not yet written are
+/// harmless. Other arches: no-op.
 #[inline(always)]
 fn prefetch_caller_stack(job: *const u8) {
     #[cfg(target_arch = "x86_64")]
