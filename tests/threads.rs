@@ -33,6 +33,10 @@ struct Pointwise;
 // The same with a reduction chunked through the output.
 #[layer(fh = 1, fw = 1, fc = 640, k = 64)]
 struct PointwiseChunked;
+// Elementwise (the flat walk): two channel blocks' planes as one row of
+// an odd number of pixels, split into whole column tiles.
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 20, reduction = max, activation = relu)]
+struct Relu;
 
 fn input(rng: &mut Rng, c: usize, h: usize, w: usize) -> Blocked<Vec<f32>> {
     Blocked::from_nhwc(Dims { c, h, w }, &rng.vec(h * w * c)).unwrap()
@@ -163,6 +167,23 @@ fn every_thread_count_gives_the_same_bits() {
         l.forward(&x, &mut y).unwrap();
         y.into_inner()
     });
+
+    for (h, w_) in [(37, 41), (1, 4099)] {
+        let v = rng.vec(h * w_ * 20);
+        let x = Blocked::from_nhwc(Dims { c: 20, h, w: w_ }, &v).unwrap();
+        let l = Relu::with_arch(arch).unwrap();
+        let run = || {
+            let mut y = l.alloc_output(&x).unwrap();
+            l.forward(&x, &mut y).unwrap();
+            y
+        };
+        same_bits(&format!("relu {h}x{w_}x20, flat row split"), &|| {
+            run().into_inner()
+        });
+        // ReLU is exact: every thread count's result is the reference's.
+        let want: Vec<f32> = v.iter().map(|a| a.max(0.0)).collect();
+        assert_eq!(run().to_nhwc(), want, "relu {h}x{w_}x20");
+    }
 
     let x = input(&mut rng, 64, 96, 94);
     let l = MaxPool::with_arch(arch).unwrap();

@@ -159,11 +159,7 @@ impl Share {
         // is elementwise is a constant of its spec too (`Problem::new`):
         // from `p.elementwise`, `tiles` was a run-time value and each
         // tile's `units_of_tile` two 64-bit divisions.
-        let elementwise = const {
-            K::SPEC.pointwise()
-                && matches!(K::SPEC.kind(), KernelKind::Channelwise)
-                && !K::SPEC.has_weights()
-        };
+        let elementwise = const { super::walk::elementwise::<K>() };
         debug_assert_eq!(elementwise, p.elementwise);
         let tiles = if elementwise {
             const { width(K::SPEC.out_channels()).div_ceil(K::TC) }

@@ -190,6 +190,10 @@ pub unsafe fn run<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize
         // SAFETY: forwarded from the caller.
         return unsafe { run_pixel::<K>(p, part, parts) };
     }
+    if const { elementwise::<K>() } {
+        // SAFETY: forwarded from the caller.
+        return unsafe { run_flat::<K>(p, part, parts) };
+    }
     let share = Share::of::<K>(p, part, parts);
     let first = p.first_tile();
     // Algorithm 1, lines 1-2: `g` in steps of `G_b`, `k` in steps of `K_b`
@@ -249,6 +253,98 @@ unsafe fn run_pixel<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usi
             // SAFETY: the pixel is in the output, and this part computed
             // the last channel tile there.
             unsafe { zero_lanes::<K>(p, &first, (0, ch), 0..1) };
+        }
+    }
+}
+
+/// True if `K`'s layer is elementwise (1x1 stride 1, per channel, no
+/// weights: ReLU), which [`Problem::new`] flattens into one row of every
+/// channel block's pixels.
+pub(super) const fn elementwise<K: Kernel>() -> bool {
+    K::SPEC.pointwise()
+        && matches!(K::SPEC.kind(), KernelKind::Channelwise)
+        && !K::SPEC.has_weights()
+}
+
+/// [`run`] for an elementwise layer: its one row of pixels, every column
+/// tile but a partial last one through [`Kernel::full`], the pointers
+/// stepping by a tile. Nothing changes between tiles but where they are,
+/// so the general walk's per-tile geometry (window columns, output
+/// offset, which kernel) was half the work: ReLU 48x48x16 took 7.4-7.8
+/// us against 4.4 for a plain loop over the same buffers (AMD EPYC Zen 1).
+/// A part owns whole column tiles (all channel tiles of each).
+///
+/// # Safety
+/// As [`run`], for an elementwise `K` (`p.oh == 1`).
+#[inline(always)]
+unsafe fn run_flat<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usize) {
+    let (tiles, lanes) = const {
+        (
+            width(K::SPEC.out_channels()).div_ceil(K::TC),
+            width(K::SPEC.out_channels()),
+        )
+    };
+    debug_assert!(p.elementwise && p.oh == 1 && in_width::<K>() as usize == lanes);
+    let row_tiles = p.ow.div_ceil(K::O_WB);
+    let (c0, c1) = if parts == 1 {
+        (0, row_tiles)
+    } else {
+        (row_tiles * part / parts, row_tiles * (part + 1) / parts)
+    };
+    let span = span::<K>();
+    let first = p.first_tile();
+    let mut t = first;
+    (_, t.x0, t.x1) = p.rows_of::<K>(0);
+    (_, t.lo, t.hi, t.w) = p.columns_of::<K>(0, span);
+    // The channel tiles of the column tile at `t`, through `run`.
+    let column_tile = |t: &Tile<K::Elem>, run: unsafe fn(&Tile<K::Elem>)| {
+        for ot in 0..tiles {
+            let k = Tile {
+                inp: t.inp.wrapping_add(ot * K::TC),
+                out: t.out.wrapping_add(ot * K::TC),
+                res: t.res.wrapping_add(ot * K::TC),
+                ..*t
+            };
+            // SAFETY: the caller's: the column tile's pixels (`k.w` of
+            // them) lie inside the input and output, and this part owns
+            // them; an elementwise window is its own pixel.
+            unsafe { run(&k) };
+        }
+    };
+    let step = K::O_WB * lanes;
+    let at = c0 * step;
+    (t.inp, t.out, t.res) = (
+        first.inp.wrapping_add(at),
+        first.out.wrapping_add(at),
+        first.res.wrapping_add(at),
+    );
+    // A partial last tile is this part's if it owns the last column tile
+    // (a part may own none: more parts than tiles).
+    let partial = c0 < c1 && c1 == row_tiles && !p.ow.is_multiple_of(K::O_WB);
+    let full = c1 - c0 - partial as usize;
+    'output_column_tiles: for _ in 0..full {
+        column_tile(&t, K::full);
+        t.inp = t.inp.wrapping_add(step);
+        t.out = t.out.wrapping_add(step);
+        t.res = t.res.wrapping_add(step);
+    }
+    if partial {
+        let l = (row_tiles - 1) * K::O_WB;
+        // Moved left to end at the row's end, as `row` does, when this part
+        // owns the columns it recomputes (and not in place, where the
+        // residual would be added twice).
+        if parts == 1 && p.ow >= K::O_WB && !p.in_place {
+            let back = (K::O_WB - (p.ow - l)) * lanes;
+            let k = Tile {
+                inp: t.inp.wrapping_sub(back),
+                out: t.out.wrapping_sub(back),
+                res: t.res.wrapping_sub(back),
+                ..t
+            };
+            column_tile(&k, K::full);
+        } else {
+            (_, t.lo, t.hi, t.w) = p.columns_of::<K>(l, span);
+            column_tile(&t, K::edge);
         }
     }
 }

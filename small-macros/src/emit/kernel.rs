@@ -83,6 +83,17 @@ impl Shape {
     fn int8(&self) -> bool {
         self.spec.dtype == Dtype::I8
     }
+    /// True for an `f32` max reduction whose activation floors at 0 (ReLU,
+    /// ReLU6) and that adds no residual: `relu(max(x..)) = max(0, x..)`,
+    /// so its accumulators start at 0 instead of -inf and STORE skips the
+    /// floor. A 1x1 ReLU then takes one `max` per vector, not two (AVX2:
+    /// the kernel's only arithmetic).
+    fn floor_first(&self) -> bool {
+        !self.int8()
+            && self.spec.reduction == Reduction::Max
+            && matches!(self.spec.activation, Activation::Relu | Activation::Relu6)
+            && !self.spec.residual
+    }
     /// The first lane of every step over `lanes` input lanes.
     fn steps(&self, lanes: usize) -> impl Iterator<Item = usize> {
         let step = if self.lane_steps { 1 } else { self.dot };
@@ -370,6 +381,7 @@ fn load_phase(s: &Shape, mode: Mode) -> TokenStream {
                 quote!(let #b = A::load(#p);)
             }
             Reduction::Max if s.int8() => quote!(let #b = A::splat(i32::MIN);),
+            Reduction::Max if s.floor_first() => quote!(let #b = A::zero();),
             Reduction::Max => quote!(let #b = A::splat(f32::NEG_INFINITY);),
             Reduction::Avg => quote!(let #b = A::zero();),
         });
@@ -902,6 +914,10 @@ fn reduce_step(s: &Shape, c: &Ident, w: TokenStream) -> TokenStream {
     let m = s.m();
     match s.spec.reduction {
         Reduction::Fma => s.fma(m, c, quote!(i), w),
+        // From 0, the input first: a NaN tap is skipped (`max` returns its
+        // second operand if either is NaN on x86), so ReLU of NaN is 0, as
+        // with the floor at STORE.
+        Reduction::Max if s.floor_first() => quote!(#c = A::max(i, #c);),
         Reduction::Max => quote!(#c = A::max(#c, i);),
         Reduction::Avg => quote!(#c = A::add(#c, i);),
     }
@@ -967,6 +983,11 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
         out.push(quote!(let rows = (t.x1 - t.x0) as f32;));
     }
     match s.spec.activation {
+        _ if s.floor_first() => {
+            if s.spec.activation == Activation::Relu6 {
+                out.push(quote!(let six = A::splat(6.0);));
+            }
+        }
         Activation::None => {}
         Activation::Relu => out.push(quote!(let zero = A::zero();)),
         Activation::Relu6 => out.push(quote!(let zero = A::zero(); let six = A::splat(6.0);)),
@@ -989,6 +1010,9 @@ fn store_phase(s: &Shape, mode: Mode) -> TokenStream {
                 col.push(quote!(#c = A::add(#c, #r);));
             }
             match s.spec.activation {
+                // Floored from the start (LOAD).
+                Activation::Relu if s.floor_first() => {}
+                Activation::Relu6 if s.floor_first() => col.push(quote!(#c = A::min(#c, six);)),
                 Activation::None => {}
                 Activation::Relu => col.push(quote!(#c = A::max(#c, zero);)),
                 Activation::Relu6 => col.push(quote!(#c = A::min(A::max(#c, zero), six);)),
