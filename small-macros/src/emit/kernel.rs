@@ -477,29 +477,52 @@ fn if_stored(mode: Mode, ll: usize, body: TokenStream) -> TokenStream {
 /// 6-column row under a 12-column tile) took one taken branch per skipped
 /// column.
 fn guarded_columns(s: &Shape, cols: &[(usize, TokenStream)]) -> TokenStream {
-    let lo = |col: usize| {
-        let c = lit(col);
-        if col == 0 {
+    let guards = cols.iter().map(|(col, step)| {
+        let c = lit(*col);
+        let lo = if *col == 0 {
             quote!(t.lo == 0)
         } else {
             quote!(t.lo <= #c)
+        };
+        Guard {
+            stored: quote!(),
+            lo,
+            hi: quote!(#c < t.hi),
+            step: step.clone(),
         }
-    };
+    });
+    guarded(s, guards.collect())
+}
+
+/// One guarded step of an edge tile: run `step` if `stored` (empty, or
+/// `ll < t.w &&`), `lo` and `hi` hold. `stored && hi` fails for every
+/// step after the first that fails it (the columns ascend); `lo` holds
+/// for every step after the first that passes it.
+struct Guard {
+    stored: TokenStream,
+    lo: TokenStream,
+    hi: TokenStream,
+    step: TokenStream,
+}
+
+/// `guards` in order: each step in a flat `if` of its own under
+/// [`NESTED_FROM`] columns; from it nested on `stored && hi`, so the
+/// first guard that fails that skips the rest in one branch.
+fn guarded(s: &Shape, guards: Vec<Guard>) -> TokenStream {
     if s.o_wb < NESTED_FROM {
-        let steps = cols.iter().map(|(col, step)| {
-            let (c, lo) = (lit(*col), lo(*col));
-            quote! { if #lo && #c < t.hi { #step } }
+        let steps = guards.into_iter().map(|g| {
+            let (stored, lo, hi, step) = (g.stored, g.lo, g.hi, g.step);
+            quote! { if #stored #lo && #hi { #step } }
         });
         return quote!(#(#steps)*);
     }
-    cols.iter().rev().fold(quote!(), |rest, (col, step)| {
-        let (c, lo) = (lit(*col), lo(*col));
-        quote! { if #c < t.hi { if #lo { #step } #rest } }
+    guards.into_iter().rev().fold(quote!(), |rest, g| {
+        let (stored, lo, hi, step) = (g.stored, g.lo, g.hi, g.step);
+        quote! { if #stored #hi { if #lo { #step } #rest } }
     })
 }
 
-/// The narrowest tile whose edge guards nest ([`guarded_columns`],
-/// [`guarded_taps`]). Only a row narrower than the tile leaves more than
+/// The narrowest tile whose edge guards nest ([`guarded`]). Only a row narrower than the tile leaves more than
 /// the padding's columns to skip (a last tile that fits shifts left
 /// instead), which a narrow tile rarely meets; and nested, the spilling
 /// 4-column `i8` tile of ResNet-8's 16x16x32 residual layer took 10 %
@@ -796,7 +819,7 @@ fn reduce_blocks(s: &Shape, block: impl Fn(usize) -> TokenStream) -> TokenStream
 /// fail for every column after the first that fails them (see
 /// [`guarded_columns`]).
 fn guarded_taps(s: &Shape, steps: Vec<TokenStream>) -> TokenStream {
-    let bounds = |ll: usize| {
+    let guards = steps.into_iter().enumerate().map(|(ll, step)| {
         let col = match ll * s.spec.sw {
             0 => quote!(y),
             base => {
@@ -804,29 +827,20 @@ fn guarded_taps(s: &Shape, steps: Vec<TokenStream>) -> TokenStream {
                 quote!((#b + y))
             }
         };
-        let w = if ll > 0 {
+        let stored = if ll > 0 {
             let ll = lit(ll);
             quote!(#ll < t.w &&)
         } else {
             quote!()
         };
-        (col, w)
-    };
-    if s.o_wb < NESTED_FROM {
-        let steps = steps.into_iter().enumerate().map(|(ll, step)| {
-            let (col, w) = bounds(ll);
-            quote! { if #w t.lo <= #col && #col < t.hi { #step } }
-        });
-        return quote!(#(#steps)*);
-    }
-    steps
-        .into_iter()
-        .enumerate()
-        .rev()
-        .fold(quote!(), |rest, (ll, step)| {
-            let (col, w) = bounds(ll);
-            quote! { if #w #col < t.hi { if t.lo <= #col { #step } #rest } }
-        })
+        Guard {
+            stored,
+            lo: quote!(t.lo <= #col),
+            hi: quote!(#col < t.hi),
+            step,
+        }
+    });
+    guarded(s, guards.collect())
 }
 
 /// COMPUTE for per-channel layers: for every filter row, keep the row's
