@@ -365,6 +365,11 @@ pool_case!(relu_as_1x1_max_17, Relu, 30);
 struct Relu6;
 pool_case!(relu6_as_1x1_max_16, Relu6, 30);
 
+// A narrow pixel (8 lanes): the flat walk's tiles of the target's width.
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 6, reduction = max, activation = relu)]
+struct Relu6Channels;
+pool_case!(relu_as_1x1_max_6, Relu6Channels, 30);
+
 // --- Reductions split into chunks of input blocks (L1-sized weights) ---
 #[layer(fh = 3, fw = 3, fc = 50, k = 24, padding = same, activation = relu)]
 struct Conv3x3Deep;

@@ -484,6 +484,17 @@ pool_case!(max_pool_2x2_s2_valid_32, MaxPool2, 30);
 struct MaxPool3;
 pool_case!(max_pool_3x3_s2_same_17, MaxPool3, 30);
 
+// 1x1 max: elementwise (an int8 ReLU is its clamp), the flat walk over
+// every block's pixels as one row; 17 channels (two blocks) and 8 (a
+// narrow pixel).
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 17, reduction = max, dtype = i8)]
+struct Clamp17;
+pool_case!(clamp_as_1x1_max_17, Clamp17, 30);
+
+#[layer(fh = 1, fw = 1, fc = 1, k = 1, g = 8, reduction = max, dtype = i8)]
+struct Clamp8;
+pool_case!(clamp_as_1x1_max_8, Clamp8, 30);
+
 #[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 17, stride = 2, padding = same, reduction = avg, dtype = i8)]
 struct AvgPool3;
 pool_case!(avg_pool_3x3_s2_same_17, AvgPool3, 30);
