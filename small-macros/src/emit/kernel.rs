@@ -522,13 +522,13 @@ fn guarded(s: &Shape, guards: Vec<Guard>) -> TokenStream {
     })
 }
 
-/// The narrowest tile whose edge guards nest ([`guarded`]). Only a row narrower than the tile leaves more than
-/// the padding's columns to skip (a last tile that fits shifts left
-/// instead), which a narrow tile rarely meets; and nested, the spilling
-/// 4-column `i8` tile of ResNet-8's 16x16x32 residual layer took 10 %
-/// longer (AMD EPYC Zen 1), its branches laid out anew for nothing. The
-/// 8- and 12-column tiles gained 8-22 % (depthwise on 5- and 6-column
-/// rows, conv 3x3 6x6x512).
+/// The narrowest tile whose edge guards nest ([`guarded`]). Only a row
+/// narrower than the tile leaves more than the padding's columns to skip
+/// (a last tile that fits shifts left instead), which a narrow tile
+/// rarely meets; and nested, the spilling 4-column `i8` tile of
+/// ResNet-8's 16x16x32 residual layer took 10 % longer (AMD EPYC Zen 1),
+/// its branches laid out anew for nothing. The 8- and 12-column tiles
+/// gained 8-22 % (depthwise on 5- and 6-column rows, conv 3x3 6x6x512).
 const NESTED_FROM: usize = 6;
 
 /// COMPUTE for channel-mixing layers: for every valid filter tap (x, y),
