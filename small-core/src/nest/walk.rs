@@ -295,40 +295,34 @@ unsafe fn run_flat<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usiz
     };
     let span = span::<K>();
     let first = p.first_tile();
-    let mut t = first;
-    (_, t.x0, t.x1) = p.rows_of::<K>(0);
-    (_, t.lo, t.hi, t.w) = p.columns_of::<K>(0, span);
+    // `t` moved by `d` elements: input, output and residual alike (an
+    // elementwise pixel is as wide in each).
+    let moved = |t: &Tile<K::Elem>, d: isize| Tile {
+        inp: t.inp.wrapping_offset(d),
+        out: t.out.wrapping_offset(d),
+        res: t.res.wrapping_offset(d),
+        ..*t
+    };
     // The channel tiles of the column tile at `t`, through `run`.
     let column_tile = |t: &Tile<K::Elem>, run: unsafe fn(&Tile<K::Elem>)| {
         for ot in 0..tiles {
-            let k = Tile {
-                inp: t.inp.wrapping_add(ot * K::TC),
-                out: t.out.wrapping_add(ot * K::TC),
-                res: t.res.wrapping_add(ot * K::TC),
-                ..*t
-            };
-            // SAFETY: the caller's: the column tile's pixels (`k.w` of
+            // SAFETY: the caller's: the column tile's pixels (`t.w` of
             // them) lie inside the input and output, and this part owns
             // them; an elementwise window is its own pixel.
-            unsafe { run(&k) };
+            unsafe { run(&moved(t, (ot * K::TC) as isize)) };
         }
     };
-    let step = K::O_WB * lanes;
-    let at = c0 * step;
-    (t.inp, t.out, t.res) = (
-        first.inp.wrapping_add(at),
-        first.out.wrapping_add(at),
-        first.res.wrapping_add(at),
-    );
+    let step = (K::O_WB * lanes) as isize;
+    let mut t = moved(&first, c0 as isize * step);
+    (_, t.x0, t.x1) = p.rows_of::<K>(0);
+    (_, t.lo, t.hi, t.w) = p.columns_of::<K>(0, span);
     // A partial last tile is this part's if it owns the last column tile
     // (a part may own none: more parts than tiles).
     let partial = c0 < c1 && c1 == row_tiles && !p.ow.is_multiple_of(K::O_WB);
     let full = c1 - c0 - partial as usize;
     'output_column_tiles: for _ in 0..full {
         column_tile(&t, K::full);
-        t.inp = t.inp.wrapping_add(step);
-        t.out = t.out.wrapping_add(step);
-        t.res = t.res.wrapping_add(step);
+        t = moved(&t, step);
     }
     if partial {
         let l = (row_tiles - 1) * K::O_WB;
@@ -336,14 +330,8 @@ unsafe fn run_flat<K: Kernel>(p: &Problem<'_, K::Elem>, part: usize, parts: usiz
         // owns the columns it recomputes (and not in place, where the
         // residual would be added twice).
         if parts == 1 && p.ow >= K::O_WB && !p.in_place {
-            let back = (K::O_WB - (p.ow - l)) * lanes;
-            let k = Tile {
-                inp: t.inp.wrapping_sub(back),
-                out: t.out.wrapping_sub(back),
-                res: t.res.wrapping_sub(back),
-                ..t
-            };
-            column_tile(&k, K::full);
+            let back = ((K::O_WB - (p.ow - l)) * lanes) as isize;
+            column_tile(&moved(&t, -back), K::full);
         } else {
             (_, t.lo, t.hi, t.w) = p.columns_of::<K>(l, span);
             column_tile(&t, K::edge);
