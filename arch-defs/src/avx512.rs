@@ -238,10 +238,12 @@ mod imp {
         unsafe fn broadcast(p: *const i8) -> __m512i {
             Int8::<Avx512>::broadcast(p)
         }
+        /// `vpdpwssd` of `a` and `b`'s low halves. A weight from
+        /// [`Dot::widen_mac_weights`] has them cleared already, and LLVM
+        /// drops this `vpandd` for it.
         #[inline(always)]
         unsafe fn fma(acc: __m512i, a: __m512i, b: __m512i) -> __m512i {
-            let low = _mm512_and_si512(b, _mm512_set1_epi32(0xFFFF));
-            _mm512_dpwssd_epi32(acc, a, low)
+            dpwssd(acc, a, _mm512_and_si512(b, _mm512_set1_epi32(0xFFFF)))
         }
         #[inline(always)]
         unsafe fn max(a: __m512i, b: __m512i) -> __m512i {
@@ -332,6 +334,13 @@ mod imp {
         #[inline(always)]
         unsafe fn widen_mac(p: *const i8) -> __m512i {
             Self::widen(p)
+        }
+        /// The high halves cleared, as `Avx512Mac::fma` needs them, once
+        /// per weight vector: inside `fma`, an edge tile's guarded columns
+        /// each repeated the `vpandd` before every `vpdpwssd`.
+        #[inline(always)]
+        unsafe fn widen_mac_weights(p: *const i8) -> __m512i {
+            _mm512_and_si512(Self::widen(p), _mm512_set1_epi32(0xFFFF))
         }
         #[inline(always)]
         unsafe fn to_mac(v: __m512i) -> __m512i {
@@ -522,6 +531,31 @@ mod imp {
             core::arch::asm!(
                 "vpxord {r}, {a}, {b}",
                 r = lateout(zmm_reg) r,
+                a = in(zmm_reg) a,
+                b = in(zmm_reg) b,
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        r
+    }
+
+    /// `acc + a.lo * b.lo + a.hi * b.hi` in every `i32` lane: one
+    /// `vpdpwssd` that LLVM cannot split. From the intrinsic, LLVM's
+    /// machine combiner (no `target-cpu`) turned most of a depthwise
+    /// tile's `vpdpwssd`s into `vpmaddwd` + `vpaddd`, two uops where one
+    /// does, to shorten accumulator chains that a tile's 8 independent
+    /// columns already hide. Not `#[inline(always)]`, as `xor_wide`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vnni")]
+    unsafe fn dpwssd(acc: __m512i, a: __m512i, b: __m512i) -> __m512i {
+        let mut r = acc;
+        // SAFETY: `vpdpwssd` reads and writes registers only (no memory,
+        // stack or flags), and the CPU has AVX-512F and VNNI (the
+        // caller's contract).
+        unsafe {
+            core::arch::asm!(
+                "vpdpwssd {r}, {a}, {b}",
+                r = inout(zmm_reg) r,
                 a = in(zmm_reg) a,
                 b = in(zmm_reg) b,
                 options(pure, nomem, nostack, preserves_flags),

@@ -144,6 +144,16 @@ pub trait Dot: Simd<Elem = i8> {
     type Mac: Simd;
     /// `LANES` consecutive bytes, each widened to its `Mac` lane.
     unsafe fn widen_mac(p: *const i8) -> <Self::Mac as Simd>::V;
+    /// `LANES` consecutive weights as the `Mac`'s multiply-add takes its
+    /// last operand: [`Dot::widen_mac`], or that in a form the multiply
+    /// needs (AVX-512: the high 16 bits cleared for `vpdpwssd`). A
+    /// depthwise kernel reads each weight vector once per filter row, so
+    /// what this adds is not repeated at every column.
+    #[inline(always)]
+    unsafe fn widen_mac_weights(p: *const i8) -> <Self::Mac as Simd>::V {
+        // SAFETY: the caller's contract, as `widen_mac`.
+        unsafe { Self::widen_mac(p) }
+    }
     /// `v` (every lane below `2^24` in magnitude) as a `Mac` vector.
     unsafe fn to_mac(v: Self::V) -> <Self::Mac as Simd>::V;
     /// A `Mac` vector of integers below `2^24` in magnitude, exactly.
@@ -977,7 +987,7 @@ pub(crate) mod check {
                         bytes.as_ptr().add((t * 13 + 5) % len),
                     );
                     let xi = <A::Mac as Simd>::add(A::widen_mac(px), nzp);
-                    m = <A::Mac as Simd>::fma(m, xi, A::widen_mac(pw));
+                    m = <A::Mac as Simd>::fma(m, xi, A::widen_mac_weights(pw));
                     for (l, s) in want[..n].iter_mut().enumerate() {
                         *s += (i64::from(*px.add(l)) - i64::from(zp)) * i64::from(*pw.add(l));
                     }

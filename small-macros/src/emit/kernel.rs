@@ -185,6 +185,15 @@ impl Shape {
             self.elems_op()
         }
     }
+    /// The primitive reading a channelwise kernel's weight vector once
+    /// per filter row: in `Dot::Mac`, the form its multiply-add takes.
+    fn weight_op(&self) -> &'static str {
+        if self.in_mac() {
+            "widen_mac_weights"
+        } else {
+            self.operand_op()
+        }
+    }
     /// The primitive reading a vector of elements (a channelwise
     /// kernel's inputs and weights).
     fn elems_op(&self) -> &'static str {
@@ -853,7 +862,7 @@ fn channelwise_compute(s: &Shape, guarded: bool) -> TokenStream {
             for v in 0..s.nv {
                 let (w, p) = (
                     format_ident!("w{}_{}", y, v),
-                    Stride::Block.call(s.operand_op(), at(&format_ident!("wr"), w_at(s, y, 0, v))),
+                    Stride::Block.call(s.weight_op(), at(&format_ident!("wr"), w_at(s, y, 0, v))),
                 );
                 weights.push(quote!(let #w = #p;));
             }

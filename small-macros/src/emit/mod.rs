@@ -1002,6 +1002,30 @@ mod snapshot {
         );
     }
 
+    /// An `i8` depthwise layer on AVX-512: COMPUTE in `Dot::Mac`, each
+    /// filter row's weights read once through `A::widen_mac_weights`,
+    /// each input column once through `A::widen_mac` plus the negated
+    /// zero point, then `M::fma` per tap.
+    #[test]
+    fn depthwise_i8_expansion() {
+        check(
+            "depthwise_i8",
+            quote!(
+                fh = 3,
+                fw = 3,
+                fc = 1,
+                k = 1,
+                g = 16,
+                padding = same,
+                dtype = i8,
+                archs(avx512, reference)
+            ),
+            quote!(
+                pub struct DepthwiseI8;
+            ),
+        );
+    }
+
     /// A thin `i8` layer (3 input channels) on AVX2: COMPUTE through
     /// `A::thin_group` / `A::thin_weights` / `A::thin_dot` (the pair
     /// form), its weights in pairs.
