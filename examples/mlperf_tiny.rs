@@ -28,7 +28,9 @@ const USAGE: &str = "usage: mlperf_tiny [--models DIR] [--per-layer] [--fit] [--
   --models DIR   load the trained .tflite files from DIR (MLPerf Tiny, see ../shared/models/README.md)
                  and check every golden input; also SMALL_MODELS=DIR
   --per-layer    print the time of every layer of every network, and with one thread the
-                 cost model's prediction beside it (calibrated on probe layers first)
+                 cost model's prediction beside it (calibrated on probe layers first); with
+                 two threads or more, how each split layer's time divides between the
+                 caller, the worker and the fork and join, beside the same parts on one thread
   --fit          with --per-layer and one thread: fit the cost model's calibration to this
                  machine's layer times (small_examples::peak::fit) and print it, with a
                  hold-out check
@@ -609,6 +611,7 @@ fn print_layers<N: Model>(
             model.1,
         );
     }
+    print_forks(net, arena, input)?;
     if !pairs.is_empty() {
         println!(
             "    cost model (small_core::ir::cost): median |model - measured| / measured {:.0}% over {} layers",
@@ -617,6 +620,73 @@ fn print_layers<N: Model>(
         );
     }
     Ok(pairs)
+}
+
+/// With two threads or more, the split calls of each layer while whole
+/// forward passes run back to back, traced (`threads::Pool::set_trace`):
+/// per call, the caller's share, how late the worker starts, its share,
+/// and how long the caller takes to see it finish; beside them the same
+/// parts run one after the other on the calling thread. Means over about
+/// 100 ms of passes per mode.
+fn print_forks<N: Model>(net: &N, arena: &mut [N::Elem], input: &[N::Elem]) -> Result<(), String> {
+    use small_core::threads::{ForkTimes, TraceMode};
+    let pool = small_core::threads::pool();
+    if pool.threads() < 2 {
+        return Ok(());
+    }
+    let err = |e: small_core::Error| e.to_string();
+    let mut traced: Vec<(Vec<ForkTimes>, u64)> = Vec::new();
+    for mode in [TraceMode::Threads, TraceMode::Serial] {
+        N::tensor_mut(arena, 0)
+            .map_err(err)?
+            .fill_from_nhwc(input)
+            .map_err(err)?;
+        for pass in 0..40 {
+            if pass == 20 {
+                pool.set_trace(mode);
+            }
+            for i in 0..N::LAYERS.len() {
+                pool.trace_slot(i);
+                net.forward_layer(i, arena).map_err(err)?;
+            }
+        }
+        let (start, mut passes) = (Instant::now(), 20);
+        while start.elapsed() < Duration::from_millis(100) {
+            for i in 0..N::LAYERS.len() {
+                pool.trace_slot(i);
+                net.forward_layer(i, arena).map_err(err)?;
+            }
+            passes += 1;
+        }
+        traced.push((pool.trace(), passes));
+    }
+    pool.set_trace(TraceMode::Off);
+    let [(threads, passes), (serial, _)] = &traced[..] else {
+        return Ok(());
+    };
+    println!(
+        "    split calls on {} threads, mean µs per call (tracing on): caller part | worker start, worker part, join seen | the same parts on one thread: part 0, the rest",
+        pool.threads()
+    );
+    let us = |sum: u64, n: u64| sum as f64 / n.max(1) as f64 / 1e3;
+    for (i, (t, s)) in threads.iter().zip(serial).enumerate().take(N::LAYERS.len()) {
+        if t.forks == 0 {
+            continue;
+        }
+        println!(
+            "    {:>3} {:<8} {:>5.2} calls/pass  {:>7.2} | {:>6.2} {:>7.2} {:>6.2} | {:>7.2} {:>7.2}",
+            i,
+            N::LAYERS[i].name,
+            t.forks as f64 / *passes as f64,
+            us(t.caller_part, t.forks),
+            us(t.worker_start, t.worker_forks),
+            us(t.worker_part, t.worker_forks),
+            us(t.join_seen, t.worker_forks),
+            us(s.caller_part, s.forks),
+            us(s.worker_part, s.worker_forks),
+        );
+    }
+    Ok(())
 }
 
 /// Each layer's median time while whole forward passes run back to back

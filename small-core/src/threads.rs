@@ -40,6 +40,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use std::vec::Vec;
 
+mod trace;
+pub use trace::{ForkTimes, SLOTS, TraceMode};
+
 /// Polls of a worker waiting for work before it sleeps: about 1.8 ms at
 /// the 28 ns a `spin_loop` poll takes on Zen 5. With `1 << 14` (0.46 ms)
 /// the workers slept between the layers of a network with several
@@ -117,6 +120,13 @@ struct Shared {
     /// Set while the pool runs solo: workers sleep at once instead of
     /// spinning, and leave the cores to the caller and the other load.
     quiet: AtomicBool,
+    /// Set while [`TraceMode::Threads`] traces: a worker stamps `span`.
+    tracing: AtomicBool,
+    /// The clock of `span`.
+    epoch: Instant,
+    /// A traced job's last worker part: its start and end after `epoch`
+    /// (0: none yet).
+    span: Padded<[AtomicU64; 2]>,
     /// Parts finished, over all jobs (wrapping): a job is done when it
     /// has grown by the job's parts, so a fork need not reset it.
     done: Padded<AtomicUsize>,
@@ -220,6 +230,7 @@ pub struct Pool {
     /// One job at a time: a caller that finds the pool busy runs solo.
     turn: Mutex<()>,
     adapt: Adapt,
+    trace: trace::Trace,
 }
 
 impl Pool {
@@ -236,6 +247,9 @@ impl Pool {
             shutdown: AtomicBool::new(false),
             spin: if threads <= available() { SPIN } else { 64 },
             quiet: AtomicBool::new(false),
+            tracing: AtomicBool::new(false),
+            epoch: Instant::now(),
+            span: Padded([AtomicU64::new(0), AtomicU64::new(0)]),
             done: Padded(AtomicUsize::new(0)),
             sleepers: Padded(AtomicUsize::new(0)),
             sleep: Mutex::new(()),
@@ -272,7 +286,42 @@ impl Pool {
                 solo: AtomicU64::new(0),
                 busy: AtomicU64::new(0),
             },
+            trace: trace::Trace::new(),
         }
+    }
+
+    /// Starts tracing the pool's forks in `mode` (clearing what was
+    /// traced), or stops with [`TraceMode::Off`]. A diagnosis tool: the
+    /// main job's `--per-layer` uses it at two threads or more to show,
+    /// per layer, how a split call's time divides between the caller, the
+    /// worker and the fork and join.
+    ///
+    /// ```
+    /// use small_core::threads::{Pool, TraceMode};
+    ///
+    /// let pool = Pool::new(2);
+    /// pool.set_trace(TraceMode::Serial);
+    /// pool.trace_slot(3);
+    /// pool.run(2, &|_part| {});
+    /// let t = pool.trace();
+    /// assert_eq!((t[3].forks, t[3].worker_forks, t[0].forks), (1, 1, 0));
+    /// pool.set_trace(TraceMode::Off);
+    /// ```
+    pub fn set_trace(&self, mode: TraceMode) {
+        self.trace.set(mode);
+        self.shared
+            .tracing
+            .store(mode == TraceMode::Threads, Ordering::Relaxed);
+    }
+
+    /// Adds the next forks' times to slot `slot` (at most [`SLOTS`]` - 1`).
+    pub fn trace_slot(&self, slot: usize) {
+        self.trace.select(slot);
+    }
+
+    /// What the trace holds, slot by slot ([`SLOTS`] of them).
+    pub fn trace(&self) -> Vec<ForkTimes> {
+        self.trace.read()
     }
 
     /// Threads a job can use (workers and the caller).
@@ -349,12 +398,21 @@ impl Pool {
         if turn.is_none() || self.solo_call() {
             return (0..parts).for_each(f);
         }
+        if self.trace.mode() == TraceMode::Serial {
+            return self.run_serial(parts, f);
+        }
         let s = &*self.shared;
         // Workers poll `quiet`: write it only when it changes.
         if s.quiet.load(Ordering::Relaxed) {
             s.quiet.store(false, Ordering::Relaxed);
         }
         let job = Job { f };
+        let tracing = s.tracing.load(Ordering::Relaxed);
+        if tracing {
+            s.span[0].store(0, Ordering::Relaxed);
+            s.span[1].store(0, Ordering::Relaxed);
+        }
+        let published = if tracing { trace::since(s.epoch) } else { 0 };
         // No part of an earlier job is running: `done` is still.
         let base = s.done.load(Ordering::Relaxed);
         // SAFETY of the lifetime erasure: `job` outlives every use, since
@@ -385,6 +443,7 @@ impl Pool {
             s.done.fetch_add(1, Ordering::Release);
             part = s.claim(generation);
         }
+        let caller_done = if tracing { trace::since(s.epoch) } else { 0 };
         // A join within QUICK_POLLS (a few µs) is in time without a look
         // at the clock; after that the caller's share (`mine`, over by at
         // most those polls) sets its patience, and the clock is read every
@@ -408,6 +467,9 @@ impl Pool {
             }
         }
         let late = mine.is_some_and(|mine| start.elapsed() - mine > patience(mine));
+        if tracing {
+            self.record(published, caller_done);
+        }
         // `job` is left dangling: a worker reads it only after claiming a
         // part of its generation, and that generation has none left.
         drop(turn);
@@ -415,6 +477,37 @@ impl Pool {
         if let Some(panic) = panic {
             std::panic::resume_unwind(panic);
         }
+    }
+
+    /// [`TraceMode::Serial`]'s `run`: the parts in order on this thread,
+    /// each timed.
+    fn run_serial(&self, parts: usize, f: &(dyn Fn(usize) + Sync)) {
+        let epoch = self.shared.epoch;
+        let t0 = trace::since(epoch);
+        f(0);
+        let t1 = trace::since(epoch);
+        (1..parts).for_each(f);
+        let t2 = trace::since(epoch);
+        self.trace.add(t1 - t0, Some((0, t2 - t1, 0)));
+    }
+
+    /// Adds a traced job's times (after `epoch`: the job's publication,
+    /// the end of the caller's parts; the join is seen now).
+    fn record(&self, published: u64, caller_done: u64) {
+        let s = &*self.shared;
+        let seen = trace::since(s.epoch);
+        let (start, end) = (
+            s.span[0].load(Ordering::Relaxed),
+            s.span[1].load(Ordering::Relaxed),
+        );
+        let worker = (start != 0 && end >= start).then(|| {
+            (
+                start.saturating_sub(published),
+                end - start,
+                seen.saturating_sub(end),
+            )
+        });
+        self.trace.add(caller_done - published, worker);
     }
 
     /// Records a join: a late one makes the pool run solo for a while.
@@ -477,9 +570,16 @@ fn worker(s: &Shared) {
             // and keeps it alive until every claimed part counts itself
             // done; no new job is published before that.
             let job = unsafe { &*s.job.load(Ordering::Acquire) };
+            let tracing = s.tracing.load(Ordering::Relaxed);
+            if tracing {
+                s.span[0].store(trace::since(s.epoch), Ordering::Relaxed);
+            }
             // A panicking part must still count itself done (the caller
             // waits for it); the kernels themselves never panic.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (job.f)(k)));
+            if tracing {
+                s.span[1].store(trace::since(s.epoch), Ordering::Relaxed);
+            }
             s.done.fetch_add(1, Ordering::Release);
         }
     }
@@ -756,6 +856,46 @@ mod tests {
             });
         }
         assert_eq!(sum.load(Ordering::Relaxed), 60);
+    }
+
+    #[test]
+    fn a_trace_counts_each_fork_in_its_slot_and_stops_when_off() {
+        let pool = Pool::new(2);
+        pool.set_trace(TraceMode::Threads);
+        let busy = |_: usize| {
+            std::hint::black_box((0..2000u64).sum::<u64>());
+        };
+        for slot in [1, 2, 2, SLOTS + 5] {
+            pool.trace_slot(slot);
+            pool.run(2, &busy);
+        }
+        let t = pool.trace();
+        let forks: Vec<u64> = t.iter().map(|f| f.forks).collect();
+        assert_eq!(
+            (forks[0], forks[1], forks[2], forks[SLOTS - 1]),
+            (0, 1, 2, 1)
+        );
+        assert_eq!(forks.iter().sum::<u64>(), 4);
+        for f in &t {
+            assert!(f.worker_forks <= f.forks);
+            // A worker that ran a part took some time over it.
+            assert!(f.worker_forks == 0 || f.worker_part > 0, "{f:?}");
+        }
+        // Serial: every part on the caller, part 0 timed apart.
+        pool.set_trace(TraceMode::Serial);
+        let ran = AtomicUsize::new(0);
+        pool.run(2, &|_| {
+            ran.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(ran.load(Ordering::Relaxed), 2);
+        let t = pool.trace();
+        assert_eq!(
+            (t[0].forks, t[0].worker_forks, t[0].worker_start),
+            (1, 1, 0)
+        );
+        pool.set_trace(TraceMode::Off);
+        pool.run(2, &busy);
+        assert!(pool.trace().iter().all(|f| f.forks == 0));
     }
 
     #[test]
