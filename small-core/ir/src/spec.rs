@@ -77,7 +77,8 @@ impl Dtype {
 /// A Rust type a layer computes in: `f32`, or `i8` with `i32`
 /// accumulators. Tensors, packed weights and the arch primitives are typed
 /// by it; [`Element::DTYPE`] is the [`Dtype`] a [`LayerSpec`] carries.
-pub trait Element: Copy + Default + PartialEq + core::fmt::Debug + 'static {
+/// `Send + Sync`: threads fill and compute disjoint parts of one tensor.
+pub trait Element: Copy + Default + PartialEq + core::fmt::Debug + Send + Sync + 'static {
     /// This type's [`Dtype`].
     const DTYPE: Dtype;
     /// The accumulator of a reduction over this type, also the bias's type.
