@@ -635,27 +635,27 @@ fn print_forks<N: Model>(net: &N, arena: &mut [N::Elem], input: &[N::Elem]) -> R
         return Ok(());
     }
     let err = |e: small_core::Error| e.to_string();
+    // One forward pass, each layer's forks in its own slot.
+    let pass = |arena: &mut [N::Elem]| -> Result<(), String> {
+        for i in 0..N::LAYERS.len() {
+            pool.trace_slot(i);
+            net.forward_layer(i, arena).map_err(err)?;
+        }
+        Ok(())
+    };
     let mut traced: Vec<(Vec<ForkTimes>, u64)> = Vec::new();
     for mode in [TraceMode::Threads, TraceMode::Serial] {
         N::tensor_mut(arena, 0)
             .map_err(err)?
             .fill_from_nhwc(input)
             .map_err(err)?;
-        for pass in 0..40 {
-            if pass == 20 {
-                pool.set_trace(mode);
-            }
-            for i in 0..N::LAYERS.len() {
-                pool.trace_slot(i);
-                net.forward_layer(i, arena).map_err(err)?;
-            }
+        for _ in 0..20 {
+            pass(arena)?;
         }
-        let (start, mut passes) = (Instant::now(), 20);
-        while start.elapsed() < Duration::from_millis(100) {
-            for i in 0..N::LAYERS.len() {
-                pool.trace_slot(i);
-                net.forward_layer(i, arena).map_err(err)?;
-            }
+        pool.set_trace(mode);
+        let (start, mut passes) = (Instant::now(), 0);
+        while passes < 20 || start.elapsed() < Duration::from_millis(100) {
+            pass(arena)?;
             passes += 1;
         }
         traced.push((pool.trace(), passes));

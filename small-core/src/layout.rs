@@ -233,7 +233,7 @@ impl<E: Element, B: AsRef<[E]> + AsMut<[E]>> Blocked<B, E> {
                 _ => None,
             };
             if let Some(fill) = fill {
-                fill_rows(data, src, (c, h, w), fill);
+                fill_rows(data, src, (c, h, w, width), fill);
                 return Ok(());
             }
         }
@@ -339,8 +339,6 @@ fn copy_lanes<E: Element>(dst: &mut [E], src: &[E]) {
     }
 }
 
-/// [`Blocked::fill_from_nhwc`] of a tensor of `c <= W` channels stored `W`
-/// lanes per pixel: each pixel's channels, then zeros.
 /// `fill` over a one-block tensor of `(c, h, w)`; with threads, each of
 /// two threads fills half the rows, about the halves the first layer's
 /// two parts read (its parts split the output rows alike), so the
@@ -351,21 +349,22 @@ fn copy_lanes<E: Element>(dst: &mut [E], src: &[E]) {
 fn fill_rows<E: Element>(
     data: &mut [E],
     src: &[E],
-    (c, h, w): (usize, usize, usize),
+    (c, h, w, width): (usize, usize, usize, usize),
     fill: fn(&mut [E], &[E], usize),
 ) {
     #[cfg(feature = "std")]
-    if h >= 2 && !cfg!(miri) && crate::threads::threads() >= 2 {
-        let width = data.len() / (h * w).max(1);
-        let mid = h / 2 * w;
-        if let (Some(_), Some(_)) = (data.get(mid * width), src.get(mid * c.max(1))) {
-            let (lo, hi) = data.split_at_mut(mid * width);
-            let (src_lo, src_hi) = src.split_at(mid * c.max(1));
+    if h >= 2 && !cfg!(miri) {
+        let pool = crate::threads::pool();
+        // The first pixel of the lower half, in both buffers.
+        let (mid, mid_src) = (h / 2 * w * width, h / 2 * w * c.max(1));
+        if pool.threads() >= 2 && mid <= data.len() && mid_src <= src.len() {
+            let (lo, hi) = data.split_at_mut(mid);
+            let (src_lo, src_hi) = src.split_at(mid_src);
             let halves = [
                 std::sync::Mutex::new((lo, src_lo)),
                 std::sync::Mutex::new((hi, src_hi)),
             ];
-            crate::threads::pool().run(2, &|k| {
+            pool.run(2, &|k| {
                 let mut half = halves[k].lock().unwrap_or_else(|e| e.into_inner());
                 let (dst, src) = &mut *half;
                 fill(dst, src, c);
@@ -373,10 +372,12 @@ fn fill_rows<E: Element>(
             return;
         }
     }
-    let _ = (h, w);
+    let _ = (h, w, width);
     fill(data, src, c);
 }
 
+/// [`Blocked::fill_from_nhwc`] of a tensor of `c <= W` channels stored `W`
+/// lanes per pixel: each pixel's channels, then zeros.
 fn fill_one_block<E: Element, const W: usize>(data: &mut [E], src: &[E], c: usize) {
     for (block, px) in data.chunks_exact_mut(W).zip(src.chunks_exact(c.max(1))) {
         // A fixed-size pixel built lane by lane and stored whole: a copy of
