@@ -11,6 +11,10 @@
 use crate::geometry::{computed_tiles, run_rows, width};
 use crate::{Blocking, Dtype, KernelKind, LayerSpec, Machine};
 
+/// Requantizations per output of an `i8` residual layer, against one of
+/// any other layer: the [`Rates::tile`] work it does per accumulator.
+pub const I8_ADD_STEPS: f64 = 4.0;
+
 /// What one core of the running machine does, measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rates {
@@ -180,10 +184,14 @@ pub fn estimate(
     // An i8 dot product sums `int8_dot` consecutive input channels per
     // lane and step (fewer if the layer has fewer), in `dot_slots` FMAs'
     // time.
+    // An i8 channelwise layer sums one product per lane and step, and
+    // widens each input vector first (`Dot::widen_mac`): two slots of the
+    // vector pipes per multiply-add.
     let per_fma = match (spec.dtype, spec.kind()) {
         (Dtype::I8, KernelKind::Broadcast) => {
             b.int8_dot.clamp(1, spec.fc.max(1)) as f64 / b.dot_slots.max(1) as f64
         }
+        (Dtype::I8, KernelKind::Channelwise) if spec.has_weights() => 0.5,
         _ => 1.0,
     };
     let fma_rate = r.flops / 2.0 * per_fma;
@@ -198,9 +206,15 @@ pub fn estimate(
     } else {
         b.rate
     };
-    // Each tile zeroes, finishes and stores its accumulators.
+    // Each tile zeroes, finishes and stores its accumulators. An i8
+    // residual layer's STORE requantizes each output four times, not once
+    // (its conv's output, both ADD inputs and their sum: TFLite's ADD).
+    let finish = match spec.dtype {
+        Dtype::I8 if spec.residual => I8_ADD_STEPS,
+        _ => 1.0,
+    };
     let compute = computed_macs / (fma_rate * rate.clamp(1e-3, 1.0) * r.efficiency[d])
-        + tiles * b.accumulators as f64 * r.tile[d];
+        + tiles * b.accumulators as f64 * r.tile[d] * finish;
 
     let elem = match spec.dtype {
         Dtype::F32 => 4.0,
@@ -369,5 +383,58 @@ mod tests {
         let e = estimate(&res, &tile, (2, 5), (2, 5), &R);
         assert_eq!(e.computed_macs, 2.0 * 5.0 * 16.0 * 9.0 * 16.0);
         assert_eq!(e.tiles, 4.0);
+    }
+
+    #[test]
+    fn i8_depthwise_widens_and_i8_residual_requantizes_four_times() {
+        let tile = Tile {
+            o_wb: 4,
+            tc: 16,
+            rate: 1.0,
+            accumulators: 4,
+            int8_dot: 4,
+            dot_slots: 1,
+            one_column_rate: 0.5,
+        };
+        let r = Rates {
+            tile: [1e-9; 2],
+            ..R
+        };
+        let dw = LayerSpec::new(3, 3, 1, 1, 16);
+        let dw8 = LayerSpec {
+            dtype: Dtype::I8,
+            ..dw
+        };
+        let (f, q) = (
+            estimate(&dw, &tile, (10, 8), (8, 8), &r),
+            estimate(&dw8, &tile, (10, 8), (8, 8), &r),
+        );
+        assert_eq!(f.computed_macs, q.computed_macs);
+        let fixed = f.tiles * 4.0 * 1e-9;
+        assert!((q.compute - fixed - 2.0 * (f.compute - fixed)).abs() < 1e-15);
+        // A pool has no products to widen.
+        let pool = LayerSpec {
+            reduction: crate::Reduction::Max,
+            ..dw8
+        };
+        assert!(!pool.has_weights());
+        let p = estimate(&pool, &tile, (10, 8), (8, 8), &r);
+        assert!((p.compute - fixed - (f.compute - fixed)).abs() < 1e-15);
+        // The residual's STORE: four requantizations per accumulator.
+        let conv = LayerSpec {
+            dtype: Dtype::I8,
+            ..LayerSpec::new(3, 3, 16, 16, 1)
+        };
+        let res = LayerSpec {
+            residual: true,
+            ..conv
+        };
+        let (c, a) = (
+            estimate(&conv, &tile, (10, 8), (8, 8), &r),
+            estimate(&res, &tile, (10, 8), (8, 8), &r),
+        );
+        assert_eq!(c.tiles, a.tiles);
+        let extra = c.tiles * 4.0 * 1e-9 * (I8_ADD_STEPS - 1.0);
+        assert!((a.compute - c.compute - extra).abs() < 1e-15);
     }
 }
