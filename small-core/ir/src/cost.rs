@@ -183,10 +183,9 @@ pub fn estimate(
     let computed_macs = oh * columns * channels * per_output;
     // An i8 dot product sums `int8_dot` consecutive input channels per
     // lane and step (fewer if the layer has fewer), in `dot_slots` FMAs'
-    // time.
-    // An i8 channelwise layer sums one product per lane and step, and
-    // widens each input vector first (`Dot::widen_mac`): two slots of the
-    // vector pipes per multiply-add.
+    // time. An i8 channelwise layer sums one product per lane and step,
+    // and widens each input vector first (`Dot::widen_mac`): two slots of
+    // the vector pipes per multiply-add.
     let per_fma = match (spec.dtype, spec.kind()) {
         (Dtype::I8, KernelKind::Broadcast) => {
             b.int8_dot.clamp(1, spec.fc.max(1)) as f64 / b.dot_slots.max(1) as f64
