@@ -308,6 +308,10 @@ mod imp {
             written(dst)
         }
         #[inline(always)]
+        fn offset_word(w: u32) -> u32 {
+            w ^ 0x8080_8080
+        }
+        #[inline(always)]
         unsafe fn group_offset(p: *const i8) -> __m512i {
             // `vpbroadcastd zmm, m32`: a load, no ALU uop.
             _mm512_set1_epi32(p.cast::<i32>().read_unaligned())

@@ -125,6 +125,13 @@ pub trait Dot: Simd<Elem = i8> {
         // SAFETY: the caller's contract: `dst` holds `n` blocks.
         unsafe { core::ptr::write_bytes(dst, x as u8, n * small_ir::geometry::CB) }
     }
+    /// Four activations (one `u32` of bytes, a thin input's pixel or part
+    /// of one) as [`Dot::offset_pixels`] writes them: a thin layer's edge
+    /// tile copies its window rows word by word with it.
+    #[inline(always)]
+    fn offset_word(w: u32) -> u32 {
+        w
+    }
     /// [`Dot::group`] of activations [`Dot::offset_pixels`] wrote.
     #[inline(always)]
     unsafe fn group_offset(p: *const i8) -> Self::X {

@@ -655,135 +655,514 @@ mod __small_layer_Conv3x3I8 {
                 let mut c13_0 = b0;
                 let mut c14_0 = b0;
                 let mut c15_0 = b0;
+                let mut padded = [0u32; 18 * IN_W / 4];
+                if A::OFFSET_AHEAD {
+                    let zp = t.bias.wrapping_add(304).read().wrapping_neg() as u8;
+                    let fill = A::offset_word(u32::from_ne_bytes([zp; 4]));
+                    for w in padded.iter_mut() {
+                        ::core::ptr::write_volatile(w, fill);
+                    }
+                }
                 const CB: usize = 16;
                 let mut blk = t.inp;
                 let mut wb = t.wts;
                 if t.tail {
                     for x in t.x0..t.x1 {
                         let row = blk.wrapping_add(x * t.in_row);
-                        let wr = wb.wrapping_add(x * 384);
-                        let w0_0 = A::weights(wr);
-                        let w1_0 = A::weights(wr.wrapping_add(128));
-                        let w2_0 = A::weights(wr.wrapping_add(256));
-                        if 0 < t.hi {
-                            if t.lo == 0 {
-                                let i = A::group(row);
-                                c0_0 = A::dot(c0_0, i, w0_0);
+                        let row = if A::OFFSET_AHEAD {
+                            let (lo, hi) = (t.lo.min(18), t.hi.min(18));
+                            let words = padded.as_mut_ptr();
+                            for k in lo * (IN_W / 4)..hi.max(lo) * (IN_W / 4) {
+                                let w = row.cast::<u32>().wrapping_add(k).read_unaligned();
+                                ::core::ptr::write_volatile(
+                                    words.wrapping_add(k),
+                                    A::offset_word(w),
+                                );
                             }
-                            if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::group(row.wrapping_add(IN_W));
-                                    c0_0 = A::dot(c0_0, i, w1_0);
-                                    c1_0 = A::dot(c1_0, i, w0_0);
+                            padded.as_ptr().cast::<i8>()
+                        } else {
+                            row
+                        };
+                        let wr = wb.wrapping_add(x * 384);
+                        if A::OFFSET_AHEAD {
+                            let w0_0 = A::weights(wr);
+                            let w1_0 = A::weights(wr.wrapping_add(128));
+                            let w2_0 = A::weights(wr.wrapping_add(256));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row)
+                            } else {
+                                A::group(row)
+                            };
+                            c0_0 = A::dot(c0_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(IN_W))
+                            } else {
+                                A::group(row.wrapping_add(IN_W))
+                            };
+                            c0_0 = A::dot(c0_0, i, w1_0);
+                            c1_0 = A::dot(c1_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(2 * IN_W))
+                            };
+                            c0_0 = A::dot(c0_0, i, w2_0);
+                            c1_0 = A::dot(c1_0, i, w1_0);
+                            c2_0 = A::dot(c2_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(3 * IN_W))
+                            };
+                            c1_0 = A::dot(c1_0, i, w2_0);
+                            c2_0 = A::dot(c2_0, i, w1_0);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(4 * IN_W))
+                            };
+                            c2_0 = A::dot(c2_0, i, w2_0);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(5 * IN_W))
+                            };
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(6 * IN_W))
+                            };
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c6_0 = A::dot(c6_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(7 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(7 * IN_W))
+                            };
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c6_0 = A::dot(c6_0, i, w1_0);
+                            c7_0 = A::dot(c7_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(8 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(8 * IN_W))
+                            };
+                            c6_0 = A::dot(c6_0, i, w2_0);
+                            c7_0 = A::dot(c7_0, i, w1_0);
+                            c8_0 = A::dot(c8_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(9 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(9 * IN_W))
+                            };
+                            c7_0 = A::dot(c7_0, i, w2_0);
+                            c8_0 = A::dot(c8_0, i, w1_0);
+                            c9_0 = A::dot(c9_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(10 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(10 * IN_W))
+                            };
+                            c8_0 = A::dot(c8_0, i, w2_0);
+                            c9_0 = A::dot(c9_0, i, w1_0);
+                            c10_0 = A::dot(c10_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(11 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(11 * IN_W))
+                            };
+                            c9_0 = A::dot(c9_0, i, w2_0);
+                            c10_0 = A::dot(c10_0, i, w1_0);
+                            c11_0 = A::dot(c11_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(12 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(12 * IN_W))
+                            };
+                            c10_0 = A::dot(c10_0, i, w2_0);
+                            c11_0 = A::dot(c11_0, i, w1_0);
+                            c12_0 = A::dot(c12_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(13 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(13 * IN_W))
+                            };
+                            c11_0 = A::dot(c11_0, i, w2_0);
+                            c12_0 = A::dot(c12_0, i, w1_0);
+                            c13_0 = A::dot(c13_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(14 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(14 * IN_W))
+                            };
+                            c12_0 = A::dot(c12_0, i, w2_0);
+                            c13_0 = A::dot(c13_0, i, w1_0);
+                            c14_0 = A::dot(c14_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(15 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(15 * IN_W))
+                            };
+                            c13_0 = A::dot(c13_0, i, w2_0);
+                            c14_0 = A::dot(c14_0, i, w1_0);
+                            c15_0 = A::dot(c15_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(16 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(16 * IN_W))
+                            };
+                            c14_0 = A::dot(c14_0, i, w2_0);
+                            c15_0 = A::dot(c15_0, i, w1_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(17 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(17 * IN_W))
+                            };
+                            c15_0 = A::dot(c15_0, i, w2_0);
+                            let w0_0 = A::weights(wr.wrapping_add(64));
+                            let w1_0 = A::weights(wr.wrapping_add(192));
+                            let w2_0 = A::weights(wr.wrapping_add(320));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4))
+                            } else {
+                                A::group(row.wrapping_add(4))
+                            };
+                            c0_0 = A::dot(c0_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(IN_W + 4))
+                            };
+                            c0_0 = A::dot(c0_0, i, w1_0);
+                            c1_0 = A::dot(c1_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(2 * IN_W + 4))
+                            };
+                            c0_0 = A::dot(c0_0, i, w2_0);
+                            c1_0 = A::dot(c1_0, i, w1_0);
+                            c2_0 = A::dot(c2_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(3 * IN_W + 4))
+                            };
+                            c1_0 = A::dot(c1_0, i, w2_0);
+                            c2_0 = A::dot(c2_0, i, w1_0);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(4 * IN_W + 4))
+                            };
+                            c2_0 = A::dot(c2_0, i, w2_0);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(5 * IN_W + 4))
+                            };
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(6 * IN_W + 4))
+                            };
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c6_0 = A::dot(c6_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(7 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(7 * IN_W + 4))
+                            };
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c6_0 = A::dot(c6_0, i, w1_0);
+                            c7_0 = A::dot(c7_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(8 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(8 * IN_W + 4))
+                            };
+                            c6_0 = A::dot(c6_0, i, w2_0);
+                            c7_0 = A::dot(c7_0, i, w1_0);
+                            c8_0 = A::dot(c8_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(9 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(9 * IN_W + 4))
+                            };
+                            c7_0 = A::dot(c7_0, i, w2_0);
+                            c8_0 = A::dot(c8_0, i, w1_0);
+                            c9_0 = A::dot(c9_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(10 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(10 * IN_W + 4))
+                            };
+                            c8_0 = A::dot(c8_0, i, w2_0);
+                            c9_0 = A::dot(c9_0, i, w1_0);
+                            c10_0 = A::dot(c10_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(11 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(11 * IN_W + 4))
+                            };
+                            c9_0 = A::dot(c9_0, i, w2_0);
+                            c10_0 = A::dot(c10_0, i, w1_0);
+                            c11_0 = A::dot(c11_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(12 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(12 * IN_W + 4))
+                            };
+                            c10_0 = A::dot(c10_0, i, w2_0);
+                            c11_0 = A::dot(c11_0, i, w1_0);
+                            c12_0 = A::dot(c12_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(13 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(13 * IN_W + 4))
+                            };
+                            c11_0 = A::dot(c11_0, i, w2_0);
+                            c12_0 = A::dot(c12_0, i, w1_0);
+                            c13_0 = A::dot(c13_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(14 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(14 * IN_W + 4))
+                            };
+                            c12_0 = A::dot(c12_0, i, w2_0);
+                            c13_0 = A::dot(c13_0, i, w1_0);
+                            c14_0 = A::dot(c14_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(15 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(15 * IN_W + 4))
+                            };
+                            c13_0 = A::dot(c13_0, i, w2_0);
+                            c14_0 = A::dot(c14_0, i, w1_0);
+                            c15_0 = A::dot(c15_0, i, w0_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(16 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(16 * IN_W + 4))
+                            };
+                            c14_0 = A::dot(c14_0, i, w2_0);
+                            c15_0 = A::dot(c15_0, i, w1_0);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(17 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(17 * IN_W + 4))
+                            };
+                            c15_0 = A::dot(c15_0, i, w2_0);
+                        } else {
+                            let w0_0 = A::weights(wr);
+                            let w1_0 = A::weights(wr.wrapping_add(128));
+                            let w2_0 = A::weights(wr.wrapping_add(256));
+                            if 0 < t.hi {
+                                if t.lo == 0 {
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row)
+                                    } else {
+                                        A::group(row)
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w0_0);
                                 }
-                                if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::group(row.wrapping_add(2 * IN_W));
-                                        c0_0 = A::dot(c0_0, i, w2_0);
-                                        c1_0 = A::dot(c1_0, i, w1_0);
-                                        c2_0 = A::dot(c2_0, i, w0_0);
+                                if 1 < t.hi {
+                                    if t.lo <= 1 {
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(IN_W))
+                                        } else {
+                                            A::group(row.wrapping_add(IN_W))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w1_0);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
                                     }
-                                    if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::group(row.wrapping_add(3 * IN_W));
-                                            c1_0 = A::dot(c1_0, i, w2_0);
-                                            c2_0 = A::dot(c2_0, i, w1_0);
-                                            c3_0 = A::dot(c3_0, i, w0_0);
+                                    if 2 < t.hi {
+                                        if t.lo <= 2 {
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(2 * IN_W))
+                                            } else {
+                                                A::group(row.wrapping_add(2 * IN_W))
+                                            };
+                                            c0_0 = A::dot(c0_0, i, w2_0);
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c2_0 = A::dot(c2_0, i, w0_0);
                                         }
-                                        if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::group(row.wrapping_add(4 * IN_W));
-                                                c2_0 = A::dot(c2_0, i, w2_0);
-                                                c3_0 = A::dot(c3_0, i, w1_0);
-                                                c4_0 = A::dot(c4_0, i, w0_0);
+                                        if 3 < t.hi {
+                                            if t.lo <= 3 {
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(3 * IN_W))
+                                                } else {
+                                                    A::group(row.wrapping_add(3 * IN_W))
+                                                };
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c2_0 = A::dot(c2_0, i, w1_0);
+                                                c3_0 = A::dot(c3_0, i, w0_0);
                                             }
-                                            if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::group(row.wrapping_add(5 * IN_W));
-                                                    c3_0 = A::dot(c3_0, i, w2_0);
-                                                    c4_0 = A::dot(c4_0, i, w1_0);
-                                                    c5_0 = A::dot(c5_0, i, w0_0);
+                                            if 4 < t.hi {
+                                                if t.lo <= 4 {
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(4 * IN_W))
+                                                    } else {
+                                                        A::group(row.wrapping_add(4 * IN_W))
+                                                    };
+                                                    c2_0 = A::dot(c2_0, i, w2_0);
+                                                    c3_0 = A::dot(c3_0, i, w1_0);
+                                                    c4_0 = A::dot(c4_0, i, w0_0);
                                                 }
-                                                if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::group(row.wrapping_add(6 * IN_W));
-                                                        c4_0 = A::dot(c4_0, i, w2_0);
-                                                        c5_0 = A::dot(c5_0, i, w1_0);
-                                                        c6_0 = A::dot(c6_0, i, w0_0);
+                                                if 5 < t.hi {
+                                                    if t.lo <= 5 {
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(5 * IN_W))
+                                                        } else {
+                                                            A::group(row.wrapping_add(5 * IN_W))
+                                                        };
+                                                        c3_0 = A::dot(c3_0, i, w2_0);
+                                                        c4_0 = A::dot(c4_0, i, w1_0);
+                                                        c5_0 = A::dot(c5_0, i, w0_0);
                                                     }
-                                                    if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::group(row.wrapping_add(7 * IN_W));
-                                                            c5_0 = A::dot(c5_0, i, w2_0);
-                                                            c6_0 = A::dot(c6_0, i, w1_0);
-                                                            c7_0 = A::dot(c7_0, i, w0_0);
+                                                    if 6 < t.hi {
+                                                        if t.lo <= 6 {
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(6 * IN_W))
+                                                            } else {
+                                                                A::group(row.wrapping_add(6 * IN_W))
+                                                            };
+                                                            c4_0 = A::dot(c4_0, i, w2_0);
+                                                            c5_0 = A::dot(c5_0, i, w1_0);
+                                                            c6_0 = A::dot(c6_0, i, w0_0);
                                                         }
-                                                        if 8 < t.hi {
-                                                            if t.lo <= 8 {
-                                                                let i = A::group(row.wrapping_add(8 * IN_W));
-                                                                c6_0 = A::dot(c6_0, i, w2_0);
-                                                                c7_0 = A::dot(c7_0, i, w1_0);
-                                                                c8_0 = A::dot(c8_0, i, w0_0);
+                                                        if 7 < t.hi {
+                                                            if t.lo <= 7 {
+                                                                let i = if A::OFFSET_AHEAD {
+                                                                    A::group_offset(row.wrapping_add(7 * IN_W))
+                                                                } else {
+                                                                    A::group(row.wrapping_add(7 * IN_W))
+                                                                };
+                                                                c5_0 = A::dot(c5_0, i, w2_0);
+                                                                c6_0 = A::dot(c6_0, i, w1_0);
+                                                                c7_0 = A::dot(c7_0, i, w0_0);
                                                             }
-                                                            if 9 < t.hi {
-                                                                if t.lo <= 9 {
-                                                                    let i = A::group(row.wrapping_add(9 * IN_W));
-                                                                    c7_0 = A::dot(c7_0, i, w2_0);
-                                                                    c8_0 = A::dot(c8_0, i, w1_0);
-                                                                    c9_0 = A::dot(c9_0, i, w0_0);
+                                                            if 8 < t.hi {
+                                                                if t.lo <= 8 {
+                                                                    let i = if A::OFFSET_AHEAD {
+                                                                        A::group_offset(row.wrapping_add(8 * IN_W))
+                                                                    } else {
+                                                                        A::group(row.wrapping_add(8 * IN_W))
+                                                                    };
+                                                                    c6_0 = A::dot(c6_0, i, w2_0);
+                                                                    c7_0 = A::dot(c7_0, i, w1_0);
+                                                                    c8_0 = A::dot(c8_0, i, w0_0);
                                                                 }
-                                                                if 10 < t.hi {
-                                                                    if t.lo <= 10 {
-                                                                        let i = A::group(row.wrapping_add(10 * IN_W));
-                                                                        c8_0 = A::dot(c8_0, i, w2_0);
-                                                                        c9_0 = A::dot(c9_0, i, w1_0);
-                                                                        c10_0 = A::dot(c10_0, i, w0_0);
+                                                                if 9 < t.hi {
+                                                                    if t.lo <= 9 {
+                                                                        let i = if A::OFFSET_AHEAD {
+                                                                            A::group_offset(row.wrapping_add(9 * IN_W))
+                                                                        } else {
+                                                                            A::group(row.wrapping_add(9 * IN_W))
+                                                                        };
+                                                                        c7_0 = A::dot(c7_0, i, w2_0);
+                                                                        c8_0 = A::dot(c8_0, i, w1_0);
+                                                                        c9_0 = A::dot(c9_0, i, w0_0);
                                                                     }
-                                                                    if 11 < t.hi {
-                                                                        if t.lo <= 11 {
-                                                                            let i = A::group(row.wrapping_add(11 * IN_W));
-                                                                            c9_0 = A::dot(c9_0, i, w2_0);
-                                                                            c10_0 = A::dot(c10_0, i, w1_0);
-                                                                            c11_0 = A::dot(c11_0, i, w0_0);
+                                                                    if 10 < t.hi {
+                                                                        if t.lo <= 10 {
+                                                                            let i = if A::OFFSET_AHEAD {
+                                                                                A::group_offset(row.wrapping_add(10 * IN_W))
+                                                                            } else {
+                                                                                A::group(row.wrapping_add(10 * IN_W))
+                                                                            };
+                                                                            c8_0 = A::dot(c8_0, i, w2_0);
+                                                                            c9_0 = A::dot(c9_0, i, w1_0);
+                                                                            c10_0 = A::dot(c10_0, i, w0_0);
                                                                         }
-                                                                        if 12 < t.hi {
-                                                                            if t.lo <= 12 {
-                                                                                let i = A::group(row.wrapping_add(12 * IN_W));
-                                                                                c10_0 = A::dot(c10_0, i, w2_0);
-                                                                                c11_0 = A::dot(c11_0, i, w1_0);
-                                                                                c12_0 = A::dot(c12_0, i, w0_0);
+                                                                        if 11 < t.hi {
+                                                                            if t.lo <= 11 {
+                                                                                let i = if A::OFFSET_AHEAD {
+                                                                                    A::group_offset(row.wrapping_add(11 * IN_W))
+                                                                                } else {
+                                                                                    A::group(row.wrapping_add(11 * IN_W))
+                                                                                };
+                                                                                c9_0 = A::dot(c9_0, i, w2_0);
+                                                                                c10_0 = A::dot(c10_0, i, w1_0);
+                                                                                c11_0 = A::dot(c11_0, i, w0_0);
                                                                             }
-                                                                            if 13 < t.hi {
-                                                                                if t.lo <= 13 {
-                                                                                    let i = A::group(row.wrapping_add(13 * IN_W));
-                                                                                    c11_0 = A::dot(c11_0, i, w2_0);
-                                                                                    c12_0 = A::dot(c12_0, i, w1_0);
-                                                                                    c13_0 = A::dot(c13_0, i, w0_0);
+                                                                            if 12 < t.hi {
+                                                                                if t.lo <= 12 {
+                                                                                    let i = if A::OFFSET_AHEAD {
+                                                                                        A::group_offset(row.wrapping_add(12 * IN_W))
+                                                                                    } else {
+                                                                                        A::group(row.wrapping_add(12 * IN_W))
+                                                                                    };
+                                                                                    c10_0 = A::dot(c10_0, i, w2_0);
+                                                                                    c11_0 = A::dot(c11_0, i, w1_0);
+                                                                                    c12_0 = A::dot(c12_0, i, w0_0);
                                                                                 }
-                                                                                if 14 < t.hi {
-                                                                                    if t.lo <= 14 {
-                                                                                        let i = A::group(row.wrapping_add(14 * IN_W));
-                                                                                        c12_0 = A::dot(c12_0, i, w2_0);
-                                                                                        c13_0 = A::dot(c13_0, i, w1_0);
-                                                                                        c14_0 = A::dot(c14_0, i, w0_0);
+                                                                                if 13 < t.hi {
+                                                                                    if t.lo <= 13 {
+                                                                                        let i = if A::OFFSET_AHEAD {
+                                                                                            A::group_offset(row.wrapping_add(13 * IN_W))
+                                                                                        } else {
+                                                                                            A::group(row.wrapping_add(13 * IN_W))
+                                                                                        };
+                                                                                        c11_0 = A::dot(c11_0, i, w2_0);
+                                                                                        c12_0 = A::dot(c12_0, i, w1_0);
+                                                                                        c13_0 = A::dot(c13_0, i, w0_0);
                                                                                     }
-                                                                                    if 15 < t.hi {
-                                                                                        if t.lo <= 15 {
-                                                                                            let i = A::group(row.wrapping_add(15 * IN_W));
-                                                                                            c13_0 = A::dot(c13_0, i, w2_0);
-                                                                                            c14_0 = A::dot(c14_0, i, w1_0);
-                                                                                            c15_0 = A::dot(c15_0, i, w0_0);
+                                                                                    if 14 < t.hi {
+                                                                                        if t.lo <= 14 {
+                                                                                            let i = if A::OFFSET_AHEAD {
+                                                                                                A::group_offset(row.wrapping_add(14 * IN_W))
+                                                                                            } else {
+                                                                                                A::group(row.wrapping_add(14 * IN_W))
+                                                                                            };
+                                                                                            c12_0 = A::dot(c12_0, i, w2_0);
+                                                                                            c13_0 = A::dot(c13_0, i, w1_0);
+                                                                                            c14_0 = A::dot(c14_0, i, w0_0);
                                                                                         }
-                                                                                        if 16 < t.hi {
-                                                                                            if t.lo <= 16 {
-                                                                                                let i = A::group(row.wrapping_add(16 * IN_W));
-                                                                                                c14_0 = A::dot(c14_0, i, w2_0);
-                                                                                                c15_0 = A::dot(c15_0, i, w1_0);
+                                                                                        if 15 < t.hi {
+                                                                                            if t.lo <= 15 {
+                                                                                                let i = if A::OFFSET_AHEAD {
+                                                                                                    A::group_offset(row.wrapping_add(15 * IN_W))
+                                                                                                } else {
+                                                                                                    A::group(row.wrapping_add(15 * IN_W))
+                                                                                                };
+                                                                                                c13_0 = A::dot(c13_0, i, w2_0);
+                                                                                                c14_0 = A::dot(c14_0, i, w1_0);
+                                                                                                c15_0 = A::dot(c15_0, i, w0_0);
                                                                                             }
-                                                                                            if 17 < t.hi {
-                                                                                                if t.lo <= 17 {
-                                                                                                    let i = A::group(row.wrapping_add(17 * IN_W));
-                                                                                                    c15_0 = A::dot(c15_0, i, w2_0);
+                                                                                            if 16 < t.hi {
+                                                                                                if t.lo <= 16 {
+                                                                                                    let i = if A::OFFSET_AHEAD {
+                                                                                                        A::group_offset(row.wrapping_add(16 * IN_W))
+                                                                                                    } else {
+                                                                                                        A::group(row.wrapping_add(16 * IN_W))
+                                                                                                    };
+                                                                                                    c14_0 = A::dot(c14_0, i, w2_0);
+                                                                                                    c15_0 = A::dot(c15_0, i, w1_0);
+                                                                                                }
+                                                                                                if 17 < t.hi {
+                                                                                                    if t.lo <= 17 {
+                                                                                                        let i = if A::OFFSET_AHEAD {
+                                                                                                            A::group_offset(row.wrapping_add(17 * IN_W))
+                                                                                                        } else {
+                                                                                                            A::group(row.wrapping_add(17 * IN_W))
+                                                                                                        };
+                                                                                                        c15_0 = A::dot(c15_0, i, w2_0);
+                                                                                                    }
                                                                                                 }
                                                                                             }
                                                                                         }
@@ -802,129 +1181,201 @@ mod __small_layer_Conv3x3I8 {
                                     }
                                 }
                             }
-                        }
-                        let w0_0 = A::weights(wr.wrapping_add(64));
-                        let w1_0 = A::weights(wr.wrapping_add(192));
-                        let w2_0 = A::weights(wr.wrapping_add(320));
-                        if 0 < t.hi {
-                            if t.lo == 0 {
-                                let i = A::group(row.wrapping_add(4));
-                                c0_0 = A::dot(c0_0, i, w0_0);
-                            }
-                            if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::group(row.wrapping_add(IN_W + 4));
-                                    c0_0 = A::dot(c0_0, i, w1_0);
-                                    c1_0 = A::dot(c1_0, i, w0_0);
+                            let w0_0 = A::weights(wr.wrapping_add(64));
+                            let w1_0 = A::weights(wr.wrapping_add(192));
+                            let w2_0 = A::weights(wr.wrapping_add(320));
+                            if 0 < t.hi {
+                                if t.lo == 0 {
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(4))
+                                    } else {
+                                        A::group(row.wrapping_add(4))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w0_0);
                                 }
-                                if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::group(row.wrapping_add(2 * IN_W + 4));
-                                        c0_0 = A::dot(c0_0, i, w2_0);
-                                        c1_0 = A::dot(c1_0, i, w1_0);
-                                        c2_0 = A::dot(c2_0, i, w0_0);
+                                if 1 < t.hi {
+                                    if t.lo <= 1 {
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(IN_W + 4))
+                                        } else {
+                                            A::group(row.wrapping_add(IN_W + 4))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w1_0);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
                                     }
-                                    if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::group(row.wrapping_add(3 * IN_W + 4));
-                                            c1_0 = A::dot(c1_0, i, w2_0);
-                                            c2_0 = A::dot(c2_0, i, w1_0);
-                                            c3_0 = A::dot(c3_0, i, w0_0);
+                                    if 2 < t.hi {
+                                        if t.lo <= 2 {
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(2 * IN_W + 4))
+                                            } else {
+                                                A::group(row.wrapping_add(2 * IN_W + 4))
+                                            };
+                                            c0_0 = A::dot(c0_0, i, w2_0);
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c2_0 = A::dot(c2_0, i, w0_0);
                                         }
-                                        if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::group(row.wrapping_add(4 * IN_W + 4));
-                                                c2_0 = A::dot(c2_0, i, w2_0);
-                                                c3_0 = A::dot(c3_0, i, w1_0);
-                                                c4_0 = A::dot(c4_0, i, w0_0);
+                                        if 3 < t.hi {
+                                            if t.lo <= 3 {
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(3 * IN_W + 4))
+                                                } else {
+                                                    A::group(row.wrapping_add(3 * IN_W + 4))
+                                                };
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c2_0 = A::dot(c2_0, i, w1_0);
+                                                c3_0 = A::dot(c3_0, i, w0_0);
                                             }
-                                            if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::group(row.wrapping_add(5 * IN_W + 4));
-                                                    c3_0 = A::dot(c3_0, i, w2_0);
-                                                    c4_0 = A::dot(c4_0, i, w1_0);
-                                                    c5_0 = A::dot(c5_0, i, w0_0);
+                                            if 4 < t.hi {
+                                                if t.lo <= 4 {
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(4 * IN_W + 4))
+                                                    } else {
+                                                        A::group(row.wrapping_add(4 * IN_W + 4))
+                                                    };
+                                                    c2_0 = A::dot(c2_0, i, w2_0);
+                                                    c3_0 = A::dot(c3_0, i, w1_0);
+                                                    c4_0 = A::dot(c4_0, i, w0_0);
                                                 }
-                                                if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::group(row.wrapping_add(6 * IN_W + 4));
-                                                        c4_0 = A::dot(c4_0, i, w2_0);
-                                                        c5_0 = A::dot(c5_0, i, w1_0);
-                                                        c6_0 = A::dot(c6_0, i, w0_0);
+                                                if 5 < t.hi {
+                                                    if t.lo <= 5 {
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(5 * IN_W + 4))
+                                                        } else {
+                                                            A::group(row.wrapping_add(5 * IN_W + 4))
+                                                        };
+                                                        c3_0 = A::dot(c3_0, i, w2_0);
+                                                        c4_0 = A::dot(c4_0, i, w1_0);
+                                                        c5_0 = A::dot(c5_0, i, w0_0);
                                                     }
-                                                    if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::group(row.wrapping_add(7 * IN_W + 4));
-                                                            c5_0 = A::dot(c5_0, i, w2_0);
-                                                            c6_0 = A::dot(c6_0, i, w1_0);
-                                                            c7_0 = A::dot(c7_0, i, w0_0);
+                                                    if 6 < t.hi {
+                                                        if t.lo <= 6 {
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(6 * IN_W + 4))
+                                                            } else {
+                                                                A::group(row.wrapping_add(6 * IN_W + 4))
+                                                            };
+                                                            c4_0 = A::dot(c4_0, i, w2_0);
+                                                            c5_0 = A::dot(c5_0, i, w1_0);
+                                                            c6_0 = A::dot(c6_0, i, w0_0);
                                                         }
-                                                        if 8 < t.hi {
-                                                            if t.lo <= 8 {
-                                                                let i = A::group(row.wrapping_add(8 * IN_W + 4));
-                                                                c6_0 = A::dot(c6_0, i, w2_0);
-                                                                c7_0 = A::dot(c7_0, i, w1_0);
-                                                                c8_0 = A::dot(c8_0, i, w0_0);
+                                                        if 7 < t.hi {
+                                                            if t.lo <= 7 {
+                                                                let i = if A::OFFSET_AHEAD {
+                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 4))
+                                                                } else {
+                                                                    A::group(row.wrapping_add(7 * IN_W + 4))
+                                                                };
+                                                                c5_0 = A::dot(c5_0, i, w2_0);
+                                                                c6_0 = A::dot(c6_0, i, w1_0);
+                                                                c7_0 = A::dot(c7_0, i, w0_0);
                                                             }
-                                                            if 9 < t.hi {
-                                                                if t.lo <= 9 {
-                                                                    let i = A::group(row.wrapping_add(9 * IN_W + 4));
-                                                                    c7_0 = A::dot(c7_0, i, w2_0);
-                                                                    c8_0 = A::dot(c8_0, i, w1_0);
-                                                                    c9_0 = A::dot(c9_0, i, w0_0);
+                                                            if 8 < t.hi {
+                                                                if t.lo <= 8 {
+                                                                    let i = if A::OFFSET_AHEAD {
+                                                                        A::group_offset(row.wrapping_add(8 * IN_W + 4))
+                                                                    } else {
+                                                                        A::group(row.wrapping_add(8 * IN_W + 4))
+                                                                    };
+                                                                    c6_0 = A::dot(c6_0, i, w2_0);
+                                                                    c7_0 = A::dot(c7_0, i, w1_0);
+                                                                    c8_0 = A::dot(c8_0, i, w0_0);
                                                                 }
-                                                                if 10 < t.hi {
-                                                                    if t.lo <= 10 {
-                                                                        let i = A::group(row.wrapping_add(10 * IN_W + 4));
-                                                                        c8_0 = A::dot(c8_0, i, w2_0);
-                                                                        c9_0 = A::dot(c9_0, i, w1_0);
-                                                                        c10_0 = A::dot(c10_0, i, w0_0);
+                                                                if 9 < t.hi {
+                                                                    if t.lo <= 9 {
+                                                                        let i = if A::OFFSET_AHEAD {
+                                                                            A::group_offset(row.wrapping_add(9 * IN_W + 4))
+                                                                        } else {
+                                                                            A::group(row.wrapping_add(9 * IN_W + 4))
+                                                                        };
+                                                                        c7_0 = A::dot(c7_0, i, w2_0);
+                                                                        c8_0 = A::dot(c8_0, i, w1_0);
+                                                                        c9_0 = A::dot(c9_0, i, w0_0);
                                                                     }
-                                                                    if 11 < t.hi {
-                                                                        if t.lo <= 11 {
-                                                                            let i = A::group(row.wrapping_add(11 * IN_W + 4));
-                                                                            c9_0 = A::dot(c9_0, i, w2_0);
-                                                                            c10_0 = A::dot(c10_0, i, w1_0);
-                                                                            c11_0 = A::dot(c11_0, i, w0_0);
+                                                                    if 10 < t.hi {
+                                                                        if t.lo <= 10 {
+                                                                            let i = if A::OFFSET_AHEAD {
+                                                                                A::group_offset(row.wrapping_add(10 * IN_W + 4))
+                                                                            } else {
+                                                                                A::group(row.wrapping_add(10 * IN_W + 4))
+                                                                            };
+                                                                            c8_0 = A::dot(c8_0, i, w2_0);
+                                                                            c9_0 = A::dot(c9_0, i, w1_0);
+                                                                            c10_0 = A::dot(c10_0, i, w0_0);
                                                                         }
-                                                                        if 12 < t.hi {
-                                                                            if t.lo <= 12 {
-                                                                                let i = A::group(row.wrapping_add(12 * IN_W + 4));
-                                                                                c10_0 = A::dot(c10_0, i, w2_0);
-                                                                                c11_0 = A::dot(c11_0, i, w1_0);
-                                                                                c12_0 = A::dot(c12_0, i, w0_0);
+                                                                        if 11 < t.hi {
+                                                                            if t.lo <= 11 {
+                                                                                let i = if A::OFFSET_AHEAD {
+                                                                                    A::group_offset(row.wrapping_add(11 * IN_W + 4))
+                                                                                } else {
+                                                                                    A::group(row.wrapping_add(11 * IN_W + 4))
+                                                                                };
+                                                                                c9_0 = A::dot(c9_0, i, w2_0);
+                                                                                c10_0 = A::dot(c10_0, i, w1_0);
+                                                                                c11_0 = A::dot(c11_0, i, w0_0);
                                                                             }
-                                                                            if 13 < t.hi {
-                                                                                if t.lo <= 13 {
-                                                                                    let i = A::group(row.wrapping_add(13 * IN_W + 4));
-                                                                                    c11_0 = A::dot(c11_0, i, w2_0);
-                                                                                    c12_0 = A::dot(c12_0, i, w1_0);
-                                                                                    c13_0 = A::dot(c13_0, i, w0_0);
+                                                                            if 12 < t.hi {
+                                                                                if t.lo <= 12 {
+                                                                                    let i = if A::OFFSET_AHEAD {
+                                                                                        A::group_offset(row.wrapping_add(12 * IN_W + 4))
+                                                                                    } else {
+                                                                                        A::group(row.wrapping_add(12 * IN_W + 4))
+                                                                                    };
+                                                                                    c10_0 = A::dot(c10_0, i, w2_0);
+                                                                                    c11_0 = A::dot(c11_0, i, w1_0);
+                                                                                    c12_0 = A::dot(c12_0, i, w0_0);
                                                                                 }
-                                                                                if 14 < t.hi {
-                                                                                    if t.lo <= 14 {
-                                                                                        let i = A::group(row.wrapping_add(14 * IN_W + 4));
-                                                                                        c12_0 = A::dot(c12_0, i, w2_0);
-                                                                                        c13_0 = A::dot(c13_0, i, w1_0);
-                                                                                        c14_0 = A::dot(c14_0, i, w0_0);
+                                                                                if 13 < t.hi {
+                                                                                    if t.lo <= 13 {
+                                                                                        let i = if A::OFFSET_AHEAD {
+                                                                                            A::group_offset(row.wrapping_add(13 * IN_W + 4))
+                                                                                        } else {
+                                                                                            A::group(row.wrapping_add(13 * IN_W + 4))
+                                                                                        };
+                                                                                        c11_0 = A::dot(c11_0, i, w2_0);
+                                                                                        c12_0 = A::dot(c12_0, i, w1_0);
+                                                                                        c13_0 = A::dot(c13_0, i, w0_0);
                                                                                     }
-                                                                                    if 15 < t.hi {
-                                                                                        if t.lo <= 15 {
-                                                                                            let i = A::group(row.wrapping_add(15 * IN_W + 4));
-                                                                                            c13_0 = A::dot(c13_0, i, w2_0);
-                                                                                            c14_0 = A::dot(c14_0, i, w1_0);
-                                                                                            c15_0 = A::dot(c15_0, i, w0_0);
+                                                                                    if 14 < t.hi {
+                                                                                        if t.lo <= 14 {
+                                                                                            let i = if A::OFFSET_AHEAD {
+                                                                                                A::group_offset(row.wrapping_add(14 * IN_W + 4))
+                                                                                            } else {
+                                                                                                A::group(row.wrapping_add(14 * IN_W + 4))
+                                                                                            };
+                                                                                            c12_0 = A::dot(c12_0, i, w2_0);
+                                                                                            c13_0 = A::dot(c13_0, i, w1_0);
+                                                                                            c14_0 = A::dot(c14_0, i, w0_0);
                                                                                         }
-                                                                                        if 16 < t.hi {
-                                                                                            if t.lo <= 16 {
-                                                                                                let i = A::group(row.wrapping_add(16 * IN_W + 4));
-                                                                                                c14_0 = A::dot(c14_0, i, w2_0);
-                                                                                                c15_0 = A::dot(c15_0, i, w1_0);
+                                                                                        if 15 < t.hi {
+                                                                                            if t.lo <= 15 {
+                                                                                                let i = if A::OFFSET_AHEAD {
+                                                                                                    A::group_offset(row.wrapping_add(15 * IN_W + 4))
+                                                                                                } else {
+                                                                                                    A::group(row.wrapping_add(15 * IN_W + 4))
+                                                                                                };
+                                                                                                c13_0 = A::dot(c13_0, i, w2_0);
+                                                                                                c14_0 = A::dot(c14_0, i, w1_0);
+                                                                                                c15_0 = A::dot(c15_0, i, w0_0);
                                                                                             }
-                                                                                            if 17 < t.hi {
-                                                                                                if t.lo <= 17 {
-                                                                                                    let i = A::group(row.wrapping_add(17 * IN_W + 4));
-                                                                                                    c15_0 = A::dot(c15_0, i, w2_0);
+                                                                                            if 16 < t.hi {
+                                                                                                if t.lo <= 16 {
+                                                                                                    let i = if A::OFFSET_AHEAD {
+                                                                                                        A::group_offset(row.wrapping_add(16 * IN_W + 4))
+                                                                                                    } else {
+                                                                                                        A::group(row.wrapping_add(16 * IN_W + 4))
+                                                                                                    };
+                                                                                                    c14_0 = A::dot(c14_0, i, w2_0);
+                                                                                                    c15_0 = A::dot(c15_0, i, w1_0);
+                                                                                                }
+                                                                                                if 17 < t.hi {
+                                                                                                    if t.lo <= 17 {
+                                                                                                        let i = if A::OFFSET_AHEAD {
+                                                                                                            A::group_offset(row.wrapping_add(17 * IN_W + 4))
+                                                                                                        } else {
+                                                                                                            A::group(row.wrapping_add(17 * IN_W + 4))
+                                                                                                        };
+                                                                                                        c15_0 = A::dot(c15_0, i, w2_0);
+                                                                                                    }
                                                                                                 }
                                                                                             }
                                                                                         }
@@ -948,59 +1399,119 @@ mod __small_layer_Conv3x3I8 {
                 }
                 let out = t.out;
                 let q = t.bias;
-                if true {
-                    let corr = q.wrapping_add(46 * 16);
-                    for x in 0..3 {
-                        let row_in = t.x0 <= x && x < t.x1;
-                        for y in 0..3 {
-                            let cp = corr.wrapping_add((x * 3 + y) * 16);
-                            if !(row_in && t.lo <= 0 + y && 0 + y < t.hi) {
-                                c0_0 = A::add(c0_0, A::load(cp));
+                if A::OFFSET_AHEAD {
+                    if t.x0 != 0 || t.x1 != 3 {
+                        let corr = q.wrapping_add(46 * 16);
+                        for x in 0..3 {
+                            let row_in = t.x0 <= x && x < t.x1;
+                            for y in 0..3 {
+                                let cp = corr.wrapping_add((x * 3 + y) * 16);
+                                if !row_in {
+                                    c0_0 = A::add(c0_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c1_0 = A::add(c1_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c2_0 = A::add(c2_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c3_0 = A::add(c3_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c4_0 = A::add(c4_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c5_0 = A::add(c5_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c6_0 = A::add(c6_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c7_0 = A::add(c7_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c8_0 = A::add(c8_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c9_0 = A::add(c9_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c10_0 = A::add(c10_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c11_0 = A::add(c11_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c12_0 = A::add(c12_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c13_0 = A::add(c13_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c14_0 = A::add(c14_0, A::load(cp));
+                                }
+                                if !row_in {
+                                    c15_0 = A::add(c15_0, A::load(cp));
+                                }
                             }
-                            if !(row_in && t.lo <= 1 + y && 1 + y < t.hi) {
-                                c1_0 = A::add(c1_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 2 + y && 2 + y < t.hi) {
-                                c2_0 = A::add(c2_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 3 + y && 3 + y < t.hi) {
-                                c3_0 = A::add(c3_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 4 + y && 4 + y < t.hi) {
-                                c4_0 = A::add(c4_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 5 + y && 5 + y < t.hi) {
-                                c5_0 = A::add(c5_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 6 + y && 6 + y < t.hi) {
-                                c6_0 = A::add(c6_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 7 + y && 7 + y < t.hi) {
-                                c7_0 = A::add(c7_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 8 + y && 8 + y < t.hi) {
-                                c8_0 = A::add(c8_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 9 + y && 9 + y < t.hi) {
-                                c9_0 = A::add(c9_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 10 + y && 10 + y < t.hi) {
-                                c10_0 = A::add(c10_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 11 + y && 11 + y < t.hi) {
-                                c11_0 = A::add(c11_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 12 + y && 12 + y < t.hi) {
-                                c12_0 = A::add(c12_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 13 + y && 13 + y < t.hi) {
-                                c13_0 = A::add(c13_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 14 + y && 14 + y < t.hi) {
-                                c14_0 = A::add(c14_0, A::load(cp));
-                            }
-                            if !(row_in && t.lo <= 15 + y && 15 + y < t.hi) {
-                                c15_0 = A::add(c15_0, A::load(cp));
+                        }
+                    }
+                } else {
+                    if true {
+                        let corr = q.wrapping_add(46 * 16);
+                        for x in 0..3 {
+                            let row_in = t.x0 <= x && x < t.x1;
+                            for y in 0..3 {
+                                let cp = corr.wrapping_add((x * 3 + y) * 16);
+                                if !(row_in && t.lo <= 0 + y && 0 + y < t.hi) {
+                                    c0_0 = A::add(c0_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 1 + y && 1 + y < t.hi) {
+                                    c1_0 = A::add(c1_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 2 + y && 2 + y < t.hi) {
+                                    c2_0 = A::add(c2_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 3 + y && 3 + y < t.hi) {
+                                    c3_0 = A::add(c3_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 4 + y && 4 + y < t.hi) {
+                                    c4_0 = A::add(c4_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 5 + y && 5 + y < t.hi) {
+                                    c5_0 = A::add(c5_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 6 + y && 6 + y < t.hi) {
+                                    c6_0 = A::add(c6_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 7 + y && 7 + y < t.hi) {
+                                    c7_0 = A::add(c7_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 8 + y && 8 + y < t.hi) {
+                                    c8_0 = A::add(c8_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 9 + y && 9 + y < t.hi) {
+                                    c9_0 = A::add(c9_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 10 + y && 10 + y < t.hi) {
+                                    c10_0 = A::add(c10_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 11 + y && 11 + y < t.hi) {
+                                    c11_0 = A::add(c11_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 12 + y && 12 + y < t.hi) {
+                                    c12_0 = A::add(c12_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 13 + y && 13 + y < t.hi) {
+                                    c13_0 = A::add(c13_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 14 + y && 14 + y < t.hi) {
+                                    c14_0 = A::add(c14_0, A::load(cp));
+                                }
+                                if !(row_in && t.lo <= 15 + y && 15 + y < t.hi) {
+                                    c15_0 = A::add(c15_0, A::load(cp));
+                                }
                             }
                         }
                     }
@@ -1619,86 +2130,799 @@ mod __small_layer_Conv3x3I8 {
                 let mut c4_1 = b1;
                 let mut c5_0 = b0;
                 let mut c5_1 = b1;
+                let mut padded = [0u32; 8 * IN_W / 4];
+                if A::OFFSET_AHEAD {
+                    let zp = t.bias.wrapping_add(304).read().wrapping_neg() as u8;
+                    let fill = A::offset_word(u32::from_ne_bytes([zp; 4]));
+                    for w in padded.iter_mut() {
+                        ::core::ptr::write_volatile(w, fill);
+                    }
+                }
                 const CB: usize = 16;
                 let mut blk = t.inp;
                 let mut wb = t.wts;
                 if t.tail {
                     for x in t.x0..t.x1 {
                         let row = blk.wrapping_add(x * t.in_row);
+                        let row = if A::OFFSET_AHEAD {
+                            let (lo, hi) = (t.lo.min(8), t.hi.min(8));
+                            let words = padded.as_mut_ptr();
+                            for k in lo * (IN_W / 4)..hi.max(lo) * (IN_W / 4) {
+                                let w = row.cast::<u32>().wrapping_add(k).read_unaligned();
+                                ::core::ptr::write_volatile(
+                                    words.wrapping_add(k),
+                                    A::offset_word(w),
+                                );
+                            }
+                            padded.as_ptr().cast::<i8>()
+                        } else {
+                            row
+                        };
                         let wr = wb.wrapping_add(x * 48);
-                        let w0_0 = A::weights(wr);
-                        let w0_1 = A::weights(wr.wrapping_add(1));
-                        let w1_0 = A::weights(wr.wrapping_add(16));
-                        let w1_1 = A::weights(wr.wrapping_add(17));
-                        let w2_0 = A::weights(wr.wrapping_add(32));
-                        let w2_1 = A::weights(wr.wrapping_add(33));
-                        if 0 < t.hi {
-                            if t.lo == 0 {
-                                let i = A::group(row);
-                                c0_0 = A::dot(c0_0, i, w0_0);
-                                c0_1 = A::dot(c0_1, i, w0_1);
-                            }
-                            if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::group(row.wrapping_add(IN_W));
-                                    c0_0 = A::dot(c0_0, i, w1_0);
-                                    c0_1 = A::dot(c0_1, i, w1_1);
-                                    c1_0 = A::dot(c1_0, i, w0_0);
-                                    c1_1 = A::dot(c1_1, i, w0_1);
+                        if A::OFFSET_AHEAD {
+                            let w0_0 = A::weights(wr);
+                            let w0_1 = A::weights(wr.wrapping_add(1));
+                            let w1_0 = A::weights(wr.wrapping_add(16));
+                            let w1_1 = A::weights(wr.wrapping_add(17));
+                            let w2_0 = A::weights(wr.wrapping_add(32));
+                            let w2_1 = A::weights(wr.wrapping_add(33));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row)
+                            } else {
+                                A::group(row)
+                            };
+                            c0_0 = A::dot(c0_0, i, w0_0);
+                            c0_1 = A::dot(c0_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(IN_W))
+                            } else {
+                                A::group(row.wrapping_add(IN_W))
+                            };
+                            c0_0 = A::dot(c0_0, i, w1_0);
+                            c0_1 = A::dot(c0_1, i, w1_1);
+                            c1_0 = A::dot(c1_0, i, w0_0);
+                            c1_1 = A::dot(c1_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(2 * IN_W))
+                            };
+                            c0_0 = A::dot(c0_0, i, w2_0);
+                            c0_1 = A::dot(c0_1, i, w2_1);
+                            c1_0 = A::dot(c1_0, i, w1_0);
+                            c1_1 = A::dot(c1_1, i, w1_1);
+                            c2_0 = A::dot(c2_0, i, w0_0);
+                            c2_1 = A::dot(c2_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(3 * IN_W))
+                            };
+                            c1_0 = A::dot(c1_0, i, w2_0);
+                            c1_1 = A::dot(c1_1, i, w2_1);
+                            c2_0 = A::dot(c2_0, i, w1_0);
+                            c2_1 = A::dot(c2_1, i, w1_1);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(4 * IN_W))
+                            };
+                            c2_0 = A::dot(c2_0, i, w2_0);
+                            c2_1 = A::dot(c2_1, i, w2_1);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(5 * IN_W))
+                            };
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(6 * IN_W))
+                            };
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(7 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(7 * IN_W))
+                            };
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(2));
+                            let w0_1 = A::weights(wr.wrapping_add(3));
+                            let w1_0 = A::weights(wr.wrapping_add(18));
+                            let w1_1 = A::weights(wr.wrapping_add(19));
+                            let w2_0 = A::weights(wr.wrapping_add(34));
+                            let w2_1 = A::weights(wr.wrapping_add(35));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(1))
+                            } else {
+                                A::group(row.wrapping_add(1))
+                            };
+                            c0_0 = A::dot(c0_0, i, w0_0);
+                            c0_1 = A::dot(c0_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(IN_W + 1))
+                            } else {
+                                A::group(row.wrapping_add(IN_W + 1))
+                            };
+                            c0_0 = A::dot(c0_0, i, w1_0);
+                            c0_1 = A::dot(c0_1, i, w1_1);
+                            c1_0 = A::dot(c1_0, i, w0_0);
+                            c1_1 = A::dot(c1_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2 * IN_W + 1))
+                            } else {
+                                A::group(row.wrapping_add(2 * IN_W + 1))
+                            };
+                            c0_0 = A::dot(c0_0, i, w2_0);
+                            c0_1 = A::dot(c0_1, i, w2_1);
+                            c1_0 = A::dot(c1_0, i, w1_0);
+                            c1_1 = A::dot(c1_1, i, w1_1);
+                            c2_0 = A::dot(c2_0, i, w0_0);
+                            c2_1 = A::dot(c2_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3 * IN_W + 1))
+                            } else {
+                                A::group(row.wrapping_add(3 * IN_W + 1))
+                            };
+                            c1_0 = A::dot(c1_0, i, w2_0);
+                            c1_1 = A::dot(c1_1, i, w2_1);
+                            c2_0 = A::dot(c2_0, i, w1_0);
+                            c2_1 = A::dot(c2_1, i, w1_1);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4 * IN_W + 1))
+                            } else {
+                                A::group(row.wrapping_add(4 * IN_W + 1))
+                            };
+                            c2_0 = A::dot(c2_0, i, w2_0);
+                            c2_1 = A::dot(c2_1, i, w2_1);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5 * IN_W + 1))
+                            } else {
+                                A::group(row.wrapping_add(5 * IN_W + 1))
+                            };
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6 * IN_W + 1))
+                            } else {
+                                A::group(row.wrapping_add(6 * IN_W + 1))
+                            };
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(7 * IN_W + 1))
+                            } else {
+                                A::group(row.wrapping_add(7 * IN_W + 1))
+                            };
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(4));
+                            let w0_1 = A::weights(wr.wrapping_add(5));
+                            let w1_0 = A::weights(wr.wrapping_add(20));
+                            let w1_1 = A::weights(wr.wrapping_add(21));
+                            let w2_0 = A::weights(wr.wrapping_add(36));
+                            let w2_1 = A::weights(wr.wrapping_add(37));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2))
+                            } else {
+                                A::group(row.wrapping_add(2))
+                            };
+                            c0_0 = A::dot(c0_0, i, w0_0);
+                            c0_1 = A::dot(c0_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(IN_W + 2))
+                            } else {
+                                A::group(row.wrapping_add(IN_W + 2))
+                            };
+                            c0_0 = A::dot(c0_0, i, w1_0);
+                            c0_1 = A::dot(c0_1, i, w1_1);
+                            c1_0 = A::dot(c1_0, i, w0_0);
+                            c1_1 = A::dot(c1_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2 * IN_W + 2))
+                            } else {
+                                A::group(row.wrapping_add(2 * IN_W + 2))
+                            };
+                            c0_0 = A::dot(c0_0, i, w2_0);
+                            c0_1 = A::dot(c0_1, i, w2_1);
+                            c1_0 = A::dot(c1_0, i, w1_0);
+                            c1_1 = A::dot(c1_1, i, w1_1);
+                            c2_0 = A::dot(c2_0, i, w0_0);
+                            c2_1 = A::dot(c2_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3 * IN_W + 2))
+                            } else {
+                                A::group(row.wrapping_add(3 * IN_W + 2))
+                            };
+                            c1_0 = A::dot(c1_0, i, w2_0);
+                            c1_1 = A::dot(c1_1, i, w2_1);
+                            c2_0 = A::dot(c2_0, i, w1_0);
+                            c2_1 = A::dot(c2_1, i, w1_1);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4 * IN_W + 2))
+                            } else {
+                                A::group(row.wrapping_add(4 * IN_W + 2))
+                            };
+                            c2_0 = A::dot(c2_0, i, w2_0);
+                            c2_1 = A::dot(c2_1, i, w2_1);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5 * IN_W + 2))
+                            } else {
+                                A::group(row.wrapping_add(5 * IN_W + 2))
+                            };
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6 * IN_W + 2))
+                            } else {
+                                A::group(row.wrapping_add(6 * IN_W + 2))
+                            };
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(7 * IN_W + 2))
+                            } else {
+                                A::group(row.wrapping_add(7 * IN_W + 2))
+                            };
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(6));
+                            let w0_1 = A::weights(wr.wrapping_add(7));
+                            let w1_0 = A::weights(wr.wrapping_add(22));
+                            let w1_1 = A::weights(wr.wrapping_add(23));
+                            let w2_0 = A::weights(wr.wrapping_add(38));
+                            let w2_1 = A::weights(wr.wrapping_add(39));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3))
+                            } else {
+                                A::group(row.wrapping_add(3))
+                            };
+                            c0_0 = A::dot(c0_0, i, w0_0);
+                            c0_1 = A::dot(c0_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(IN_W + 3))
+                            } else {
+                                A::group(row.wrapping_add(IN_W + 3))
+                            };
+                            c0_0 = A::dot(c0_0, i, w1_0);
+                            c0_1 = A::dot(c0_1, i, w1_1);
+                            c1_0 = A::dot(c1_0, i, w0_0);
+                            c1_1 = A::dot(c1_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2 * IN_W + 3))
+                            } else {
+                                A::group(row.wrapping_add(2 * IN_W + 3))
+                            };
+                            c0_0 = A::dot(c0_0, i, w2_0);
+                            c0_1 = A::dot(c0_1, i, w2_1);
+                            c1_0 = A::dot(c1_0, i, w1_0);
+                            c1_1 = A::dot(c1_1, i, w1_1);
+                            c2_0 = A::dot(c2_0, i, w0_0);
+                            c2_1 = A::dot(c2_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3 * IN_W + 3))
+                            } else {
+                                A::group(row.wrapping_add(3 * IN_W + 3))
+                            };
+                            c1_0 = A::dot(c1_0, i, w2_0);
+                            c1_1 = A::dot(c1_1, i, w2_1);
+                            c2_0 = A::dot(c2_0, i, w1_0);
+                            c2_1 = A::dot(c2_1, i, w1_1);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4 * IN_W + 3))
+                            } else {
+                                A::group(row.wrapping_add(4 * IN_W + 3))
+                            };
+                            c2_0 = A::dot(c2_0, i, w2_0);
+                            c2_1 = A::dot(c2_1, i, w2_1);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5 * IN_W + 3))
+                            } else {
+                                A::group(row.wrapping_add(5 * IN_W + 3))
+                            };
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6 * IN_W + 3))
+                            } else {
+                                A::group(row.wrapping_add(6 * IN_W + 3))
+                            };
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(7 * IN_W + 3))
+                            } else {
+                                A::group(row.wrapping_add(7 * IN_W + 3))
+                            };
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(8));
+                            let w0_1 = A::weights(wr.wrapping_add(9));
+                            let w1_0 = A::weights(wr.wrapping_add(24));
+                            let w1_1 = A::weights(wr.wrapping_add(25));
+                            let w2_0 = A::weights(wr.wrapping_add(40));
+                            let w2_1 = A::weights(wr.wrapping_add(41));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4))
+                            } else {
+                                A::group(row.wrapping_add(4))
+                            };
+                            c0_0 = A::dot(c0_0, i, w0_0);
+                            c0_1 = A::dot(c0_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(IN_W + 4))
+                            };
+                            c0_0 = A::dot(c0_0, i, w1_0);
+                            c0_1 = A::dot(c0_1, i, w1_1);
+                            c1_0 = A::dot(c1_0, i, w0_0);
+                            c1_1 = A::dot(c1_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(2 * IN_W + 4))
+                            };
+                            c0_0 = A::dot(c0_0, i, w2_0);
+                            c0_1 = A::dot(c0_1, i, w2_1);
+                            c1_0 = A::dot(c1_0, i, w1_0);
+                            c1_1 = A::dot(c1_1, i, w1_1);
+                            c2_0 = A::dot(c2_0, i, w0_0);
+                            c2_1 = A::dot(c2_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(3 * IN_W + 4))
+                            };
+                            c1_0 = A::dot(c1_0, i, w2_0);
+                            c1_1 = A::dot(c1_1, i, w2_1);
+                            c2_0 = A::dot(c2_0, i, w1_0);
+                            c2_1 = A::dot(c2_1, i, w1_1);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(4 * IN_W + 4))
+                            };
+                            c2_0 = A::dot(c2_0, i, w2_0);
+                            c2_1 = A::dot(c2_1, i, w2_1);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(5 * IN_W + 4))
+                            };
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(6 * IN_W + 4))
+                            };
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(7 * IN_W + 4))
+                            } else {
+                                A::group(row.wrapping_add(7 * IN_W + 4))
+                            };
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(10));
+                            let w0_1 = A::weights(wr.wrapping_add(11));
+                            let w1_0 = A::weights(wr.wrapping_add(26));
+                            let w1_1 = A::weights(wr.wrapping_add(27));
+                            let w2_0 = A::weights(wr.wrapping_add(42));
+                            let w2_1 = A::weights(wr.wrapping_add(43));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5))
+                            } else {
+                                A::group(row.wrapping_add(5))
+                            };
+                            c0_0 = A::dot(c0_0, i, w0_0);
+                            c0_1 = A::dot(c0_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(IN_W + 5))
+                            } else {
+                                A::group(row.wrapping_add(IN_W + 5))
+                            };
+                            c0_0 = A::dot(c0_0, i, w1_0);
+                            c0_1 = A::dot(c0_1, i, w1_1);
+                            c1_0 = A::dot(c1_0, i, w0_0);
+                            c1_1 = A::dot(c1_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2 * IN_W + 5))
+                            } else {
+                                A::group(row.wrapping_add(2 * IN_W + 5))
+                            };
+                            c0_0 = A::dot(c0_0, i, w2_0);
+                            c0_1 = A::dot(c0_1, i, w2_1);
+                            c1_0 = A::dot(c1_0, i, w1_0);
+                            c1_1 = A::dot(c1_1, i, w1_1);
+                            c2_0 = A::dot(c2_0, i, w0_0);
+                            c2_1 = A::dot(c2_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3 * IN_W + 5))
+                            } else {
+                                A::group(row.wrapping_add(3 * IN_W + 5))
+                            };
+                            c1_0 = A::dot(c1_0, i, w2_0);
+                            c1_1 = A::dot(c1_1, i, w2_1);
+                            c2_0 = A::dot(c2_0, i, w1_0);
+                            c2_1 = A::dot(c2_1, i, w1_1);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4 * IN_W + 5))
+                            } else {
+                                A::group(row.wrapping_add(4 * IN_W + 5))
+                            };
+                            c2_0 = A::dot(c2_0, i, w2_0);
+                            c2_1 = A::dot(c2_1, i, w2_1);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5 * IN_W + 5))
+                            } else {
+                                A::group(row.wrapping_add(5 * IN_W + 5))
+                            };
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6 * IN_W + 5))
+                            } else {
+                                A::group(row.wrapping_add(6 * IN_W + 5))
+                            };
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(7 * IN_W + 5))
+                            } else {
+                                A::group(row.wrapping_add(7 * IN_W + 5))
+                            };
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(12));
+                            let w0_1 = A::weights(wr.wrapping_add(13));
+                            let w1_0 = A::weights(wr.wrapping_add(28));
+                            let w1_1 = A::weights(wr.wrapping_add(29));
+                            let w2_0 = A::weights(wr.wrapping_add(44));
+                            let w2_1 = A::weights(wr.wrapping_add(45));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6))
+                            } else {
+                                A::group(row.wrapping_add(6))
+                            };
+                            c0_0 = A::dot(c0_0, i, w0_0);
+                            c0_1 = A::dot(c0_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(IN_W + 6))
+                            } else {
+                                A::group(row.wrapping_add(IN_W + 6))
+                            };
+                            c0_0 = A::dot(c0_0, i, w1_0);
+                            c0_1 = A::dot(c0_1, i, w1_1);
+                            c1_0 = A::dot(c1_0, i, w0_0);
+                            c1_1 = A::dot(c1_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2 * IN_W + 6))
+                            } else {
+                                A::group(row.wrapping_add(2 * IN_W + 6))
+                            };
+                            c0_0 = A::dot(c0_0, i, w2_0);
+                            c0_1 = A::dot(c0_1, i, w2_1);
+                            c1_0 = A::dot(c1_0, i, w1_0);
+                            c1_1 = A::dot(c1_1, i, w1_1);
+                            c2_0 = A::dot(c2_0, i, w0_0);
+                            c2_1 = A::dot(c2_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3 * IN_W + 6))
+                            } else {
+                                A::group(row.wrapping_add(3 * IN_W + 6))
+                            };
+                            c1_0 = A::dot(c1_0, i, w2_0);
+                            c1_1 = A::dot(c1_1, i, w2_1);
+                            c2_0 = A::dot(c2_0, i, w1_0);
+                            c2_1 = A::dot(c2_1, i, w1_1);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4 * IN_W + 6))
+                            } else {
+                                A::group(row.wrapping_add(4 * IN_W + 6))
+                            };
+                            c2_0 = A::dot(c2_0, i, w2_0);
+                            c2_1 = A::dot(c2_1, i, w2_1);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5 * IN_W + 6))
+                            } else {
+                                A::group(row.wrapping_add(5 * IN_W + 6))
+                            };
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6 * IN_W + 6))
+                            } else {
+                                A::group(row.wrapping_add(6 * IN_W + 6))
+                            };
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(7 * IN_W + 6))
+                            } else {
+                                A::group(row.wrapping_add(7 * IN_W + 6))
+                            };
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                            let w0_0 = A::weights(wr.wrapping_add(14));
+                            let w0_1 = A::weights(wr.wrapping_add(15));
+                            let w1_0 = A::weights(wr.wrapping_add(30));
+                            let w1_1 = A::weights(wr.wrapping_add(31));
+                            let w2_0 = A::weights(wr.wrapping_add(46));
+                            let w2_1 = A::weights(wr.wrapping_add(47));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(7))
+                            } else {
+                                A::group(row.wrapping_add(7))
+                            };
+                            c0_0 = A::dot(c0_0, i, w0_0);
+                            c0_1 = A::dot(c0_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(IN_W + 7))
+                            } else {
+                                A::group(row.wrapping_add(IN_W + 7))
+                            };
+                            c0_0 = A::dot(c0_0, i, w1_0);
+                            c0_1 = A::dot(c0_1, i, w1_1);
+                            c1_0 = A::dot(c1_0, i, w0_0);
+                            c1_1 = A::dot(c1_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2 * IN_W + 7))
+                            } else {
+                                A::group(row.wrapping_add(2 * IN_W + 7))
+                            };
+                            c0_0 = A::dot(c0_0, i, w2_0);
+                            c0_1 = A::dot(c0_1, i, w2_1);
+                            c1_0 = A::dot(c1_0, i, w1_0);
+                            c1_1 = A::dot(c1_1, i, w1_1);
+                            c2_0 = A::dot(c2_0, i, w0_0);
+                            c2_1 = A::dot(c2_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3 * IN_W + 7))
+                            } else {
+                                A::group(row.wrapping_add(3 * IN_W + 7))
+                            };
+                            c1_0 = A::dot(c1_0, i, w2_0);
+                            c1_1 = A::dot(c1_1, i, w2_1);
+                            c2_0 = A::dot(c2_0, i, w1_0);
+                            c2_1 = A::dot(c2_1, i, w1_1);
+                            c3_0 = A::dot(c3_0, i, w0_0);
+                            c3_1 = A::dot(c3_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4 * IN_W + 7))
+                            } else {
+                                A::group(row.wrapping_add(4 * IN_W + 7))
+                            };
+                            c2_0 = A::dot(c2_0, i, w2_0);
+                            c2_1 = A::dot(c2_1, i, w2_1);
+                            c3_0 = A::dot(c3_0, i, w1_0);
+                            c3_1 = A::dot(c3_1, i, w1_1);
+                            c4_0 = A::dot(c4_0, i, w0_0);
+                            c4_1 = A::dot(c4_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5 * IN_W + 7))
+                            } else {
+                                A::group(row.wrapping_add(5 * IN_W + 7))
+                            };
+                            c3_0 = A::dot(c3_0, i, w2_0);
+                            c3_1 = A::dot(c3_1, i, w2_1);
+                            c4_0 = A::dot(c4_0, i, w1_0);
+                            c4_1 = A::dot(c4_1, i, w1_1);
+                            c5_0 = A::dot(c5_0, i, w0_0);
+                            c5_1 = A::dot(c5_1, i, w0_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6 * IN_W + 7))
+                            } else {
+                                A::group(row.wrapping_add(6 * IN_W + 7))
+                            };
+                            c4_0 = A::dot(c4_0, i, w2_0);
+                            c4_1 = A::dot(c4_1, i, w2_1);
+                            c5_0 = A::dot(c5_0, i, w1_0);
+                            c5_1 = A::dot(c5_1, i, w1_1);
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(7 * IN_W + 7))
+                            } else {
+                                A::group(row.wrapping_add(7 * IN_W + 7))
+                            };
+                            c5_0 = A::dot(c5_0, i, w2_0);
+                            c5_1 = A::dot(c5_1, i, w2_1);
+                        } else {
+                            let w0_0 = A::weights(wr);
+                            let w0_1 = A::weights(wr.wrapping_add(1));
+                            let w1_0 = A::weights(wr.wrapping_add(16));
+                            let w1_1 = A::weights(wr.wrapping_add(17));
+                            let w2_0 = A::weights(wr.wrapping_add(32));
+                            let w2_1 = A::weights(wr.wrapping_add(33));
+                            if 0 < t.hi {
+                                if t.lo == 0 {
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row)
+                                    } else {
+                                        A::group(row)
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w0_0);
+                                    c0_1 = A::dot(c0_1, i, w0_1);
                                 }
-                                if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::group(row.wrapping_add(2 * IN_W));
-                                        c0_0 = A::dot(c0_0, i, w2_0);
-                                        c0_1 = A::dot(c0_1, i, w2_1);
-                                        c1_0 = A::dot(c1_0, i, w1_0);
-                                        c1_1 = A::dot(c1_1, i, w1_1);
-                                        c2_0 = A::dot(c2_0, i, w0_0);
-                                        c2_1 = A::dot(c2_1, i, w0_1);
+                                if 1 < t.hi {
+                                    if t.lo <= 1 {
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(IN_W))
+                                        } else {
+                                            A::group(row.wrapping_add(IN_W))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w1_0);
+                                        c0_1 = A::dot(c0_1, i, w1_1);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
+                                        c1_1 = A::dot(c1_1, i, w0_1);
                                     }
-                                    if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::group(row.wrapping_add(3 * IN_W));
-                                            c1_0 = A::dot(c1_0, i, w2_0);
-                                            c1_1 = A::dot(c1_1, i, w2_1);
-                                            c2_0 = A::dot(c2_0, i, w1_0);
-                                            c2_1 = A::dot(c2_1, i, w1_1);
-                                            c3_0 = A::dot(c3_0, i, w0_0);
-                                            c3_1 = A::dot(c3_1, i, w0_1);
+                                    if 2 < t.hi {
+                                        if t.lo <= 2 {
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(2 * IN_W))
+                                            } else {
+                                                A::group(row.wrapping_add(2 * IN_W))
+                                            };
+                                            c0_0 = A::dot(c0_0, i, w2_0);
+                                            c0_1 = A::dot(c0_1, i, w2_1);
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c1_1 = A::dot(c1_1, i, w1_1);
+                                            c2_0 = A::dot(c2_0, i, w0_0);
+                                            c2_1 = A::dot(c2_1, i, w0_1);
                                         }
-                                        if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::group(row.wrapping_add(4 * IN_W));
-                                                c2_0 = A::dot(c2_0, i, w2_0);
-                                                c2_1 = A::dot(c2_1, i, w2_1);
-                                                c3_0 = A::dot(c3_0, i, w1_0);
-                                                c3_1 = A::dot(c3_1, i, w1_1);
-                                                c4_0 = A::dot(c4_0, i, w0_0);
-                                                c4_1 = A::dot(c4_1, i, w0_1);
+                                        if 3 < t.hi {
+                                            if t.lo <= 3 {
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(3 * IN_W))
+                                                } else {
+                                                    A::group(row.wrapping_add(3 * IN_W))
+                                                };
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c1_1 = A::dot(c1_1, i, w2_1);
+                                                c2_0 = A::dot(c2_0, i, w1_0);
+                                                c2_1 = A::dot(c2_1, i, w1_1);
+                                                c3_0 = A::dot(c3_0, i, w0_0);
+                                                c3_1 = A::dot(c3_1, i, w0_1);
                                             }
-                                            if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::group(row.wrapping_add(5 * IN_W));
-                                                    c3_0 = A::dot(c3_0, i, w2_0);
-                                                    c3_1 = A::dot(c3_1, i, w2_1);
-                                                    c4_0 = A::dot(c4_0, i, w1_0);
-                                                    c4_1 = A::dot(c4_1, i, w1_1);
-                                                    c5_0 = A::dot(c5_0, i, w0_0);
-                                                    c5_1 = A::dot(c5_1, i, w0_1);
+                                            if 4 < t.hi {
+                                                if t.lo <= 4 {
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(4 * IN_W))
+                                                    } else {
+                                                        A::group(row.wrapping_add(4 * IN_W))
+                                                    };
+                                                    c2_0 = A::dot(c2_0, i, w2_0);
+                                                    c2_1 = A::dot(c2_1, i, w2_1);
+                                                    c3_0 = A::dot(c3_0, i, w1_0);
+                                                    c3_1 = A::dot(c3_1, i, w1_1);
+                                                    c4_0 = A::dot(c4_0, i, w0_0);
+                                                    c4_1 = A::dot(c4_1, i, w0_1);
                                                 }
-                                                if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::group(row.wrapping_add(6 * IN_W));
-                                                        c4_0 = A::dot(c4_0, i, w2_0);
-                                                        c4_1 = A::dot(c4_1, i, w2_1);
-                                                        c5_0 = A::dot(c5_0, i, w1_0);
-                                                        c5_1 = A::dot(c5_1, i, w1_1);
+                                                if 5 < t.hi {
+                                                    if t.lo <= 5 {
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(5 * IN_W))
+                                                        } else {
+                                                            A::group(row.wrapping_add(5 * IN_W))
+                                                        };
+                                                        c3_0 = A::dot(c3_0, i, w2_0);
+                                                        c3_1 = A::dot(c3_1, i, w2_1);
+                                                        c4_0 = A::dot(c4_0, i, w1_0);
+                                                        c4_1 = A::dot(c4_1, i, w1_1);
+                                                        c5_0 = A::dot(c5_0, i, w0_0);
+                                                        c5_1 = A::dot(c5_1, i, w0_1);
                                                     }
-                                                    if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::group(row.wrapping_add(7 * IN_W));
-                                                            c5_0 = A::dot(c5_0, i, w2_0);
-                                                            c5_1 = A::dot(c5_1, i, w2_1);
+                                                    if 6 < t.hi {
+                                                        if t.lo <= 6 {
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(6 * IN_W))
+                                                            } else {
+                                                                A::group(row.wrapping_add(6 * IN_W))
+                                                            };
+                                                            c4_0 = A::dot(c4_0, i, w2_0);
+                                                            c4_1 = A::dot(c4_1, i, w2_1);
+                                                            c5_0 = A::dot(c5_0, i, w1_0);
+                                                            c5_1 = A::dot(c5_1, i, w1_1);
+                                                        }
+                                                        if 7 < t.hi {
+                                                            if t.lo <= 7 {
+                                                                let i = if A::OFFSET_AHEAD {
+                                                                    A::group_offset(row.wrapping_add(7 * IN_W))
+                                                                } else {
+                                                                    A::group(row.wrapping_add(7 * IN_W))
+                                                                };
+                                                                c5_0 = A::dot(c5_0, i, w2_0);
+                                                                c5_1 = A::dot(c5_1, i, w2_1);
+                                                            }
                                                         }
                                                     }
                                                 }
@@ -1707,80 +2931,112 @@ mod __small_layer_Conv3x3I8 {
                                     }
                                 }
                             }
-                        }
-                        let w0_0 = A::weights(wr.wrapping_add(2));
-                        let w0_1 = A::weights(wr.wrapping_add(3));
-                        let w1_0 = A::weights(wr.wrapping_add(18));
-                        let w1_1 = A::weights(wr.wrapping_add(19));
-                        let w2_0 = A::weights(wr.wrapping_add(34));
-                        let w2_1 = A::weights(wr.wrapping_add(35));
-                        if 0 < t.hi {
-                            if t.lo == 0 {
-                                let i = A::group(row.wrapping_add(1));
-                                c0_0 = A::dot(c0_0, i, w0_0);
-                                c0_1 = A::dot(c0_1, i, w0_1);
-                            }
-                            if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::group(row.wrapping_add(IN_W + 1));
-                                    c0_0 = A::dot(c0_0, i, w1_0);
-                                    c0_1 = A::dot(c0_1, i, w1_1);
-                                    c1_0 = A::dot(c1_0, i, w0_0);
-                                    c1_1 = A::dot(c1_1, i, w0_1);
+                            let w0_0 = A::weights(wr.wrapping_add(2));
+                            let w0_1 = A::weights(wr.wrapping_add(3));
+                            let w1_0 = A::weights(wr.wrapping_add(18));
+                            let w1_1 = A::weights(wr.wrapping_add(19));
+                            let w2_0 = A::weights(wr.wrapping_add(34));
+                            let w2_1 = A::weights(wr.wrapping_add(35));
+                            if 0 < t.hi {
+                                if t.lo == 0 {
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(1))
+                                    } else {
+                                        A::group(row.wrapping_add(1))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w0_0);
+                                    c0_1 = A::dot(c0_1, i, w0_1);
                                 }
-                                if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::group(row.wrapping_add(2 * IN_W + 1));
-                                        c0_0 = A::dot(c0_0, i, w2_0);
-                                        c0_1 = A::dot(c0_1, i, w2_1);
-                                        c1_0 = A::dot(c1_0, i, w1_0);
-                                        c1_1 = A::dot(c1_1, i, w1_1);
-                                        c2_0 = A::dot(c2_0, i, w0_0);
-                                        c2_1 = A::dot(c2_1, i, w0_1);
+                                if 1 < t.hi {
+                                    if t.lo <= 1 {
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(IN_W + 1))
+                                        } else {
+                                            A::group(row.wrapping_add(IN_W + 1))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w1_0);
+                                        c0_1 = A::dot(c0_1, i, w1_1);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
+                                        c1_1 = A::dot(c1_1, i, w0_1);
                                     }
-                                    if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::group(row.wrapping_add(3 * IN_W + 1));
-                                            c1_0 = A::dot(c1_0, i, w2_0);
-                                            c1_1 = A::dot(c1_1, i, w2_1);
-                                            c2_0 = A::dot(c2_0, i, w1_0);
-                                            c2_1 = A::dot(c2_1, i, w1_1);
-                                            c3_0 = A::dot(c3_0, i, w0_0);
-                                            c3_1 = A::dot(c3_1, i, w0_1);
+                                    if 2 < t.hi {
+                                        if t.lo <= 2 {
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(2 * IN_W + 1))
+                                            } else {
+                                                A::group(row.wrapping_add(2 * IN_W + 1))
+                                            };
+                                            c0_0 = A::dot(c0_0, i, w2_0);
+                                            c0_1 = A::dot(c0_1, i, w2_1);
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c1_1 = A::dot(c1_1, i, w1_1);
+                                            c2_0 = A::dot(c2_0, i, w0_0);
+                                            c2_1 = A::dot(c2_1, i, w0_1);
                                         }
-                                        if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::group(row.wrapping_add(4 * IN_W + 1));
-                                                c2_0 = A::dot(c2_0, i, w2_0);
-                                                c2_1 = A::dot(c2_1, i, w2_1);
-                                                c3_0 = A::dot(c3_0, i, w1_0);
-                                                c3_1 = A::dot(c3_1, i, w1_1);
-                                                c4_0 = A::dot(c4_0, i, w0_0);
-                                                c4_1 = A::dot(c4_1, i, w0_1);
+                                        if 3 < t.hi {
+                                            if t.lo <= 3 {
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(3 * IN_W + 1))
+                                                } else {
+                                                    A::group(row.wrapping_add(3 * IN_W + 1))
+                                                };
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c1_1 = A::dot(c1_1, i, w2_1);
+                                                c2_0 = A::dot(c2_0, i, w1_0);
+                                                c2_1 = A::dot(c2_1, i, w1_1);
+                                                c3_0 = A::dot(c3_0, i, w0_0);
+                                                c3_1 = A::dot(c3_1, i, w0_1);
                                             }
-                                            if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::group(row.wrapping_add(5 * IN_W + 1));
-                                                    c3_0 = A::dot(c3_0, i, w2_0);
-                                                    c3_1 = A::dot(c3_1, i, w2_1);
-                                                    c4_0 = A::dot(c4_0, i, w1_0);
-                                                    c4_1 = A::dot(c4_1, i, w1_1);
-                                                    c5_0 = A::dot(c5_0, i, w0_0);
-                                                    c5_1 = A::dot(c5_1, i, w0_1);
+                                            if 4 < t.hi {
+                                                if t.lo <= 4 {
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(4 * IN_W + 1))
+                                                    } else {
+                                                        A::group(row.wrapping_add(4 * IN_W + 1))
+                                                    };
+                                                    c2_0 = A::dot(c2_0, i, w2_0);
+                                                    c2_1 = A::dot(c2_1, i, w2_1);
+                                                    c3_0 = A::dot(c3_0, i, w1_0);
+                                                    c3_1 = A::dot(c3_1, i, w1_1);
+                                                    c4_0 = A::dot(c4_0, i, w0_0);
+                                                    c4_1 = A::dot(c4_1, i, w0_1);
                                                 }
-                                                if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::group(row.wrapping_add(6 * IN_W + 1));
-                                                        c4_0 = A::dot(c4_0, i, w2_0);
-                                                        c4_1 = A::dot(c4_1, i, w2_1);
-                                                        c5_0 = A::dot(c5_0, i, w1_0);
-                                                        c5_1 = A::dot(c5_1, i, w1_1);
+                                                if 5 < t.hi {
+                                                    if t.lo <= 5 {
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(5 * IN_W + 1))
+                                                        } else {
+                                                            A::group(row.wrapping_add(5 * IN_W + 1))
+                                                        };
+                                                        c3_0 = A::dot(c3_0, i, w2_0);
+                                                        c3_1 = A::dot(c3_1, i, w2_1);
+                                                        c4_0 = A::dot(c4_0, i, w1_0);
+                                                        c4_1 = A::dot(c4_1, i, w1_1);
+                                                        c5_0 = A::dot(c5_0, i, w0_0);
+                                                        c5_1 = A::dot(c5_1, i, w0_1);
                                                     }
-                                                    if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::group(row.wrapping_add(7 * IN_W + 1));
-                                                            c5_0 = A::dot(c5_0, i, w2_0);
-                                                            c5_1 = A::dot(c5_1, i, w2_1);
+                                                    if 6 < t.hi {
+                                                        if t.lo <= 6 {
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(6 * IN_W + 1))
+                                                            } else {
+                                                                A::group(row.wrapping_add(6 * IN_W + 1))
+                                                            };
+                                                            c4_0 = A::dot(c4_0, i, w2_0);
+                                                            c4_1 = A::dot(c4_1, i, w2_1);
+                                                            c5_0 = A::dot(c5_0, i, w1_0);
+                                                            c5_1 = A::dot(c5_1, i, w1_1);
+                                                        }
+                                                        if 7 < t.hi {
+                                                            if t.lo <= 7 {
+                                                                let i = if A::OFFSET_AHEAD {
+                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 1))
+                                                                } else {
+                                                                    A::group(row.wrapping_add(7 * IN_W + 1))
+                                                                };
+                                                                c5_0 = A::dot(c5_0, i, w2_0);
+                                                                c5_1 = A::dot(c5_1, i, w2_1);
+                                                            }
                                                         }
                                                     }
                                                 }
@@ -1789,80 +3045,112 @@ mod __small_layer_Conv3x3I8 {
                                     }
                                 }
                             }
-                        }
-                        let w0_0 = A::weights(wr.wrapping_add(4));
-                        let w0_1 = A::weights(wr.wrapping_add(5));
-                        let w1_0 = A::weights(wr.wrapping_add(20));
-                        let w1_1 = A::weights(wr.wrapping_add(21));
-                        let w2_0 = A::weights(wr.wrapping_add(36));
-                        let w2_1 = A::weights(wr.wrapping_add(37));
-                        if 0 < t.hi {
-                            if t.lo == 0 {
-                                let i = A::group(row.wrapping_add(2));
-                                c0_0 = A::dot(c0_0, i, w0_0);
-                                c0_1 = A::dot(c0_1, i, w0_1);
-                            }
-                            if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::group(row.wrapping_add(IN_W + 2));
-                                    c0_0 = A::dot(c0_0, i, w1_0);
-                                    c0_1 = A::dot(c0_1, i, w1_1);
-                                    c1_0 = A::dot(c1_0, i, w0_0);
-                                    c1_1 = A::dot(c1_1, i, w0_1);
+                            let w0_0 = A::weights(wr.wrapping_add(4));
+                            let w0_1 = A::weights(wr.wrapping_add(5));
+                            let w1_0 = A::weights(wr.wrapping_add(20));
+                            let w1_1 = A::weights(wr.wrapping_add(21));
+                            let w2_0 = A::weights(wr.wrapping_add(36));
+                            let w2_1 = A::weights(wr.wrapping_add(37));
+                            if 0 < t.hi {
+                                if t.lo == 0 {
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(2))
+                                    } else {
+                                        A::group(row.wrapping_add(2))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w0_0);
+                                    c0_1 = A::dot(c0_1, i, w0_1);
                                 }
-                                if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::group(row.wrapping_add(2 * IN_W + 2));
-                                        c0_0 = A::dot(c0_0, i, w2_0);
-                                        c0_1 = A::dot(c0_1, i, w2_1);
-                                        c1_0 = A::dot(c1_0, i, w1_0);
-                                        c1_1 = A::dot(c1_1, i, w1_1);
-                                        c2_0 = A::dot(c2_0, i, w0_0);
-                                        c2_1 = A::dot(c2_1, i, w0_1);
+                                if 1 < t.hi {
+                                    if t.lo <= 1 {
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(IN_W + 2))
+                                        } else {
+                                            A::group(row.wrapping_add(IN_W + 2))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w1_0);
+                                        c0_1 = A::dot(c0_1, i, w1_1);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
+                                        c1_1 = A::dot(c1_1, i, w0_1);
                                     }
-                                    if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::group(row.wrapping_add(3 * IN_W + 2));
-                                            c1_0 = A::dot(c1_0, i, w2_0);
-                                            c1_1 = A::dot(c1_1, i, w2_1);
-                                            c2_0 = A::dot(c2_0, i, w1_0);
-                                            c2_1 = A::dot(c2_1, i, w1_1);
-                                            c3_0 = A::dot(c3_0, i, w0_0);
-                                            c3_1 = A::dot(c3_1, i, w0_1);
+                                    if 2 < t.hi {
+                                        if t.lo <= 2 {
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(2 * IN_W + 2))
+                                            } else {
+                                                A::group(row.wrapping_add(2 * IN_W + 2))
+                                            };
+                                            c0_0 = A::dot(c0_0, i, w2_0);
+                                            c0_1 = A::dot(c0_1, i, w2_1);
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c1_1 = A::dot(c1_1, i, w1_1);
+                                            c2_0 = A::dot(c2_0, i, w0_0);
+                                            c2_1 = A::dot(c2_1, i, w0_1);
                                         }
-                                        if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::group(row.wrapping_add(4 * IN_W + 2));
-                                                c2_0 = A::dot(c2_0, i, w2_0);
-                                                c2_1 = A::dot(c2_1, i, w2_1);
-                                                c3_0 = A::dot(c3_0, i, w1_0);
-                                                c3_1 = A::dot(c3_1, i, w1_1);
-                                                c4_0 = A::dot(c4_0, i, w0_0);
-                                                c4_1 = A::dot(c4_1, i, w0_1);
+                                        if 3 < t.hi {
+                                            if t.lo <= 3 {
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(3 * IN_W + 2))
+                                                } else {
+                                                    A::group(row.wrapping_add(3 * IN_W + 2))
+                                                };
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c1_1 = A::dot(c1_1, i, w2_1);
+                                                c2_0 = A::dot(c2_0, i, w1_0);
+                                                c2_1 = A::dot(c2_1, i, w1_1);
+                                                c3_0 = A::dot(c3_0, i, w0_0);
+                                                c3_1 = A::dot(c3_1, i, w0_1);
                                             }
-                                            if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::group(row.wrapping_add(5 * IN_W + 2));
-                                                    c3_0 = A::dot(c3_0, i, w2_0);
-                                                    c3_1 = A::dot(c3_1, i, w2_1);
-                                                    c4_0 = A::dot(c4_0, i, w1_0);
-                                                    c4_1 = A::dot(c4_1, i, w1_1);
-                                                    c5_0 = A::dot(c5_0, i, w0_0);
-                                                    c5_1 = A::dot(c5_1, i, w0_1);
+                                            if 4 < t.hi {
+                                                if t.lo <= 4 {
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(4 * IN_W + 2))
+                                                    } else {
+                                                        A::group(row.wrapping_add(4 * IN_W + 2))
+                                                    };
+                                                    c2_0 = A::dot(c2_0, i, w2_0);
+                                                    c2_1 = A::dot(c2_1, i, w2_1);
+                                                    c3_0 = A::dot(c3_0, i, w1_0);
+                                                    c3_1 = A::dot(c3_1, i, w1_1);
+                                                    c4_0 = A::dot(c4_0, i, w0_0);
+                                                    c4_1 = A::dot(c4_1, i, w0_1);
                                                 }
-                                                if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::group(row.wrapping_add(6 * IN_W + 2));
-                                                        c4_0 = A::dot(c4_0, i, w2_0);
-                                                        c4_1 = A::dot(c4_1, i, w2_1);
-                                                        c5_0 = A::dot(c5_0, i, w1_0);
-                                                        c5_1 = A::dot(c5_1, i, w1_1);
+                                                if 5 < t.hi {
+                                                    if t.lo <= 5 {
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(5 * IN_W + 2))
+                                                        } else {
+                                                            A::group(row.wrapping_add(5 * IN_W + 2))
+                                                        };
+                                                        c3_0 = A::dot(c3_0, i, w2_0);
+                                                        c3_1 = A::dot(c3_1, i, w2_1);
+                                                        c4_0 = A::dot(c4_0, i, w1_0);
+                                                        c4_1 = A::dot(c4_1, i, w1_1);
+                                                        c5_0 = A::dot(c5_0, i, w0_0);
+                                                        c5_1 = A::dot(c5_1, i, w0_1);
                                                     }
-                                                    if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::group(row.wrapping_add(7 * IN_W + 2));
-                                                            c5_0 = A::dot(c5_0, i, w2_0);
-                                                            c5_1 = A::dot(c5_1, i, w2_1);
+                                                    if 6 < t.hi {
+                                                        if t.lo <= 6 {
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(6 * IN_W + 2))
+                                                            } else {
+                                                                A::group(row.wrapping_add(6 * IN_W + 2))
+                                                            };
+                                                            c4_0 = A::dot(c4_0, i, w2_0);
+                                                            c4_1 = A::dot(c4_1, i, w2_1);
+                                                            c5_0 = A::dot(c5_0, i, w1_0);
+                                                            c5_1 = A::dot(c5_1, i, w1_1);
+                                                        }
+                                                        if 7 < t.hi {
+                                                            if t.lo <= 7 {
+                                                                let i = if A::OFFSET_AHEAD {
+                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 2))
+                                                                } else {
+                                                                    A::group(row.wrapping_add(7 * IN_W + 2))
+                                                                };
+                                                                c5_0 = A::dot(c5_0, i, w2_0);
+                                                                c5_1 = A::dot(c5_1, i, w2_1);
+                                                            }
                                                         }
                                                     }
                                                 }
@@ -1871,80 +3159,112 @@ mod __small_layer_Conv3x3I8 {
                                     }
                                 }
                             }
-                        }
-                        let w0_0 = A::weights(wr.wrapping_add(6));
-                        let w0_1 = A::weights(wr.wrapping_add(7));
-                        let w1_0 = A::weights(wr.wrapping_add(22));
-                        let w1_1 = A::weights(wr.wrapping_add(23));
-                        let w2_0 = A::weights(wr.wrapping_add(38));
-                        let w2_1 = A::weights(wr.wrapping_add(39));
-                        if 0 < t.hi {
-                            if t.lo == 0 {
-                                let i = A::group(row.wrapping_add(3));
-                                c0_0 = A::dot(c0_0, i, w0_0);
-                                c0_1 = A::dot(c0_1, i, w0_1);
-                            }
-                            if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::group(row.wrapping_add(IN_W + 3));
-                                    c0_0 = A::dot(c0_0, i, w1_0);
-                                    c0_1 = A::dot(c0_1, i, w1_1);
-                                    c1_0 = A::dot(c1_0, i, w0_0);
-                                    c1_1 = A::dot(c1_1, i, w0_1);
+                            let w0_0 = A::weights(wr.wrapping_add(6));
+                            let w0_1 = A::weights(wr.wrapping_add(7));
+                            let w1_0 = A::weights(wr.wrapping_add(22));
+                            let w1_1 = A::weights(wr.wrapping_add(23));
+                            let w2_0 = A::weights(wr.wrapping_add(38));
+                            let w2_1 = A::weights(wr.wrapping_add(39));
+                            if 0 < t.hi {
+                                if t.lo == 0 {
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(3))
+                                    } else {
+                                        A::group(row.wrapping_add(3))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w0_0);
+                                    c0_1 = A::dot(c0_1, i, w0_1);
                                 }
-                                if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::group(row.wrapping_add(2 * IN_W + 3));
-                                        c0_0 = A::dot(c0_0, i, w2_0);
-                                        c0_1 = A::dot(c0_1, i, w2_1);
-                                        c1_0 = A::dot(c1_0, i, w1_0);
-                                        c1_1 = A::dot(c1_1, i, w1_1);
-                                        c2_0 = A::dot(c2_0, i, w0_0);
-                                        c2_1 = A::dot(c2_1, i, w0_1);
+                                if 1 < t.hi {
+                                    if t.lo <= 1 {
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(IN_W + 3))
+                                        } else {
+                                            A::group(row.wrapping_add(IN_W + 3))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w1_0);
+                                        c0_1 = A::dot(c0_1, i, w1_1);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
+                                        c1_1 = A::dot(c1_1, i, w0_1);
                                     }
-                                    if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::group(row.wrapping_add(3 * IN_W + 3));
-                                            c1_0 = A::dot(c1_0, i, w2_0);
-                                            c1_1 = A::dot(c1_1, i, w2_1);
-                                            c2_0 = A::dot(c2_0, i, w1_0);
-                                            c2_1 = A::dot(c2_1, i, w1_1);
-                                            c3_0 = A::dot(c3_0, i, w0_0);
-                                            c3_1 = A::dot(c3_1, i, w0_1);
+                                    if 2 < t.hi {
+                                        if t.lo <= 2 {
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(2 * IN_W + 3))
+                                            } else {
+                                                A::group(row.wrapping_add(2 * IN_W + 3))
+                                            };
+                                            c0_0 = A::dot(c0_0, i, w2_0);
+                                            c0_1 = A::dot(c0_1, i, w2_1);
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c1_1 = A::dot(c1_1, i, w1_1);
+                                            c2_0 = A::dot(c2_0, i, w0_0);
+                                            c2_1 = A::dot(c2_1, i, w0_1);
                                         }
-                                        if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::group(row.wrapping_add(4 * IN_W + 3));
-                                                c2_0 = A::dot(c2_0, i, w2_0);
-                                                c2_1 = A::dot(c2_1, i, w2_1);
-                                                c3_0 = A::dot(c3_0, i, w1_0);
-                                                c3_1 = A::dot(c3_1, i, w1_1);
-                                                c4_0 = A::dot(c4_0, i, w0_0);
-                                                c4_1 = A::dot(c4_1, i, w0_1);
+                                        if 3 < t.hi {
+                                            if t.lo <= 3 {
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(3 * IN_W + 3))
+                                                } else {
+                                                    A::group(row.wrapping_add(3 * IN_W + 3))
+                                                };
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c1_1 = A::dot(c1_1, i, w2_1);
+                                                c2_0 = A::dot(c2_0, i, w1_0);
+                                                c2_1 = A::dot(c2_1, i, w1_1);
+                                                c3_0 = A::dot(c3_0, i, w0_0);
+                                                c3_1 = A::dot(c3_1, i, w0_1);
                                             }
-                                            if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::group(row.wrapping_add(5 * IN_W + 3));
-                                                    c3_0 = A::dot(c3_0, i, w2_0);
-                                                    c3_1 = A::dot(c3_1, i, w2_1);
-                                                    c4_0 = A::dot(c4_0, i, w1_0);
-                                                    c4_1 = A::dot(c4_1, i, w1_1);
-                                                    c5_0 = A::dot(c5_0, i, w0_0);
-                                                    c5_1 = A::dot(c5_1, i, w0_1);
+                                            if 4 < t.hi {
+                                                if t.lo <= 4 {
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(4 * IN_W + 3))
+                                                    } else {
+                                                        A::group(row.wrapping_add(4 * IN_W + 3))
+                                                    };
+                                                    c2_0 = A::dot(c2_0, i, w2_0);
+                                                    c2_1 = A::dot(c2_1, i, w2_1);
+                                                    c3_0 = A::dot(c3_0, i, w1_0);
+                                                    c3_1 = A::dot(c3_1, i, w1_1);
+                                                    c4_0 = A::dot(c4_0, i, w0_0);
+                                                    c4_1 = A::dot(c4_1, i, w0_1);
                                                 }
-                                                if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::group(row.wrapping_add(6 * IN_W + 3));
-                                                        c4_0 = A::dot(c4_0, i, w2_0);
-                                                        c4_1 = A::dot(c4_1, i, w2_1);
-                                                        c5_0 = A::dot(c5_0, i, w1_0);
-                                                        c5_1 = A::dot(c5_1, i, w1_1);
+                                                if 5 < t.hi {
+                                                    if t.lo <= 5 {
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(5 * IN_W + 3))
+                                                        } else {
+                                                            A::group(row.wrapping_add(5 * IN_W + 3))
+                                                        };
+                                                        c3_0 = A::dot(c3_0, i, w2_0);
+                                                        c3_1 = A::dot(c3_1, i, w2_1);
+                                                        c4_0 = A::dot(c4_0, i, w1_0);
+                                                        c4_1 = A::dot(c4_1, i, w1_1);
+                                                        c5_0 = A::dot(c5_0, i, w0_0);
+                                                        c5_1 = A::dot(c5_1, i, w0_1);
                                                     }
-                                                    if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::group(row.wrapping_add(7 * IN_W + 3));
-                                                            c5_0 = A::dot(c5_0, i, w2_0);
-                                                            c5_1 = A::dot(c5_1, i, w2_1);
+                                                    if 6 < t.hi {
+                                                        if t.lo <= 6 {
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(6 * IN_W + 3))
+                                                            } else {
+                                                                A::group(row.wrapping_add(6 * IN_W + 3))
+                                                            };
+                                                            c4_0 = A::dot(c4_0, i, w2_0);
+                                                            c4_1 = A::dot(c4_1, i, w2_1);
+                                                            c5_0 = A::dot(c5_0, i, w1_0);
+                                                            c5_1 = A::dot(c5_1, i, w1_1);
+                                                        }
+                                                        if 7 < t.hi {
+                                                            if t.lo <= 7 {
+                                                                let i = if A::OFFSET_AHEAD {
+                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 3))
+                                                                } else {
+                                                                    A::group(row.wrapping_add(7 * IN_W + 3))
+                                                                };
+                                                                c5_0 = A::dot(c5_0, i, w2_0);
+                                                                c5_1 = A::dot(c5_1, i, w2_1);
+                                                            }
                                                         }
                                                     }
                                                 }
@@ -1953,80 +3273,112 @@ mod __small_layer_Conv3x3I8 {
                                     }
                                 }
                             }
-                        }
-                        let w0_0 = A::weights(wr.wrapping_add(8));
-                        let w0_1 = A::weights(wr.wrapping_add(9));
-                        let w1_0 = A::weights(wr.wrapping_add(24));
-                        let w1_1 = A::weights(wr.wrapping_add(25));
-                        let w2_0 = A::weights(wr.wrapping_add(40));
-                        let w2_1 = A::weights(wr.wrapping_add(41));
-                        if 0 < t.hi {
-                            if t.lo == 0 {
-                                let i = A::group(row.wrapping_add(4));
-                                c0_0 = A::dot(c0_0, i, w0_0);
-                                c0_1 = A::dot(c0_1, i, w0_1);
-                            }
-                            if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::group(row.wrapping_add(IN_W + 4));
-                                    c0_0 = A::dot(c0_0, i, w1_0);
-                                    c0_1 = A::dot(c0_1, i, w1_1);
-                                    c1_0 = A::dot(c1_0, i, w0_0);
-                                    c1_1 = A::dot(c1_1, i, w0_1);
+                            let w0_0 = A::weights(wr.wrapping_add(8));
+                            let w0_1 = A::weights(wr.wrapping_add(9));
+                            let w1_0 = A::weights(wr.wrapping_add(24));
+                            let w1_1 = A::weights(wr.wrapping_add(25));
+                            let w2_0 = A::weights(wr.wrapping_add(40));
+                            let w2_1 = A::weights(wr.wrapping_add(41));
+                            if 0 < t.hi {
+                                if t.lo == 0 {
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(4))
+                                    } else {
+                                        A::group(row.wrapping_add(4))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w0_0);
+                                    c0_1 = A::dot(c0_1, i, w0_1);
                                 }
-                                if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::group(row.wrapping_add(2 * IN_W + 4));
-                                        c0_0 = A::dot(c0_0, i, w2_0);
-                                        c0_1 = A::dot(c0_1, i, w2_1);
-                                        c1_0 = A::dot(c1_0, i, w1_0);
-                                        c1_1 = A::dot(c1_1, i, w1_1);
-                                        c2_0 = A::dot(c2_0, i, w0_0);
-                                        c2_1 = A::dot(c2_1, i, w0_1);
+                                if 1 < t.hi {
+                                    if t.lo <= 1 {
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(IN_W + 4))
+                                        } else {
+                                            A::group(row.wrapping_add(IN_W + 4))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w1_0);
+                                        c0_1 = A::dot(c0_1, i, w1_1);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
+                                        c1_1 = A::dot(c1_1, i, w0_1);
                                     }
-                                    if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::group(row.wrapping_add(3 * IN_W + 4));
-                                            c1_0 = A::dot(c1_0, i, w2_0);
-                                            c1_1 = A::dot(c1_1, i, w2_1);
-                                            c2_0 = A::dot(c2_0, i, w1_0);
-                                            c2_1 = A::dot(c2_1, i, w1_1);
-                                            c3_0 = A::dot(c3_0, i, w0_0);
-                                            c3_1 = A::dot(c3_1, i, w0_1);
+                                    if 2 < t.hi {
+                                        if t.lo <= 2 {
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(2 * IN_W + 4))
+                                            } else {
+                                                A::group(row.wrapping_add(2 * IN_W + 4))
+                                            };
+                                            c0_0 = A::dot(c0_0, i, w2_0);
+                                            c0_1 = A::dot(c0_1, i, w2_1);
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c1_1 = A::dot(c1_1, i, w1_1);
+                                            c2_0 = A::dot(c2_0, i, w0_0);
+                                            c2_1 = A::dot(c2_1, i, w0_1);
                                         }
-                                        if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::group(row.wrapping_add(4 * IN_W + 4));
-                                                c2_0 = A::dot(c2_0, i, w2_0);
-                                                c2_1 = A::dot(c2_1, i, w2_1);
-                                                c3_0 = A::dot(c3_0, i, w1_0);
-                                                c3_1 = A::dot(c3_1, i, w1_1);
-                                                c4_0 = A::dot(c4_0, i, w0_0);
-                                                c4_1 = A::dot(c4_1, i, w0_1);
+                                        if 3 < t.hi {
+                                            if t.lo <= 3 {
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(3 * IN_W + 4))
+                                                } else {
+                                                    A::group(row.wrapping_add(3 * IN_W + 4))
+                                                };
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c1_1 = A::dot(c1_1, i, w2_1);
+                                                c2_0 = A::dot(c2_0, i, w1_0);
+                                                c2_1 = A::dot(c2_1, i, w1_1);
+                                                c3_0 = A::dot(c3_0, i, w0_0);
+                                                c3_1 = A::dot(c3_1, i, w0_1);
                                             }
-                                            if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::group(row.wrapping_add(5 * IN_W + 4));
-                                                    c3_0 = A::dot(c3_0, i, w2_0);
-                                                    c3_1 = A::dot(c3_1, i, w2_1);
-                                                    c4_0 = A::dot(c4_0, i, w1_0);
-                                                    c4_1 = A::dot(c4_1, i, w1_1);
-                                                    c5_0 = A::dot(c5_0, i, w0_0);
-                                                    c5_1 = A::dot(c5_1, i, w0_1);
+                                            if 4 < t.hi {
+                                                if t.lo <= 4 {
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(4 * IN_W + 4))
+                                                    } else {
+                                                        A::group(row.wrapping_add(4 * IN_W + 4))
+                                                    };
+                                                    c2_0 = A::dot(c2_0, i, w2_0);
+                                                    c2_1 = A::dot(c2_1, i, w2_1);
+                                                    c3_0 = A::dot(c3_0, i, w1_0);
+                                                    c3_1 = A::dot(c3_1, i, w1_1);
+                                                    c4_0 = A::dot(c4_0, i, w0_0);
+                                                    c4_1 = A::dot(c4_1, i, w0_1);
                                                 }
-                                                if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::group(row.wrapping_add(6 * IN_W + 4));
-                                                        c4_0 = A::dot(c4_0, i, w2_0);
-                                                        c4_1 = A::dot(c4_1, i, w2_1);
-                                                        c5_0 = A::dot(c5_0, i, w1_0);
-                                                        c5_1 = A::dot(c5_1, i, w1_1);
+                                                if 5 < t.hi {
+                                                    if t.lo <= 5 {
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(5 * IN_W + 4))
+                                                        } else {
+                                                            A::group(row.wrapping_add(5 * IN_W + 4))
+                                                        };
+                                                        c3_0 = A::dot(c3_0, i, w2_0);
+                                                        c3_1 = A::dot(c3_1, i, w2_1);
+                                                        c4_0 = A::dot(c4_0, i, w1_0);
+                                                        c4_1 = A::dot(c4_1, i, w1_1);
+                                                        c5_0 = A::dot(c5_0, i, w0_0);
+                                                        c5_1 = A::dot(c5_1, i, w0_1);
                                                     }
-                                                    if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::group(row.wrapping_add(7 * IN_W + 4));
-                                                            c5_0 = A::dot(c5_0, i, w2_0);
-                                                            c5_1 = A::dot(c5_1, i, w2_1);
+                                                    if 6 < t.hi {
+                                                        if t.lo <= 6 {
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(6 * IN_W + 4))
+                                                            } else {
+                                                                A::group(row.wrapping_add(6 * IN_W + 4))
+                                                            };
+                                                            c4_0 = A::dot(c4_0, i, w2_0);
+                                                            c4_1 = A::dot(c4_1, i, w2_1);
+                                                            c5_0 = A::dot(c5_0, i, w1_0);
+                                                            c5_1 = A::dot(c5_1, i, w1_1);
+                                                        }
+                                                        if 7 < t.hi {
+                                                            if t.lo <= 7 {
+                                                                let i = if A::OFFSET_AHEAD {
+                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 4))
+                                                                } else {
+                                                                    A::group(row.wrapping_add(7 * IN_W + 4))
+                                                                };
+                                                                c5_0 = A::dot(c5_0, i, w2_0);
+                                                                c5_1 = A::dot(c5_1, i, w2_1);
+                                                            }
                                                         }
                                                     }
                                                 }
@@ -2035,80 +3387,112 @@ mod __small_layer_Conv3x3I8 {
                                     }
                                 }
                             }
-                        }
-                        let w0_0 = A::weights(wr.wrapping_add(10));
-                        let w0_1 = A::weights(wr.wrapping_add(11));
-                        let w1_0 = A::weights(wr.wrapping_add(26));
-                        let w1_1 = A::weights(wr.wrapping_add(27));
-                        let w2_0 = A::weights(wr.wrapping_add(42));
-                        let w2_1 = A::weights(wr.wrapping_add(43));
-                        if 0 < t.hi {
-                            if t.lo == 0 {
-                                let i = A::group(row.wrapping_add(5));
-                                c0_0 = A::dot(c0_0, i, w0_0);
-                                c0_1 = A::dot(c0_1, i, w0_1);
-                            }
-                            if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::group(row.wrapping_add(IN_W + 5));
-                                    c0_0 = A::dot(c0_0, i, w1_0);
-                                    c0_1 = A::dot(c0_1, i, w1_1);
-                                    c1_0 = A::dot(c1_0, i, w0_0);
-                                    c1_1 = A::dot(c1_1, i, w0_1);
+                            let w0_0 = A::weights(wr.wrapping_add(10));
+                            let w0_1 = A::weights(wr.wrapping_add(11));
+                            let w1_0 = A::weights(wr.wrapping_add(26));
+                            let w1_1 = A::weights(wr.wrapping_add(27));
+                            let w2_0 = A::weights(wr.wrapping_add(42));
+                            let w2_1 = A::weights(wr.wrapping_add(43));
+                            if 0 < t.hi {
+                                if t.lo == 0 {
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(5))
+                                    } else {
+                                        A::group(row.wrapping_add(5))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w0_0);
+                                    c0_1 = A::dot(c0_1, i, w0_1);
                                 }
-                                if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::group(row.wrapping_add(2 * IN_W + 5));
-                                        c0_0 = A::dot(c0_0, i, w2_0);
-                                        c0_1 = A::dot(c0_1, i, w2_1);
-                                        c1_0 = A::dot(c1_0, i, w1_0);
-                                        c1_1 = A::dot(c1_1, i, w1_1);
-                                        c2_0 = A::dot(c2_0, i, w0_0);
-                                        c2_1 = A::dot(c2_1, i, w0_1);
+                                if 1 < t.hi {
+                                    if t.lo <= 1 {
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(IN_W + 5))
+                                        } else {
+                                            A::group(row.wrapping_add(IN_W + 5))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w1_0);
+                                        c0_1 = A::dot(c0_1, i, w1_1);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
+                                        c1_1 = A::dot(c1_1, i, w0_1);
                                     }
-                                    if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::group(row.wrapping_add(3 * IN_W + 5));
-                                            c1_0 = A::dot(c1_0, i, w2_0);
-                                            c1_1 = A::dot(c1_1, i, w2_1);
-                                            c2_0 = A::dot(c2_0, i, w1_0);
-                                            c2_1 = A::dot(c2_1, i, w1_1);
-                                            c3_0 = A::dot(c3_0, i, w0_0);
-                                            c3_1 = A::dot(c3_1, i, w0_1);
+                                    if 2 < t.hi {
+                                        if t.lo <= 2 {
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(2 * IN_W + 5))
+                                            } else {
+                                                A::group(row.wrapping_add(2 * IN_W + 5))
+                                            };
+                                            c0_0 = A::dot(c0_0, i, w2_0);
+                                            c0_1 = A::dot(c0_1, i, w2_1);
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c1_1 = A::dot(c1_1, i, w1_1);
+                                            c2_0 = A::dot(c2_0, i, w0_0);
+                                            c2_1 = A::dot(c2_1, i, w0_1);
                                         }
-                                        if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::group(row.wrapping_add(4 * IN_W + 5));
-                                                c2_0 = A::dot(c2_0, i, w2_0);
-                                                c2_1 = A::dot(c2_1, i, w2_1);
-                                                c3_0 = A::dot(c3_0, i, w1_0);
-                                                c3_1 = A::dot(c3_1, i, w1_1);
-                                                c4_0 = A::dot(c4_0, i, w0_0);
-                                                c4_1 = A::dot(c4_1, i, w0_1);
+                                        if 3 < t.hi {
+                                            if t.lo <= 3 {
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(3 * IN_W + 5))
+                                                } else {
+                                                    A::group(row.wrapping_add(3 * IN_W + 5))
+                                                };
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c1_1 = A::dot(c1_1, i, w2_1);
+                                                c2_0 = A::dot(c2_0, i, w1_0);
+                                                c2_1 = A::dot(c2_1, i, w1_1);
+                                                c3_0 = A::dot(c3_0, i, w0_0);
+                                                c3_1 = A::dot(c3_1, i, w0_1);
                                             }
-                                            if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::group(row.wrapping_add(5 * IN_W + 5));
-                                                    c3_0 = A::dot(c3_0, i, w2_0);
-                                                    c3_1 = A::dot(c3_1, i, w2_1);
-                                                    c4_0 = A::dot(c4_0, i, w1_0);
-                                                    c4_1 = A::dot(c4_1, i, w1_1);
-                                                    c5_0 = A::dot(c5_0, i, w0_0);
-                                                    c5_1 = A::dot(c5_1, i, w0_1);
+                                            if 4 < t.hi {
+                                                if t.lo <= 4 {
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(4 * IN_W + 5))
+                                                    } else {
+                                                        A::group(row.wrapping_add(4 * IN_W + 5))
+                                                    };
+                                                    c2_0 = A::dot(c2_0, i, w2_0);
+                                                    c2_1 = A::dot(c2_1, i, w2_1);
+                                                    c3_0 = A::dot(c3_0, i, w1_0);
+                                                    c3_1 = A::dot(c3_1, i, w1_1);
+                                                    c4_0 = A::dot(c4_0, i, w0_0);
+                                                    c4_1 = A::dot(c4_1, i, w0_1);
                                                 }
-                                                if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::group(row.wrapping_add(6 * IN_W + 5));
-                                                        c4_0 = A::dot(c4_0, i, w2_0);
-                                                        c4_1 = A::dot(c4_1, i, w2_1);
-                                                        c5_0 = A::dot(c5_0, i, w1_0);
-                                                        c5_1 = A::dot(c5_1, i, w1_1);
+                                                if 5 < t.hi {
+                                                    if t.lo <= 5 {
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(5 * IN_W + 5))
+                                                        } else {
+                                                            A::group(row.wrapping_add(5 * IN_W + 5))
+                                                        };
+                                                        c3_0 = A::dot(c3_0, i, w2_0);
+                                                        c3_1 = A::dot(c3_1, i, w2_1);
+                                                        c4_0 = A::dot(c4_0, i, w1_0);
+                                                        c4_1 = A::dot(c4_1, i, w1_1);
+                                                        c5_0 = A::dot(c5_0, i, w0_0);
+                                                        c5_1 = A::dot(c5_1, i, w0_1);
                                                     }
-                                                    if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::group(row.wrapping_add(7 * IN_W + 5));
-                                                            c5_0 = A::dot(c5_0, i, w2_0);
-                                                            c5_1 = A::dot(c5_1, i, w2_1);
+                                                    if 6 < t.hi {
+                                                        if t.lo <= 6 {
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(6 * IN_W + 5))
+                                                            } else {
+                                                                A::group(row.wrapping_add(6 * IN_W + 5))
+                                                            };
+                                                            c4_0 = A::dot(c4_0, i, w2_0);
+                                                            c4_1 = A::dot(c4_1, i, w2_1);
+                                                            c5_0 = A::dot(c5_0, i, w1_0);
+                                                            c5_1 = A::dot(c5_1, i, w1_1);
+                                                        }
+                                                        if 7 < t.hi {
+                                                            if t.lo <= 7 {
+                                                                let i = if A::OFFSET_AHEAD {
+                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 5))
+                                                                } else {
+                                                                    A::group(row.wrapping_add(7 * IN_W + 5))
+                                                                };
+                                                                c5_0 = A::dot(c5_0, i, w2_0);
+                                                                c5_1 = A::dot(c5_1, i, w2_1);
+                                                            }
                                                         }
                                                     }
                                                 }
@@ -2117,80 +3501,112 @@ mod __small_layer_Conv3x3I8 {
                                     }
                                 }
                             }
-                        }
-                        let w0_0 = A::weights(wr.wrapping_add(12));
-                        let w0_1 = A::weights(wr.wrapping_add(13));
-                        let w1_0 = A::weights(wr.wrapping_add(28));
-                        let w1_1 = A::weights(wr.wrapping_add(29));
-                        let w2_0 = A::weights(wr.wrapping_add(44));
-                        let w2_1 = A::weights(wr.wrapping_add(45));
-                        if 0 < t.hi {
-                            if t.lo == 0 {
-                                let i = A::group(row.wrapping_add(6));
-                                c0_0 = A::dot(c0_0, i, w0_0);
-                                c0_1 = A::dot(c0_1, i, w0_1);
-                            }
-                            if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::group(row.wrapping_add(IN_W + 6));
-                                    c0_0 = A::dot(c0_0, i, w1_0);
-                                    c0_1 = A::dot(c0_1, i, w1_1);
-                                    c1_0 = A::dot(c1_0, i, w0_0);
-                                    c1_1 = A::dot(c1_1, i, w0_1);
+                            let w0_0 = A::weights(wr.wrapping_add(12));
+                            let w0_1 = A::weights(wr.wrapping_add(13));
+                            let w1_0 = A::weights(wr.wrapping_add(28));
+                            let w1_1 = A::weights(wr.wrapping_add(29));
+                            let w2_0 = A::weights(wr.wrapping_add(44));
+                            let w2_1 = A::weights(wr.wrapping_add(45));
+                            if 0 < t.hi {
+                                if t.lo == 0 {
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(6))
+                                    } else {
+                                        A::group(row.wrapping_add(6))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w0_0);
+                                    c0_1 = A::dot(c0_1, i, w0_1);
                                 }
-                                if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::group(row.wrapping_add(2 * IN_W + 6));
-                                        c0_0 = A::dot(c0_0, i, w2_0);
-                                        c0_1 = A::dot(c0_1, i, w2_1);
-                                        c1_0 = A::dot(c1_0, i, w1_0);
-                                        c1_1 = A::dot(c1_1, i, w1_1);
-                                        c2_0 = A::dot(c2_0, i, w0_0);
-                                        c2_1 = A::dot(c2_1, i, w0_1);
+                                if 1 < t.hi {
+                                    if t.lo <= 1 {
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(IN_W + 6))
+                                        } else {
+                                            A::group(row.wrapping_add(IN_W + 6))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w1_0);
+                                        c0_1 = A::dot(c0_1, i, w1_1);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
+                                        c1_1 = A::dot(c1_1, i, w0_1);
                                     }
-                                    if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::group(row.wrapping_add(3 * IN_W + 6));
-                                            c1_0 = A::dot(c1_0, i, w2_0);
-                                            c1_1 = A::dot(c1_1, i, w2_1);
-                                            c2_0 = A::dot(c2_0, i, w1_0);
-                                            c2_1 = A::dot(c2_1, i, w1_1);
-                                            c3_0 = A::dot(c3_0, i, w0_0);
-                                            c3_1 = A::dot(c3_1, i, w0_1);
+                                    if 2 < t.hi {
+                                        if t.lo <= 2 {
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(2 * IN_W + 6))
+                                            } else {
+                                                A::group(row.wrapping_add(2 * IN_W + 6))
+                                            };
+                                            c0_0 = A::dot(c0_0, i, w2_0);
+                                            c0_1 = A::dot(c0_1, i, w2_1);
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c1_1 = A::dot(c1_1, i, w1_1);
+                                            c2_0 = A::dot(c2_0, i, w0_0);
+                                            c2_1 = A::dot(c2_1, i, w0_1);
                                         }
-                                        if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::group(row.wrapping_add(4 * IN_W + 6));
-                                                c2_0 = A::dot(c2_0, i, w2_0);
-                                                c2_1 = A::dot(c2_1, i, w2_1);
-                                                c3_0 = A::dot(c3_0, i, w1_0);
-                                                c3_1 = A::dot(c3_1, i, w1_1);
-                                                c4_0 = A::dot(c4_0, i, w0_0);
-                                                c4_1 = A::dot(c4_1, i, w0_1);
+                                        if 3 < t.hi {
+                                            if t.lo <= 3 {
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(3 * IN_W + 6))
+                                                } else {
+                                                    A::group(row.wrapping_add(3 * IN_W + 6))
+                                                };
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c1_1 = A::dot(c1_1, i, w2_1);
+                                                c2_0 = A::dot(c2_0, i, w1_0);
+                                                c2_1 = A::dot(c2_1, i, w1_1);
+                                                c3_0 = A::dot(c3_0, i, w0_0);
+                                                c3_1 = A::dot(c3_1, i, w0_1);
                                             }
-                                            if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::group(row.wrapping_add(5 * IN_W + 6));
-                                                    c3_0 = A::dot(c3_0, i, w2_0);
-                                                    c3_1 = A::dot(c3_1, i, w2_1);
-                                                    c4_0 = A::dot(c4_0, i, w1_0);
-                                                    c4_1 = A::dot(c4_1, i, w1_1);
-                                                    c5_0 = A::dot(c5_0, i, w0_0);
-                                                    c5_1 = A::dot(c5_1, i, w0_1);
+                                            if 4 < t.hi {
+                                                if t.lo <= 4 {
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(4 * IN_W + 6))
+                                                    } else {
+                                                        A::group(row.wrapping_add(4 * IN_W + 6))
+                                                    };
+                                                    c2_0 = A::dot(c2_0, i, w2_0);
+                                                    c2_1 = A::dot(c2_1, i, w2_1);
+                                                    c3_0 = A::dot(c3_0, i, w1_0);
+                                                    c3_1 = A::dot(c3_1, i, w1_1);
+                                                    c4_0 = A::dot(c4_0, i, w0_0);
+                                                    c4_1 = A::dot(c4_1, i, w0_1);
                                                 }
-                                                if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::group(row.wrapping_add(6 * IN_W + 6));
-                                                        c4_0 = A::dot(c4_0, i, w2_0);
-                                                        c4_1 = A::dot(c4_1, i, w2_1);
-                                                        c5_0 = A::dot(c5_0, i, w1_0);
-                                                        c5_1 = A::dot(c5_1, i, w1_1);
+                                                if 5 < t.hi {
+                                                    if t.lo <= 5 {
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(5 * IN_W + 6))
+                                                        } else {
+                                                            A::group(row.wrapping_add(5 * IN_W + 6))
+                                                        };
+                                                        c3_0 = A::dot(c3_0, i, w2_0);
+                                                        c3_1 = A::dot(c3_1, i, w2_1);
+                                                        c4_0 = A::dot(c4_0, i, w1_0);
+                                                        c4_1 = A::dot(c4_1, i, w1_1);
+                                                        c5_0 = A::dot(c5_0, i, w0_0);
+                                                        c5_1 = A::dot(c5_1, i, w0_1);
                                                     }
-                                                    if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::group(row.wrapping_add(7 * IN_W + 6));
-                                                            c5_0 = A::dot(c5_0, i, w2_0);
-                                                            c5_1 = A::dot(c5_1, i, w2_1);
+                                                    if 6 < t.hi {
+                                                        if t.lo <= 6 {
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(6 * IN_W + 6))
+                                                            } else {
+                                                                A::group(row.wrapping_add(6 * IN_W + 6))
+                                                            };
+                                                            c4_0 = A::dot(c4_0, i, w2_0);
+                                                            c4_1 = A::dot(c4_1, i, w2_1);
+                                                            c5_0 = A::dot(c5_0, i, w1_0);
+                                                            c5_1 = A::dot(c5_1, i, w1_1);
+                                                        }
+                                                        if 7 < t.hi {
+                                                            if t.lo <= 7 {
+                                                                let i = if A::OFFSET_AHEAD {
+                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 6))
+                                                                } else {
+                                                                    A::group(row.wrapping_add(7 * IN_W + 6))
+                                                                };
+                                                                c5_0 = A::dot(c5_0, i, w2_0);
+                                                                c5_1 = A::dot(c5_1, i, w2_1);
+                                                            }
                                                         }
                                                     }
                                                 }
@@ -2199,80 +3615,112 @@ mod __small_layer_Conv3x3I8 {
                                     }
                                 }
                             }
-                        }
-                        let w0_0 = A::weights(wr.wrapping_add(14));
-                        let w0_1 = A::weights(wr.wrapping_add(15));
-                        let w1_0 = A::weights(wr.wrapping_add(30));
-                        let w1_1 = A::weights(wr.wrapping_add(31));
-                        let w2_0 = A::weights(wr.wrapping_add(46));
-                        let w2_1 = A::weights(wr.wrapping_add(47));
-                        if 0 < t.hi {
-                            if t.lo == 0 {
-                                let i = A::group(row.wrapping_add(7));
-                                c0_0 = A::dot(c0_0, i, w0_0);
-                                c0_1 = A::dot(c0_1, i, w0_1);
-                            }
-                            if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::group(row.wrapping_add(IN_W + 7));
-                                    c0_0 = A::dot(c0_0, i, w1_0);
-                                    c0_1 = A::dot(c0_1, i, w1_1);
-                                    c1_0 = A::dot(c1_0, i, w0_0);
-                                    c1_1 = A::dot(c1_1, i, w0_1);
+                            let w0_0 = A::weights(wr.wrapping_add(14));
+                            let w0_1 = A::weights(wr.wrapping_add(15));
+                            let w1_0 = A::weights(wr.wrapping_add(30));
+                            let w1_1 = A::weights(wr.wrapping_add(31));
+                            let w2_0 = A::weights(wr.wrapping_add(46));
+                            let w2_1 = A::weights(wr.wrapping_add(47));
+                            if 0 < t.hi {
+                                if t.lo == 0 {
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(7))
+                                    } else {
+                                        A::group(row.wrapping_add(7))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w0_0);
+                                    c0_1 = A::dot(c0_1, i, w0_1);
                                 }
-                                if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::group(row.wrapping_add(2 * IN_W + 7));
-                                        c0_0 = A::dot(c0_0, i, w2_0);
-                                        c0_1 = A::dot(c0_1, i, w2_1);
-                                        c1_0 = A::dot(c1_0, i, w1_0);
-                                        c1_1 = A::dot(c1_1, i, w1_1);
-                                        c2_0 = A::dot(c2_0, i, w0_0);
-                                        c2_1 = A::dot(c2_1, i, w0_1);
+                                if 1 < t.hi {
+                                    if t.lo <= 1 {
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(IN_W + 7))
+                                        } else {
+                                            A::group(row.wrapping_add(IN_W + 7))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w1_0);
+                                        c0_1 = A::dot(c0_1, i, w1_1);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
+                                        c1_1 = A::dot(c1_1, i, w0_1);
                                     }
-                                    if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::group(row.wrapping_add(3 * IN_W + 7));
-                                            c1_0 = A::dot(c1_0, i, w2_0);
-                                            c1_1 = A::dot(c1_1, i, w2_1);
-                                            c2_0 = A::dot(c2_0, i, w1_0);
-                                            c2_1 = A::dot(c2_1, i, w1_1);
-                                            c3_0 = A::dot(c3_0, i, w0_0);
-                                            c3_1 = A::dot(c3_1, i, w0_1);
+                                    if 2 < t.hi {
+                                        if t.lo <= 2 {
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(2 * IN_W + 7))
+                                            } else {
+                                                A::group(row.wrapping_add(2 * IN_W + 7))
+                                            };
+                                            c0_0 = A::dot(c0_0, i, w2_0);
+                                            c0_1 = A::dot(c0_1, i, w2_1);
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c1_1 = A::dot(c1_1, i, w1_1);
+                                            c2_0 = A::dot(c2_0, i, w0_0);
+                                            c2_1 = A::dot(c2_1, i, w0_1);
                                         }
-                                        if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::group(row.wrapping_add(4 * IN_W + 7));
-                                                c2_0 = A::dot(c2_0, i, w2_0);
-                                                c2_1 = A::dot(c2_1, i, w2_1);
-                                                c3_0 = A::dot(c3_0, i, w1_0);
-                                                c3_1 = A::dot(c3_1, i, w1_1);
-                                                c4_0 = A::dot(c4_0, i, w0_0);
-                                                c4_1 = A::dot(c4_1, i, w0_1);
+                                        if 3 < t.hi {
+                                            if t.lo <= 3 {
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(3 * IN_W + 7))
+                                                } else {
+                                                    A::group(row.wrapping_add(3 * IN_W + 7))
+                                                };
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c1_1 = A::dot(c1_1, i, w2_1);
+                                                c2_0 = A::dot(c2_0, i, w1_0);
+                                                c2_1 = A::dot(c2_1, i, w1_1);
+                                                c3_0 = A::dot(c3_0, i, w0_0);
+                                                c3_1 = A::dot(c3_1, i, w0_1);
                                             }
-                                            if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::group(row.wrapping_add(5 * IN_W + 7));
-                                                    c3_0 = A::dot(c3_0, i, w2_0);
-                                                    c3_1 = A::dot(c3_1, i, w2_1);
-                                                    c4_0 = A::dot(c4_0, i, w1_0);
-                                                    c4_1 = A::dot(c4_1, i, w1_1);
-                                                    c5_0 = A::dot(c5_0, i, w0_0);
-                                                    c5_1 = A::dot(c5_1, i, w0_1);
+                                            if 4 < t.hi {
+                                                if t.lo <= 4 {
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(4 * IN_W + 7))
+                                                    } else {
+                                                        A::group(row.wrapping_add(4 * IN_W + 7))
+                                                    };
+                                                    c2_0 = A::dot(c2_0, i, w2_0);
+                                                    c2_1 = A::dot(c2_1, i, w2_1);
+                                                    c3_0 = A::dot(c3_0, i, w1_0);
+                                                    c3_1 = A::dot(c3_1, i, w1_1);
+                                                    c4_0 = A::dot(c4_0, i, w0_0);
+                                                    c4_1 = A::dot(c4_1, i, w0_1);
                                                 }
-                                                if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::group(row.wrapping_add(6 * IN_W + 7));
-                                                        c4_0 = A::dot(c4_0, i, w2_0);
-                                                        c4_1 = A::dot(c4_1, i, w2_1);
-                                                        c5_0 = A::dot(c5_0, i, w1_0);
-                                                        c5_1 = A::dot(c5_1, i, w1_1);
+                                                if 5 < t.hi {
+                                                    if t.lo <= 5 {
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(5 * IN_W + 7))
+                                                        } else {
+                                                            A::group(row.wrapping_add(5 * IN_W + 7))
+                                                        };
+                                                        c3_0 = A::dot(c3_0, i, w2_0);
+                                                        c3_1 = A::dot(c3_1, i, w2_1);
+                                                        c4_0 = A::dot(c4_0, i, w1_0);
+                                                        c4_1 = A::dot(c4_1, i, w1_1);
+                                                        c5_0 = A::dot(c5_0, i, w0_0);
+                                                        c5_1 = A::dot(c5_1, i, w0_1);
                                                     }
-                                                    if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::group(row.wrapping_add(7 * IN_W + 7));
-                                                            c5_0 = A::dot(c5_0, i, w2_0);
-                                                            c5_1 = A::dot(c5_1, i, w2_1);
+                                                    if 6 < t.hi {
+                                                        if t.lo <= 6 {
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(6 * IN_W + 7))
+                                                            } else {
+                                                                A::group(row.wrapping_add(6 * IN_W + 7))
+                                                            };
+                                                            c4_0 = A::dot(c4_0, i, w2_0);
+                                                            c4_1 = A::dot(c4_1, i, w2_1);
+                                                            c5_0 = A::dot(c5_0, i, w1_0);
+                                                            c5_1 = A::dot(c5_1, i, w1_1);
+                                                        }
+                                                        if 7 < t.hi {
+                                                            if t.lo <= 7 {
+                                                                let i = if A::OFFSET_AHEAD {
+                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 7))
+                                                                } else {
+                                                                    A::group(row.wrapping_add(7 * IN_W + 7))
+                                                                };
+                                                                c5_0 = A::dot(c5_0, i, w2_0);
+                                                                c5_1 = A::dot(c5_1, i, w2_1);
+                                                            }
                                                         }
                                                     }
                                                 }
@@ -2286,35 +3734,71 @@ mod __small_layer_Conv3x3I8 {
                 }
                 let out = t.out;
                 let q = t.bias;
-                if true {
-                    let corr = q.wrapping_add(46 * 16);
-                    for x in 0..3 {
-                        let row_in = t.x0 <= x && x < t.x1;
-                        for y in 0..3 {
-                            let cp = corr.wrapping_add((x * 3 + y) * 16);
-                            if !(row_in && t.lo <= 0 + y && 0 + y < t.hi) {
-                                c0_0 = A::add(c0_0, A::load(cp));
-                                c0_1 = A::add(c0_1, A::load(cp.wrapping_add(1)));
+                if A::OFFSET_AHEAD {
+                    if t.x0 != 0 || t.x1 != 3 {
+                        let corr = q.wrapping_add(46 * 16);
+                        for x in 0..3 {
+                            let row_in = t.x0 <= x && x < t.x1;
+                            for y in 0..3 {
+                                let cp = corr.wrapping_add((x * 3 + y) * 16);
+                                if !row_in {
+                                    c0_0 = A::add(c0_0, A::load(cp));
+                                    c0_1 = A::add(c0_1, A::load(cp.wrapping_add(1)));
+                                }
+                                if !row_in {
+                                    c1_0 = A::add(c1_0, A::load(cp));
+                                    c1_1 = A::add(c1_1, A::load(cp.wrapping_add(1)));
+                                }
+                                if !row_in {
+                                    c2_0 = A::add(c2_0, A::load(cp));
+                                    c2_1 = A::add(c2_1, A::load(cp.wrapping_add(1)));
+                                }
+                                if !row_in {
+                                    c3_0 = A::add(c3_0, A::load(cp));
+                                    c3_1 = A::add(c3_1, A::load(cp.wrapping_add(1)));
+                                }
+                                if !row_in {
+                                    c4_0 = A::add(c4_0, A::load(cp));
+                                    c4_1 = A::add(c4_1, A::load(cp.wrapping_add(1)));
+                                }
+                                if !row_in {
+                                    c5_0 = A::add(c5_0, A::load(cp));
+                                    c5_1 = A::add(c5_1, A::load(cp.wrapping_add(1)));
+                                }
                             }
-                            if !(row_in && t.lo <= 1 + y && 1 + y < t.hi) {
-                                c1_0 = A::add(c1_0, A::load(cp));
-                                c1_1 = A::add(c1_1, A::load(cp.wrapping_add(1)));
-                            }
-                            if !(row_in && t.lo <= 2 + y && 2 + y < t.hi) {
-                                c2_0 = A::add(c2_0, A::load(cp));
-                                c2_1 = A::add(c2_1, A::load(cp.wrapping_add(1)));
-                            }
-                            if !(row_in && t.lo <= 3 + y && 3 + y < t.hi) {
-                                c3_0 = A::add(c3_0, A::load(cp));
-                                c3_1 = A::add(c3_1, A::load(cp.wrapping_add(1)));
-                            }
-                            if !(row_in && t.lo <= 4 + y && 4 + y < t.hi) {
-                                c4_0 = A::add(c4_0, A::load(cp));
-                                c4_1 = A::add(c4_1, A::load(cp.wrapping_add(1)));
-                            }
-                            if !(row_in && t.lo <= 5 + y && 5 + y < t.hi) {
-                                c5_0 = A::add(c5_0, A::load(cp));
-                                c5_1 = A::add(c5_1, A::load(cp.wrapping_add(1)));
+                        }
+                    }
+                } else {
+                    if true {
+                        let corr = q.wrapping_add(46 * 16);
+                        for x in 0..3 {
+                            let row_in = t.x0 <= x && x < t.x1;
+                            for y in 0..3 {
+                                let cp = corr.wrapping_add((x * 3 + y) * 16);
+                                if !(row_in && t.lo <= 0 + y && 0 + y < t.hi) {
+                                    c0_0 = A::add(c0_0, A::load(cp));
+                                    c0_1 = A::add(c0_1, A::load(cp.wrapping_add(1)));
+                                }
+                                if !(row_in && t.lo <= 1 + y && 1 + y < t.hi) {
+                                    c1_0 = A::add(c1_0, A::load(cp));
+                                    c1_1 = A::add(c1_1, A::load(cp.wrapping_add(1)));
+                                }
+                                if !(row_in && t.lo <= 2 + y && 2 + y < t.hi) {
+                                    c2_0 = A::add(c2_0, A::load(cp));
+                                    c2_1 = A::add(c2_1, A::load(cp.wrapping_add(1)));
+                                }
+                                if !(row_in && t.lo <= 3 + y && 3 + y < t.hi) {
+                                    c3_0 = A::add(c3_0, A::load(cp));
+                                    c3_1 = A::add(c3_1, A::load(cp.wrapping_add(1)));
+                                }
+                                if !(row_in && t.lo <= 4 + y && 4 + y < t.hi) {
+                                    c4_0 = A::add(c4_0, A::load(cp));
+                                    c4_1 = A::add(c4_1, A::load(cp.wrapping_add(1)));
+                                }
+                                if !(row_in && t.lo <= 5 + y && 5 + y < t.hi) {
+                                    c5_0 = A::add(c5_0, A::load(cp));
+                                    c5_1 = A::add(c5_1, A::load(cp.wrapping_add(1)));
+                                }
                             }
                         }
                     }

@@ -1279,41 +1279,71 @@ mod __small_layer_Stem {
                 let mut c2_1 = b1;
                 let mut c2_2 = b2;
                 let mut c2_3 = b3;
+                let mut padded = [0u32; 7 * IN_W / 4];
+                if A::OFFSET_AHEAD {
+                    let zp = t.bias.wrapping_add(304).read().wrapping_neg() as u8;
+                    let fill = A::offset_word(u32::from_ne_bytes([zp; 4]));
+                    for w in padded.iter_mut() {
+                        ::core::ptr::write_volatile(w, fill);
+                    }
+                }
                 const CB: usize = 16;
                 let mut blk = t.inp;
                 let mut wb = t.wts;
                 if t.tail {
                     for x in t.x0..t.x1 {
                         let row = blk.wrapping_add(x * t.in_row);
+                        let row = if A::OFFSET_AHEAD {
+                            let (lo, hi) = (t.lo.min(7), t.hi.min(7));
+                            let words = padded.as_mut_ptr();
+                            for k in lo * (IN_W / 4)..hi.max(lo) * (IN_W / 4) {
+                                let w = row.cast::<u32>().wrapping_add(k).read_unaligned();
+                                ::core::ptr::write_volatile(
+                                    words.wrapping_add(k),
+                                    A::offset_word(w),
+                                );
+                            }
+                            padded.as_ptr().cast::<i8>()
+                        } else {
+                            row
+                        };
                         let wr = wb.wrapping_add(x * 48);
-                        let w0_0 = A::weights(wr);
-                        let w0_1 = A::weights(wr.wrapping_add(1));
-                        let w0_2 = A::weights(wr.wrapping_add(2));
-                        let w0_3 = A::weights(wr.wrapping_add(3));
-                        let w1_0 = A::weights(wr.wrapping_add(16));
-                        let w1_1 = A::weights(wr.wrapping_add(17));
-                        let w1_2 = A::weights(wr.wrapping_add(18));
-                        let w1_3 = A::weights(wr.wrapping_add(19));
-                        let w2_0 = A::weights(wr.wrapping_add(32));
-                        let w2_1 = A::weights(wr.wrapping_add(33));
-                        let w2_2 = A::weights(wr.wrapping_add(34));
-                        let w2_3 = A::weights(wr.wrapping_add(35));
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::group(row);
+                        if A::OFFSET_AHEAD {
+                            let w0_0 = A::weights(wr);
+                            let w0_1 = A::weights(wr.wrapping_add(1));
+                            let w0_2 = A::weights(wr.wrapping_add(2));
+                            let w0_3 = A::weights(wr.wrapping_add(3));
+                            let w1_0 = A::weights(wr.wrapping_add(16));
+                            let w1_1 = A::weights(wr.wrapping_add(17));
+                            let w1_2 = A::weights(wr.wrapping_add(18));
+                            let w1_3 = A::weights(wr.wrapping_add(19));
+                            let w2_0 = A::weights(wr.wrapping_add(32));
+                            let w2_1 = A::weights(wr.wrapping_add(33));
+                            let w2_2 = A::weights(wr.wrapping_add(34));
+                            let w2_3 = A::weights(wr.wrapping_add(35));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row)
+                            } else {
+                                A::group(row)
+                            };
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
                             c0_2 = A::dot(c0_2, i, w0_2);
                             c0_3 = A::dot(c0_3, i, w0_3);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(IN_W));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(IN_W))
+                            } else {
+                                A::group(row.wrapping_add(IN_W))
+                            };
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
                             c0_3 = A::dot(c0_3, i, w1_3);
-                        }
-                        if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(2 * IN_W));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(2 * IN_W))
+                            };
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1322,16 +1352,20 @@ mod __small_layer_Stem {
                             c1_1 = A::dot(c1_1, i, w0_1);
                             c1_2 = A::dot(c1_2, i, w0_2);
                             c1_3 = A::dot(c1_3, i, w0_3);
-                        }
-                        if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(3 * IN_W));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(3 * IN_W))
+                            };
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
                             c1_2 = A::dot(c1_2, i, w1_2);
                             c1_3 = A::dot(c1_3, i, w1_3);
-                        }
-                        if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(4 * IN_W));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(4 * IN_W))
+                            };
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1340,49 +1374,59 @@ mod __small_layer_Stem {
                             c2_1 = A::dot(c2_1, i, w0_1);
                             c2_2 = A::dot(c2_2, i, w0_2);
                             c2_3 = A::dot(c2_3, i, w0_3);
-                        }
-                        if t.lo <= 5 && 5 < t.hi {
-                            let i = A::group(row.wrapping_add(5 * IN_W));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(5 * IN_W))
+                            };
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
                             c2_2 = A::dot(c2_2, i, w1_2);
                             c2_3 = A::dot(c2_3, i, w1_3);
-                        }
-                        if t.lo <= 6 && 6 < t.hi {
-                            let i = A::group(row.wrapping_add(6 * IN_W));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6 * IN_W))
+                            } else {
+                                A::group(row.wrapping_add(6 * IN_W))
+                            };
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
                             c2_3 = A::dot(c2_3, i, w2_3);
-                        }
-                        let w0_0 = A::weights(wr.wrapping_add(4));
-                        let w0_1 = A::weights(wr.wrapping_add(5));
-                        let w0_2 = A::weights(wr.wrapping_add(6));
-                        let w0_3 = A::weights(wr.wrapping_add(7));
-                        let w1_0 = A::weights(wr.wrapping_add(20));
-                        let w1_1 = A::weights(wr.wrapping_add(21));
-                        let w1_2 = A::weights(wr.wrapping_add(22));
-                        let w1_3 = A::weights(wr.wrapping_add(23));
-                        let w2_0 = A::weights(wr.wrapping_add(36));
-                        let w2_1 = A::weights(wr.wrapping_add(37));
-                        let w2_2 = A::weights(wr.wrapping_add(38));
-                        let w2_3 = A::weights(wr.wrapping_add(39));
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::group(row.wrapping_add(1));
+                            let w0_0 = A::weights(wr.wrapping_add(4));
+                            let w0_1 = A::weights(wr.wrapping_add(5));
+                            let w0_2 = A::weights(wr.wrapping_add(6));
+                            let w0_3 = A::weights(wr.wrapping_add(7));
+                            let w1_0 = A::weights(wr.wrapping_add(20));
+                            let w1_1 = A::weights(wr.wrapping_add(21));
+                            let w1_2 = A::weights(wr.wrapping_add(22));
+                            let w1_3 = A::weights(wr.wrapping_add(23));
+                            let w2_0 = A::weights(wr.wrapping_add(36));
+                            let w2_1 = A::weights(wr.wrapping_add(37));
+                            let w2_2 = A::weights(wr.wrapping_add(38));
+                            let w2_3 = A::weights(wr.wrapping_add(39));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(1))
+                            } else {
+                                A::group(row.wrapping_add(1))
+                            };
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
                             c0_2 = A::dot(c0_2, i, w0_2);
                             c0_3 = A::dot(c0_3, i, w0_3);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(IN_W + 1));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(IN_W + 1))
+                            } else {
+                                A::group(row.wrapping_add(IN_W + 1))
+                            };
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
                             c0_3 = A::dot(c0_3, i, w1_3);
-                        }
-                        if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(2 * IN_W + 1));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2 * IN_W + 1))
+                            } else {
+                                A::group(row.wrapping_add(2 * IN_W + 1))
+                            };
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1391,16 +1435,20 @@ mod __small_layer_Stem {
                             c1_1 = A::dot(c1_1, i, w0_1);
                             c1_2 = A::dot(c1_2, i, w0_2);
                             c1_3 = A::dot(c1_3, i, w0_3);
-                        }
-                        if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(3 * IN_W + 1));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3 * IN_W + 1))
+                            } else {
+                                A::group(row.wrapping_add(3 * IN_W + 1))
+                            };
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
                             c1_2 = A::dot(c1_2, i, w1_2);
                             c1_3 = A::dot(c1_3, i, w1_3);
-                        }
-                        if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(4 * IN_W + 1));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4 * IN_W + 1))
+                            } else {
+                                A::group(row.wrapping_add(4 * IN_W + 1))
+                            };
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1409,49 +1457,59 @@ mod __small_layer_Stem {
                             c2_1 = A::dot(c2_1, i, w0_1);
                             c2_2 = A::dot(c2_2, i, w0_2);
                             c2_3 = A::dot(c2_3, i, w0_3);
-                        }
-                        if t.lo <= 5 && 5 < t.hi {
-                            let i = A::group(row.wrapping_add(5 * IN_W + 1));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5 * IN_W + 1))
+                            } else {
+                                A::group(row.wrapping_add(5 * IN_W + 1))
+                            };
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
                             c2_2 = A::dot(c2_2, i, w1_2);
                             c2_3 = A::dot(c2_3, i, w1_3);
-                        }
-                        if t.lo <= 6 && 6 < t.hi {
-                            let i = A::group(row.wrapping_add(6 * IN_W + 1));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6 * IN_W + 1))
+                            } else {
+                                A::group(row.wrapping_add(6 * IN_W + 1))
+                            };
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
                             c2_3 = A::dot(c2_3, i, w2_3);
-                        }
-                        let w0_0 = A::weights(wr.wrapping_add(8));
-                        let w0_1 = A::weights(wr.wrapping_add(9));
-                        let w0_2 = A::weights(wr.wrapping_add(10));
-                        let w0_3 = A::weights(wr.wrapping_add(11));
-                        let w1_0 = A::weights(wr.wrapping_add(24));
-                        let w1_1 = A::weights(wr.wrapping_add(25));
-                        let w1_2 = A::weights(wr.wrapping_add(26));
-                        let w1_3 = A::weights(wr.wrapping_add(27));
-                        let w2_0 = A::weights(wr.wrapping_add(40));
-                        let w2_1 = A::weights(wr.wrapping_add(41));
-                        let w2_2 = A::weights(wr.wrapping_add(42));
-                        let w2_3 = A::weights(wr.wrapping_add(43));
-                        if t.lo == 0 && 0 < t.hi {
-                            let i = A::group(row.wrapping_add(2));
+                            let w0_0 = A::weights(wr.wrapping_add(8));
+                            let w0_1 = A::weights(wr.wrapping_add(9));
+                            let w0_2 = A::weights(wr.wrapping_add(10));
+                            let w0_3 = A::weights(wr.wrapping_add(11));
+                            let w1_0 = A::weights(wr.wrapping_add(24));
+                            let w1_1 = A::weights(wr.wrapping_add(25));
+                            let w1_2 = A::weights(wr.wrapping_add(26));
+                            let w1_3 = A::weights(wr.wrapping_add(27));
+                            let w2_0 = A::weights(wr.wrapping_add(40));
+                            let w2_1 = A::weights(wr.wrapping_add(41));
+                            let w2_2 = A::weights(wr.wrapping_add(42));
+                            let w2_3 = A::weights(wr.wrapping_add(43));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2))
+                            } else {
+                                A::group(row.wrapping_add(2))
+                            };
                             c0_0 = A::dot(c0_0, i, w0_0);
                             c0_1 = A::dot(c0_1, i, w0_1);
                             c0_2 = A::dot(c0_2, i, w0_2);
                             c0_3 = A::dot(c0_3, i, w0_3);
-                        }
-                        if t.lo <= 1 && 1 < t.hi {
-                            let i = A::group(row.wrapping_add(IN_W + 2));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(IN_W + 2))
+                            } else {
+                                A::group(row.wrapping_add(IN_W + 2))
+                            };
                             c0_0 = A::dot(c0_0, i, w1_0);
                             c0_1 = A::dot(c0_1, i, w1_1);
                             c0_2 = A::dot(c0_2, i, w1_2);
                             c0_3 = A::dot(c0_3, i, w1_3);
-                        }
-                        if t.lo <= 2 && 2 < t.hi {
-                            let i = A::group(row.wrapping_add(2 * IN_W + 2));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(2 * IN_W + 2))
+                            } else {
+                                A::group(row.wrapping_add(2 * IN_W + 2))
+                            };
                             c0_0 = A::dot(c0_0, i, w2_0);
                             c0_1 = A::dot(c0_1, i, w2_1);
                             c0_2 = A::dot(c0_2, i, w2_2);
@@ -1460,16 +1518,20 @@ mod __small_layer_Stem {
                             c1_1 = A::dot(c1_1, i, w0_1);
                             c1_2 = A::dot(c1_2, i, w0_2);
                             c1_3 = A::dot(c1_3, i, w0_3);
-                        }
-                        if t.lo <= 3 && 3 < t.hi {
-                            let i = A::group(row.wrapping_add(3 * IN_W + 2));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(3 * IN_W + 2))
+                            } else {
+                                A::group(row.wrapping_add(3 * IN_W + 2))
+                            };
                             c1_0 = A::dot(c1_0, i, w1_0);
                             c1_1 = A::dot(c1_1, i, w1_1);
                             c1_2 = A::dot(c1_2, i, w1_2);
                             c1_3 = A::dot(c1_3, i, w1_3);
-                        }
-                        if t.lo <= 4 && 4 < t.hi {
-                            let i = A::group(row.wrapping_add(4 * IN_W + 2));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(4 * IN_W + 2))
+                            } else {
+                                A::group(row.wrapping_add(4 * IN_W + 2))
+                            };
                             c1_0 = A::dot(c1_0, i, w2_0);
                             c1_1 = A::dot(c1_1, i, w2_1);
                             c1_2 = A::dot(c1_2, i, w2_2);
@@ -1478,48 +1540,374 @@ mod __small_layer_Stem {
                             c2_1 = A::dot(c2_1, i, w0_1);
                             c2_2 = A::dot(c2_2, i, w0_2);
                             c2_3 = A::dot(c2_3, i, w0_3);
-                        }
-                        if t.lo <= 5 && 5 < t.hi {
-                            let i = A::group(row.wrapping_add(5 * IN_W + 2));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(5 * IN_W + 2))
+                            } else {
+                                A::group(row.wrapping_add(5 * IN_W + 2))
+                            };
                             c2_0 = A::dot(c2_0, i, w1_0);
                             c2_1 = A::dot(c2_1, i, w1_1);
                             c2_2 = A::dot(c2_2, i, w1_2);
                             c2_3 = A::dot(c2_3, i, w1_3);
-                        }
-                        if t.lo <= 6 && 6 < t.hi {
-                            let i = A::group(row.wrapping_add(6 * IN_W + 2));
+                            let i = if A::OFFSET_AHEAD {
+                                A::group_offset(row.wrapping_add(6 * IN_W + 2))
+                            } else {
+                                A::group(row.wrapping_add(6 * IN_W + 2))
+                            };
                             c2_0 = A::dot(c2_0, i, w2_0);
                             c2_1 = A::dot(c2_1, i, w2_1);
                             c2_2 = A::dot(c2_2, i, w2_2);
                             c2_3 = A::dot(c2_3, i, w2_3);
+                        } else {
+                            let w0_0 = A::weights(wr);
+                            let w0_1 = A::weights(wr.wrapping_add(1));
+                            let w0_2 = A::weights(wr.wrapping_add(2));
+                            let w0_3 = A::weights(wr.wrapping_add(3));
+                            let w1_0 = A::weights(wr.wrapping_add(16));
+                            let w1_1 = A::weights(wr.wrapping_add(17));
+                            let w1_2 = A::weights(wr.wrapping_add(18));
+                            let w1_3 = A::weights(wr.wrapping_add(19));
+                            let w2_0 = A::weights(wr.wrapping_add(32));
+                            let w2_1 = A::weights(wr.wrapping_add(33));
+                            let w2_2 = A::weights(wr.wrapping_add(34));
+                            let w2_3 = A::weights(wr.wrapping_add(35));
+                            if t.lo == 0 && 0 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row)
+                                } else {
+                                    A::group(row)
+                                };
+                                c0_0 = A::dot(c0_0, i, w0_0);
+                                c0_1 = A::dot(c0_1, i, w0_1);
+                                c0_2 = A::dot(c0_2, i, w0_2);
+                                c0_3 = A::dot(c0_3, i, w0_3);
+                            }
+                            if t.lo <= 1 && 1 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(IN_W))
+                                } else {
+                                    A::group(row.wrapping_add(IN_W))
+                                };
+                                c0_0 = A::dot(c0_0, i, w1_0);
+                                c0_1 = A::dot(c0_1, i, w1_1);
+                                c0_2 = A::dot(c0_2, i, w1_2);
+                                c0_3 = A::dot(c0_3, i, w1_3);
+                            }
+                            if t.lo <= 2 && 2 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(2 * IN_W))
+                                } else {
+                                    A::group(row.wrapping_add(2 * IN_W))
+                                };
+                                c0_0 = A::dot(c0_0, i, w2_0);
+                                c0_1 = A::dot(c0_1, i, w2_1);
+                                c0_2 = A::dot(c0_2, i, w2_2);
+                                c0_3 = A::dot(c0_3, i, w2_3);
+                                c1_0 = A::dot(c1_0, i, w0_0);
+                                c1_1 = A::dot(c1_1, i, w0_1);
+                                c1_2 = A::dot(c1_2, i, w0_2);
+                                c1_3 = A::dot(c1_3, i, w0_3);
+                            }
+                            if t.lo <= 3 && 3 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(3 * IN_W))
+                                } else {
+                                    A::group(row.wrapping_add(3 * IN_W))
+                                };
+                                c1_0 = A::dot(c1_0, i, w1_0);
+                                c1_1 = A::dot(c1_1, i, w1_1);
+                                c1_2 = A::dot(c1_2, i, w1_2);
+                                c1_3 = A::dot(c1_3, i, w1_3);
+                            }
+                            if t.lo <= 4 && 4 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(4 * IN_W))
+                                } else {
+                                    A::group(row.wrapping_add(4 * IN_W))
+                                };
+                                c1_0 = A::dot(c1_0, i, w2_0);
+                                c1_1 = A::dot(c1_1, i, w2_1);
+                                c1_2 = A::dot(c1_2, i, w2_2);
+                                c1_3 = A::dot(c1_3, i, w2_3);
+                                c2_0 = A::dot(c2_0, i, w0_0);
+                                c2_1 = A::dot(c2_1, i, w0_1);
+                                c2_2 = A::dot(c2_2, i, w0_2);
+                                c2_3 = A::dot(c2_3, i, w0_3);
+                            }
+                            if t.lo <= 5 && 5 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(5 * IN_W))
+                                } else {
+                                    A::group(row.wrapping_add(5 * IN_W))
+                                };
+                                c2_0 = A::dot(c2_0, i, w1_0);
+                                c2_1 = A::dot(c2_1, i, w1_1);
+                                c2_2 = A::dot(c2_2, i, w1_2);
+                                c2_3 = A::dot(c2_3, i, w1_3);
+                            }
+                            if t.lo <= 6 && 6 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(6 * IN_W))
+                                } else {
+                                    A::group(row.wrapping_add(6 * IN_W))
+                                };
+                                c2_0 = A::dot(c2_0, i, w2_0);
+                                c2_1 = A::dot(c2_1, i, w2_1);
+                                c2_2 = A::dot(c2_2, i, w2_2);
+                                c2_3 = A::dot(c2_3, i, w2_3);
+                            }
+                            let w0_0 = A::weights(wr.wrapping_add(4));
+                            let w0_1 = A::weights(wr.wrapping_add(5));
+                            let w0_2 = A::weights(wr.wrapping_add(6));
+                            let w0_3 = A::weights(wr.wrapping_add(7));
+                            let w1_0 = A::weights(wr.wrapping_add(20));
+                            let w1_1 = A::weights(wr.wrapping_add(21));
+                            let w1_2 = A::weights(wr.wrapping_add(22));
+                            let w1_3 = A::weights(wr.wrapping_add(23));
+                            let w2_0 = A::weights(wr.wrapping_add(36));
+                            let w2_1 = A::weights(wr.wrapping_add(37));
+                            let w2_2 = A::weights(wr.wrapping_add(38));
+                            let w2_3 = A::weights(wr.wrapping_add(39));
+                            if t.lo == 0 && 0 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(1))
+                                } else {
+                                    A::group(row.wrapping_add(1))
+                                };
+                                c0_0 = A::dot(c0_0, i, w0_0);
+                                c0_1 = A::dot(c0_1, i, w0_1);
+                                c0_2 = A::dot(c0_2, i, w0_2);
+                                c0_3 = A::dot(c0_3, i, w0_3);
+                            }
+                            if t.lo <= 1 && 1 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(IN_W + 1))
+                                } else {
+                                    A::group(row.wrapping_add(IN_W + 1))
+                                };
+                                c0_0 = A::dot(c0_0, i, w1_0);
+                                c0_1 = A::dot(c0_1, i, w1_1);
+                                c0_2 = A::dot(c0_2, i, w1_2);
+                                c0_3 = A::dot(c0_3, i, w1_3);
+                            }
+                            if t.lo <= 2 && 2 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(2 * IN_W + 1))
+                                } else {
+                                    A::group(row.wrapping_add(2 * IN_W + 1))
+                                };
+                                c0_0 = A::dot(c0_0, i, w2_0);
+                                c0_1 = A::dot(c0_1, i, w2_1);
+                                c0_2 = A::dot(c0_2, i, w2_2);
+                                c0_3 = A::dot(c0_3, i, w2_3);
+                                c1_0 = A::dot(c1_0, i, w0_0);
+                                c1_1 = A::dot(c1_1, i, w0_1);
+                                c1_2 = A::dot(c1_2, i, w0_2);
+                                c1_3 = A::dot(c1_3, i, w0_3);
+                            }
+                            if t.lo <= 3 && 3 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(3 * IN_W + 1))
+                                } else {
+                                    A::group(row.wrapping_add(3 * IN_W + 1))
+                                };
+                                c1_0 = A::dot(c1_0, i, w1_0);
+                                c1_1 = A::dot(c1_1, i, w1_1);
+                                c1_2 = A::dot(c1_2, i, w1_2);
+                                c1_3 = A::dot(c1_3, i, w1_3);
+                            }
+                            if t.lo <= 4 && 4 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(4 * IN_W + 1))
+                                } else {
+                                    A::group(row.wrapping_add(4 * IN_W + 1))
+                                };
+                                c1_0 = A::dot(c1_0, i, w2_0);
+                                c1_1 = A::dot(c1_1, i, w2_1);
+                                c1_2 = A::dot(c1_2, i, w2_2);
+                                c1_3 = A::dot(c1_3, i, w2_3);
+                                c2_0 = A::dot(c2_0, i, w0_0);
+                                c2_1 = A::dot(c2_1, i, w0_1);
+                                c2_2 = A::dot(c2_2, i, w0_2);
+                                c2_3 = A::dot(c2_3, i, w0_3);
+                            }
+                            if t.lo <= 5 && 5 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(5 * IN_W + 1))
+                                } else {
+                                    A::group(row.wrapping_add(5 * IN_W + 1))
+                                };
+                                c2_0 = A::dot(c2_0, i, w1_0);
+                                c2_1 = A::dot(c2_1, i, w1_1);
+                                c2_2 = A::dot(c2_2, i, w1_2);
+                                c2_3 = A::dot(c2_3, i, w1_3);
+                            }
+                            if t.lo <= 6 && 6 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(6 * IN_W + 1))
+                                } else {
+                                    A::group(row.wrapping_add(6 * IN_W + 1))
+                                };
+                                c2_0 = A::dot(c2_0, i, w2_0);
+                                c2_1 = A::dot(c2_1, i, w2_1);
+                                c2_2 = A::dot(c2_2, i, w2_2);
+                                c2_3 = A::dot(c2_3, i, w2_3);
+                            }
+                            let w0_0 = A::weights(wr.wrapping_add(8));
+                            let w0_1 = A::weights(wr.wrapping_add(9));
+                            let w0_2 = A::weights(wr.wrapping_add(10));
+                            let w0_3 = A::weights(wr.wrapping_add(11));
+                            let w1_0 = A::weights(wr.wrapping_add(24));
+                            let w1_1 = A::weights(wr.wrapping_add(25));
+                            let w1_2 = A::weights(wr.wrapping_add(26));
+                            let w1_3 = A::weights(wr.wrapping_add(27));
+                            let w2_0 = A::weights(wr.wrapping_add(40));
+                            let w2_1 = A::weights(wr.wrapping_add(41));
+                            let w2_2 = A::weights(wr.wrapping_add(42));
+                            let w2_3 = A::weights(wr.wrapping_add(43));
+                            if t.lo == 0 && 0 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(2))
+                                } else {
+                                    A::group(row.wrapping_add(2))
+                                };
+                                c0_0 = A::dot(c0_0, i, w0_0);
+                                c0_1 = A::dot(c0_1, i, w0_1);
+                                c0_2 = A::dot(c0_2, i, w0_2);
+                                c0_3 = A::dot(c0_3, i, w0_3);
+                            }
+                            if t.lo <= 1 && 1 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(IN_W + 2))
+                                } else {
+                                    A::group(row.wrapping_add(IN_W + 2))
+                                };
+                                c0_0 = A::dot(c0_0, i, w1_0);
+                                c0_1 = A::dot(c0_1, i, w1_1);
+                                c0_2 = A::dot(c0_2, i, w1_2);
+                                c0_3 = A::dot(c0_3, i, w1_3);
+                            }
+                            if t.lo <= 2 && 2 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(2 * IN_W + 2))
+                                } else {
+                                    A::group(row.wrapping_add(2 * IN_W + 2))
+                                };
+                                c0_0 = A::dot(c0_0, i, w2_0);
+                                c0_1 = A::dot(c0_1, i, w2_1);
+                                c0_2 = A::dot(c0_2, i, w2_2);
+                                c0_3 = A::dot(c0_3, i, w2_3);
+                                c1_0 = A::dot(c1_0, i, w0_0);
+                                c1_1 = A::dot(c1_1, i, w0_1);
+                                c1_2 = A::dot(c1_2, i, w0_2);
+                                c1_3 = A::dot(c1_3, i, w0_3);
+                            }
+                            if t.lo <= 3 && 3 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(3 * IN_W + 2))
+                                } else {
+                                    A::group(row.wrapping_add(3 * IN_W + 2))
+                                };
+                                c1_0 = A::dot(c1_0, i, w1_0);
+                                c1_1 = A::dot(c1_1, i, w1_1);
+                                c1_2 = A::dot(c1_2, i, w1_2);
+                                c1_3 = A::dot(c1_3, i, w1_3);
+                            }
+                            if t.lo <= 4 && 4 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(4 * IN_W + 2))
+                                } else {
+                                    A::group(row.wrapping_add(4 * IN_W + 2))
+                                };
+                                c1_0 = A::dot(c1_0, i, w2_0);
+                                c1_1 = A::dot(c1_1, i, w2_1);
+                                c1_2 = A::dot(c1_2, i, w2_2);
+                                c1_3 = A::dot(c1_3, i, w2_3);
+                                c2_0 = A::dot(c2_0, i, w0_0);
+                                c2_1 = A::dot(c2_1, i, w0_1);
+                                c2_2 = A::dot(c2_2, i, w0_2);
+                                c2_3 = A::dot(c2_3, i, w0_3);
+                            }
+                            if t.lo <= 5 && 5 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(5 * IN_W + 2))
+                                } else {
+                                    A::group(row.wrapping_add(5 * IN_W + 2))
+                                };
+                                c2_0 = A::dot(c2_0, i, w1_0);
+                                c2_1 = A::dot(c2_1, i, w1_1);
+                                c2_2 = A::dot(c2_2, i, w1_2);
+                                c2_3 = A::dot(c2_3, i, w1_3);
+                            }
+                            if t.lo <= 6 && 6 < t.hi {
+                                let i = if A::OFFSET_AHEAD {
+                                    A::group_offset(row.wrapping_add(6 * IN_W + 2))
+                                } else {
+                                    A::group(row.wrapping_add(6 * IN_W + 2))
+                                };
+                                c2_0 = A::dot(c2_0, i, w2_0);
+                                c2_1 = A::dot(c2_1, i, w2_1);
+                                c2_2 = A::dot(c2_2, i, w2_2);
+                                c2_3 = A::dot(c2_3, i, w2_3);
+                            }
                         }
                     }
                 }
                 let out = t.out;
                 let q = t.bias;
-                if true {
-                    let corr = q.wrapping_add(46 * 16);
-                    for x in 0..3 {
-                        let row_in = t.x0 <= x && x < t.x1;
-                        for y in 0..3 {
-                            let cp = corr.wrapping_add((x * 3 + y) * 16);
-                            if !(row_in && t.lo <= 0 + y && 0 + y < t.hi) {
-                                c0_0 = A::add(c0_0, A::load(cp));
-                                c0_1 = A::add(c0_1, A::load(cp.wrapping_add(1)));
-                                c0_2 = A::add(c0_2, A::load(cp.wrapping_add(2)));
-                                c0_3 = A::add(c0_3, A::load(cp.wrapping_add(3)));
+                if A::OFFSET_AHEAD {
+                    if t.x0 != 0 || t.x1 != 3 {
+                        let corr = q.wrapping_add(46 * 16);
+                        for x in 0..3 {
+                            let row_in = t.x0 <= x && x < t.x1;
+                            for y in 0..3 {
+                                let cp = corr.wrapping_add((x * 3 + y) * 16);
+                                if !row_in {
+                                    c0_0 = A::add(c0_0, A::load(cp));
+                                    c0_1 = A::add(c0_1, A::load(cp.wrapping_add(1)));
+                                    c0_2 = A::add(c0_2, A::load(cp.wrapping_add(2)));
+                                    c0_3 = A::add(c0_3, A::load(cp.wrapping_add(3)));
+                                }
+                                if !row_in {
+                                    c1_0 = A::add(c1_0, A::load(cp));
+                                    c1_1 = A::add(c1_1, A::load(cp.wrapping_add(1)));
+                                    c1_2 = A::add(c1_2, A::load(cp.wrapping_add(2)));
+                                    c1_3 = A::add(c1_3, A::load(cp.wrapping_add(3)));
+                                }
+                                if !row_in {
+                                    c2_0 = A::add(c2_0, A::load(cp));
+                                    c2_1 = A::add(c2_1, A::load(cp.wrapping_add(1)));
+                                    c2_2 = A::add(c2_2, A::load(cp.wrapping_add(2)));
+                                    c2_3 = A::add(c2_3, A::load(cp.wrapping_add(3)));
+                                }
                             }
-                            if !(row_in && t.lo <= 2 + y && 2 + y < t.hi) {
-                                c1_0 = A::add(c1_0, A::load(cp));
-                                c1_1 = A::add(c1_1, A::load(cp.wrapping_add(1)));
-                                c1_2 = A::add(c1_2, A::load(cp.wrapping_add(2)));
-                                c1_3 = A::add(c1_3, A::load(cp.wrapping_add(3)));
-                            }
-                            if !(row_in && t.lo <= 4 + y && 4 + y < t.hi) {
-                                c2_0 = A::add(c2_0, A::load(cp));
-                                c2_1 = A::add(c2_1, A::load(cp.wrapping_add(1)));
-                                c2_2 = A::add(c2_2, A::load(cp.wrapping_add(2)));
-                                c2_3 = A::add(c2_3, A::load(cp.wrapping_add(3)));
+                        }
+                    }
+                } else {
+                    if true {
+                        let corr = q.wrapping_add(46 * 16);
+                        for x in 0..3 {
+                            let row_in = t.x0 <= x && x < t.x1;
+                            for y in 0..3 {
+                                let cp = corr.wrapping_add((x * 3 + y) * 16);
+                                if !(row_in && t.lo <= 0 + y && 0 + y < t.hi) {
+                                    c0_0 = A::add(c0_0, A::load(cp));
+                                    c0_1 = A::add(c0_1, A::load(cp.wrapping_add(1)));
+                                    c0_2 = A::add(c0_2, A::load(cp.wrapping_add(2)));
+                                    c0_3 = A::add(c0_3, A::load(cp.wrapping_add(3)));
+                                }
+                                if !(row_in && t.lo <= 2 + y && 2 + y < t.hi) {
+                                    c1_0 = A::add(c1_0, A::load(cp));
+                                    c1_1 = A::add(c1_1, A::load(cp.wrapping_add(1)));
+                                    c1_2 = A::add(c1_2, A::load(cp.wrapping_add(2)));
+                                    c1_3 = A::add(c1_3, A::load(cp.wrapping_add(3)));
+                                }
+                                if !(row_in && t.lo <= 4 + y && 4 + y < t.hi) {
+                                    c2_0 = A::add(c2_0, A::load(cp));
+                                    c2_1 = A::add(c2_1, A::load(cp.wrapping_add(1)));
+                                    c2_2 = A::add(c2_2, A::load(cp.wrapping_add(2)));
+                                    c2_3 = A::add(c2_3, A::load(cp.wrapping_add(3)));
+                                }
                             }
                         }
                     }
