@@ -1052,7 +1052,8 @@ pub(crate) mod check {
     /// [`Dot::offset_pixels`] and [`Dot::offset_fill`]: every group
     /// [`Dot::group_offset`] reads from what they wrote takes the same
     /// part in a dot product as [`Dot::group`] of the source (1 to 3
-    /// pixel blocks, one byte off alignment).
+    /// pixel blocks, one byte off alignment), and so does [`Dot::offset_word`]
+    /// applied word by word.
     ///
     /// # Safety
     ///
@@ -1083,6 +1084,16 @@ pub(crate) mod check {
                 for g in (0..blocks * CB).step_by(d) {
                     let (got, want) = (dot(A::group_offset(t.add(g))), dot(A::group(s.add(g))));
                     assert_eq!(got[..n], want[..n], "offset_pixels: case {case}, byte {g}");
+                }
+                // `offset_word`, a word at a time (as a thin layer's
+                // edge tile copies its window row).
+                for g in (0..blocks * CB).step_by(4) {
+                    let word = s.add(g).cast::<u32>().read_unaligned();
+                    t.add(g).cast::<u32>().write_unaligned(A::offset_word(word));
+                }
+                for g in (0..blocks * CB).step_by(d) {
+                    let (got, want) = (dot(A::group_offset(t.add(g))), dot(A::group(s.add(g))));
+                    assert_eq!(got[..n], want[..n], "offset_word: case {case}, byte {g}");
                 }
                 A::offset_fill(t, fill, blocks);
                 for g in (0..blocks * CB).step_by(d) {
