@@ -967,19 +967,29 @@ mod tests {
         // A one-worker pool whose worker is busy in another job's part:
         // a second caller finds the pool busy and runs both parts itself.
         let pool = Pool::new(2);
-        let release = AtomicBool::new(false);
+        let (started, release) = (AtomicBool::new(false), AtomicBool::new(false));
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 pool.run(2, &|_| {
+                    started.store(true, Ordering::Release);
                     while !release.load(Ordering::Acquire) {
                         std::thread::yield_now();
                     }
                 })
             });
-            // Wait until the first job holds the pool.
-            while pool.turn.try_lock().is_ok() {
+            // Wait until the first job runs a part: it holds the pool's
+            // turn from before its first part to its join. (Probing with
+            // `try_lock` could take the turn for an instant just as the
+            // job asked for it; the job then ran both parts on its own
+            // thread, without the turn, and this loop waited for ever:
+            // a hang under qemu-aarch64 in CI.)
+            while !started.load(Ordering::Acquire) {
                 std::thread::yield_now();
             }
+            assert!(matches!(
+                pool.turn.try_lock(),
+                Err(std::sync::TryLockError::WouldBlock)
+            ));
             let hits = [AtomicUsize::new(0), AtomicUsize::new(0)];
             pool.run(2, &|k| {
                 hits[k].fetch_add(1, Ordering::Relaxed);
