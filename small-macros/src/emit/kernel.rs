@@ -723,6 +723,13 @@ fn pads_thin(s: &Shape) -> bool {
         && matches!(s.in_stride(), Stride::Target(_))
 }
 
+/// The layer's input zero point, as an `i32` expression read from its
+/// per-channel rows (the padding value of a border tile's buffer).
+fn input_zero_point(s: &Shape) -> TokenStream {
+    let r = lit(neg_zero_point_row(&s.spec));
+    quote!(t.bias.wrapping_add(#r).read().wrapping_neg())
+}
+
 /// [`pads_thin`]'s buffer, one window row of the input's pixels as
 /// `u32` words, filled with the input zero point (offset as
 /// `Dot::group_offset` reads it; the packer's bias compensation assumes
@@ -731,11 +738,11 @@ fn thin_buffer(s: &Shape, guarded: bool) -> Option<TokenStream> {
     if !(guarded && pads_thin(s)) {
         return None;
     }
-    let (span, r) = (lit(s.span()), lit(neg_zero_point_row(&s.spec)));
+    let (span, zp) = (lit(s.span()), input_zero_point(s));
     Some(quote! {
         let mut padded = [0u32; #span * IN_W / 4];
         if A::OFFSET_AHEAD {
-            let zp = t.bias.wrapping_add(#r).read().wrapping_neg() as u8;
+            let zp = #zp as u8;
             let fill = A::offset_word(u32::from_ne_bytes([zp; 4]));
             for w in padded.iter_mut() {
                 ::core::ptr::write_volatile(w, fill);
@@ -797,10 +804,10 @@ fn offset_buffer(s: &Shape, guarded: bool) -> Option<TokenStream> {
     }
     let (span, len) = (lit(s.span()), lit(s.span() * CB));
     let pad = if guarded && pads_ahead(s) {
-        let r = lit(neg_zero_point_row(&s.spec));
+        let zp = input_zero_point(s);
         quote! {
             if A::OFFSET_AHEAD {
-                let zp = t.bias.wrapping_add(#r).read().wrapping_neg() as i8;
+                let zp = #zp as i8;
                 A::offset_fill(ahead.as_mut_ptr(), zp, #span);
             }
         }
