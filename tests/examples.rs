@@ -125,6 +125,7 @@ mod peak {
             accumulators: o_wb * tc / 16,
             int8_dot: 4,
             dot_slots: 1,
+            folds: false,
             one_column_rate: 1.0,
         };
         // Call-, tile- and FMA-dominated layers, so each number matters.

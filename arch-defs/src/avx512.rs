@@ -284,6 +284,19 @@ mod imp {
             let x = _mm512_set1_epi32(p.cast::<i32>().read_unaligned());
             xor_wide(x, _mm512_set1_epi32(0x8080_8080_u32 as i32))
         }
+        #[inline(always)]
+        unsafe fn group_strided(p: *const i8, stride: usize) -> __m512i {
+            if stride != 4 {
+                return Self::group(crate::int8::strided::<4>(p, stride, 4).as_ptr());
+            }
+            // Four 4-byte pixels (16 bytes, the caller's contract): their
+            // first bytes gathered into one word by `vpshufb`, offset, then
+            // broadcast (no scalar work).
+            let px = _mm_loadu_si128(p.cast());
+            let word = _mm_shuffle_epi8(px, _mm_set1_epi32(0x0c08_0400));
+            let word = _mm_xor_si128(word, _mm_set1_epi32(0x8080_8080_u32 as i32));
+            _mm512_broadcastd_epi32(word)
+        }
         const OFFSET_AHEAD: bool = true;
         #[inline(always)]
         unsafe fn offset_pixels(dst: *mut i8, src: *const i8, n: usize) {

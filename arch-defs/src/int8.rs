@@ -45,6 +45,21 @@ const DOUBLE_ROUNDING: i32 = Rescale::DoubleRounding(Multiplier {
 #[cfg(target_arch = "x86_64")]
 pub(crate) const BELOW_HALF: f64 = f64::from_bits(0.5f64.to_bits() - 1);
 
+/// The `n` (at most `N`) bytes at `p`, `stride` apart, in an array (the
+/// rest zero): [`Dot::group_strided`]'s default.
+///
+/// # Safety
+/// `p` is valid for reads at `0, stride, .., (n - 1) * stride`.
+#[inline(always)]
+pub(crate) unsafe fn strided<const N: usize>(p: *const i8, stride: usize, n: usize) -> [i8; N] {
+    let mut b = [0i8; N];
+    for (j, b) in b.iter_mut().enumerate().take(n) {
+        // SAFETY: the caller's contract.
+        *b = unsafe { p.add(j * stride).read() };
+    }
+    b
+}
+
 /// Integer dot-product and output-stage primitives of `Int8<A>`.
 ///
 /// # Safety
@@ -100,6 +115,26 @@ pub trait Dot: Simd<Elem = i8> {
     /// `acc[l] + Σ_j (x[j] + X_OFFSET) * w[l][j]` over `THIN_DOT`
     /// channels, wrapping in `i32`.
     unsafe fn thin_dot(acc: Self::V, x: Self::ThinX, w: Self::ThinW) -> Self::V;
+
+    /// [`Dot::group`] of `DOT` activations `stride` bytes apart (the
+    /// first lanes of `DOT` neighbouring pixels of a one-channel tensor,
+    /// each `stride` bytes): a group of a layer whose kernel folds filter
+    /// columns into its dot products
+    /// (`small_ir::blocking::int8_folds_columns`). `p` is valid for
+    /// `DOT * stride` bytes (the pixels' padding lanes may be read).
+    #[inline(always)]
+    unsafe fn group_strided(p: *const i8, stride: usize) -> Self::X {
+        // SAFETY: the caller's contract: `DOT` pixels of `stride` bytes.
+        unsafe { Self::group(strided::<4>(p, stride, Self::DOT).as_ptr()) }
+    }
+    /// [`Dot::thin_group`] of `THIN_DOT` activations `stride` bytes apart
+    /// (see [`Dot::group_strided`]; `p` valid for `THIN_DOT * stride`
+    /// bytes).
+    #[inline(always)]
+    unsafe fn thin_group_strided(p: *const i8, stride: usize) -> Self::ThinX {
+        // SAFETY: as `group_strided`.
+        unsafe { Self::thin_group(strided::<4>(p, stride, Self::THIN_DOT).as_ptr()) }
+    }
 
     /// True if [`Dot::group`] spends a vector ALU operation on every read
     /// to add [`Dot::X_OFFSET`] (AVX-512: a `vpxord` beside each
@@ -1047,6 +1082,8 @@ pub(crate) mod check {
         }
         // SAFETY: as above.
         unsafe { check_offset::<A>(cases, &mut rng) };
+        // SAFETY: as above.
+        unsafe { check_strided::<A>(cases, &mut rng) };
     }
 
     /// [`Dot::offset_pixels`] and [`Dot::offset_fill`]: every group
@@ -1105,6 +1142,62 @@ pub(crate) mod check {
                         got[..n],
                         want[..n],
                         "offset_fill {fill}: case {case}, byte {g}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// [`Dot::group_strided`] and [`Dot::thin_group_strided`] against
+    /// `group` and `thin_group` of the same bytes gathered, at the pixel
+    /// strides of a one-channel tensor on every target (1, 2, 4, 8) and
+    /// at every offset of a buffer holding exactly the bytes read.
+    ///
+    /// # Safety
+    ///
+    /// As [`check_dot`].
+    unsafe fn check_strided<A: Dot>(cases: usize, rng: &mut Rng) {
+        let n = A::LANES;
+        let mut w = [0i8; MAX_LANES * 4];
+        let zeros = [0i32; MAX_LANES];
+        for case in 0..cases {
+            let stride = [1, 2, 4, 8][case % 4];
+            let mut src = [0i8; 4 * 8 + 3];
+            for v in src.iter_mut().chain(w.iter_mut()) {
+                *v = rng.i8();
+            }
+            for (dot, thin) in [(A::DOT, false), (A::THIN_DOT, true)] {
+                // The last group's pixels end at the buffer's last byte.
+                let len = dot * stride;
+                for first in 0..=src.len() - len {
+                    let mut gathered = [0i8; 4];
+                    for (j, g) in gathered.iter_mut().enumerate().take(dot) {
+                        *g = src[first + j * stride];
+                    }
+                    // SAFETY: the caller guarantees the arch; the reads
+                    // stay in `src[first..first + len]` (`dot` pixels of
+                    // `stride` bytes) and `gathered`,
+                    // `w` holds LANES x 4 bytes, `zeros` LANES i32s.
+                    let (got, want) = unsafe {
+                        let (p, acc) = (src.as_ptr().add(first), A::load(zeros.as_ptr()));
+                        if thin {
+                            let wv = A::thin_weights(w.as_ptr());
+                            (
+                                lanes::<A>(A::thin_dot(acc, A::thin_group_strided(p, stride), wv)),
+                                lanes::<A>(A::thin_dot(acc, A::thin_group(gathered.as_ptr()), wv)),
+                            )
+                        } else {
+                            let wv = A::weights(w.as_ptr());
+                            (
+                                lanes::<A>(A::dot(acc, A::group_strided(p, stride), wv)),
+                                lanes::<A>(A::dot(acc, A::group(gathered.as_ptr()), wv)),
+                            )
+                        }
+                    };
+                    assert_eq!(
+                        got[..n],
+                        want[..n],
+                        "case {case}, stride {stride}, first {first}, thin {thin}"
                     );
                 }
             }

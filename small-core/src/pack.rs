@@ -5,7 +5,7 @@
 //! padding lanes of every output zero.
 
 use small_ir::Machine;
-use small_ir::geometry::{DOT_PACK, acc_len, packed_at, tap_len, tiles_at};
+use small_ir::geometry::{DOT_PACK, acc_len, folded_at, packed_at, tap_len, tiles_at};
 pub(crate) use small_ir::geometry::{
     block_len, checked_packed_len, out_padded, tile_blocks, tile_len,
 };
@@ -205,6 +205,7 @@ pub fn pack_i8(
             KernelKind::Broadcast => {
                 let (first, end) = tile_blocks(spec, tc, ot);
                 let lanes = tap_len(spec, tc) / tc;
+                let folds = small_ir::blocking::int8_folds_columns(m, spec);
                 for b in 0..end - first {
                     for tap in 0..taps {
                         for lane in 0..lanes {
@@ -212,8 +213,12 @@ pub fn pack_i8(
                             for t in 0..tc {
                                 let o = ot * tc + t;
                                 if o < oc && ci < spec.in_channels() && ci / spec.fc == o / spec.k {
-                                    tiles[tiles_at(spec, tc, dot, ot, b, tap, lane, t)] =
-                                        weight(o, tap, ci % spec.fc);
+                                    let at = if folds {
+                                        ot * tile_len(spec, tc) + folded_at(spec, tc, dot, tap, t)
+                                    } else {
+                                        tiles_at(spec, tc, dot, ot, b, tap, lane, t)
+                                    };
+                                    tiles[at] = weight(o, tap, ci % spec.fc);
                                 }
                             }
                         }

@@ -391,6 +391,27 @@ fma_case!(conv_5x5_valid_17_to_8, Conv5x5, 20);
 struct ConvKws;
 fma_case!(conv_10x4_s2_same_1_to_64_kws, ConvKws, 20);
 
+// One input channel: each filter row's columns fold into dot-product
+// groups (`int8_folds_columns`). Filter widths below, at and past one
+// group of four (two groups, the last part zero), strides that skip
+// columns, every padding, channels off the vector width.
+#[layer(fh = 3, fw = 3, fc = 1, k = 17, padding = same, dtype = i8)]
+struct FoldGrey;
+fma_case!(folded_3x3_same_1_to_17, FoldGrey, 30);
+in_buffer_case!(folded_3x3_same_1_to_17_in_buffer, FoldGrey, 20);
+
+#[layer(fh = 5, fw = 5, fc = 1, k = 8, stride = 2, padding = valid, dtype = i8)]
+struct FoldTwoGroups;
+fma_case!(folded_5x5_s2_valid_1_to_8, FoldTwoGroups, 30);
+
+#[layer(fh = 2, fw = 7, fc = 1, k = 5, stride = (1, 3), padding = (0, 1, 2, 3), dtype = i8)]
+struct FoldWide;
+fma_case!(folded_2x7_stride_1x3_padded_1_to_5, FoldWide, 30);
+
+#[layer(fh = 1, fw = 2, fc = 1, k = 33, stride = (1, 3), padding = same, dtype = i8)]
+struct FoldGaps;
+fma_case!(folded_1x2_stride_1x3_same_1_to_33, FoldGaps, 30);
+
 #[layer(fh = 3, fw = 1, fc = 5, k = 7, stride = (2, 1), padding = same, dtype = i8)]
 struct Conv3x1;
 fma_case!(conv_3x1_stride_2x1_same_5_to_7, Conv3x1, 30);

@@ -201,6 +201,26 @@ pub fn int8_lane_steps(m: &Machine, spec: &LayerSpec) -> bool {
         && 2 * spec.in_channels() <= m.int8_dot
 }
 
+/// True if the `i8` broadcast kernel of `spec` on `m` folds each filter
+/// row's columns into its dot-product groups: a layer of one input
+/// channel (a spectrogram or a grey image) wider than one column, on an
+/// arch whose dot product sums several lanes. Its pixels hold one real
+/// lane of a group, so a dot product per tap would multiply the padding
+/// lanes' zero weights with every input; folded, a group holds `dot`
+/// neighbouring window columns, and a filter row of `F_W` taps takes
+/// `ceil(F_W / dot)` dot products. The weights are packed for it
+/// ([`crate::geometry::folded_at`]). DS-CNN's 10x4 stem: 40 dot products
+/// per output pixel and channel vector become 10.
+pub fn int8_folds_columns(m: &Machine, spec: &LayerSpec) -> bool {
+    spec.dtype == crate::Dtype::I8
+        && spec.kind() == KernelKind::Broadcast
+        && spec.has_weights()
+        && spec.in_channels() == 1
+        && spec.fw > 1
+        && m.int8_dot_for(spec) > 1
+        && !int8_lane_steps(m, spec)
+}
+
 /// Registers one broadcast operand (an input or a weight vector) of
 /// `spec` takes on `m`.
 fn operand_regs(m: &Machine, spec: &LayerSpec) -> usize {

@@ -91,6 +91,10 @@ pub struct Tile {
     /// FMA slots one such step takes (`Machine::int8_dot_slots`, 1 for
     /// the thin form and for `f32`).
     pub dot_slots: usize,
+    /// An `i8` kernel that folds filter columns into its dot products
+    /// ([`crate::blocking::int8_folds_columns`]): a step sums `int8_dot`
+    /// taps of a filter row, not input channels.
+    pub folds: bool,
     /// [`Tile::rate`] of the tile run one column wide
     /// ([`crate::blocking::rate_at`]): what a one-pixel layer reaches.
     pub one_column_rate: f64,
@@ -110,6 +114,7 @@ impl Tile {
             } else {
                 1
             },
+            folds: crate::blocking::int8_folds_columns(m, spec),
             one_column_rate: crate::blocking::rate_at(m, spec, b, 1),
         }
     }
@@ -143,7 +148,7 @@ pub struct Estimate {
 /// use small_ir::cost::{estimate, Bound, Rates, Tile};
 /// use small_ir::LayerSpec;
 /// let spec = LayerSpec::new(1, 1, 64, 64, 1); // DS-CNN's pointwise layers
-/// let tile = Tile { o_wb: 3, tc: 64, rate: 1.0, accumulators: 12, int8_dot: 4, dot_slots: 1, one_column_rate: 0.5 };
+/// let tile = Tile { o_wb: 3, tc: 64, rate: 1.0, accumulators: 12, int8_dot: 4, dot_slots: 1, folds: false, one_column_rate: 0.5 };
 /// let r = Rates { flops: 200e9, l1: 200e9, l2: 100e9, memory: 10e9,
 ///                 l1_bytes: 48 << 10, l2_bytes: 1 << 20, call: 0.1e-6,
 ///                 tile: [0.0; 2], efficiency: [1.0, 1.0] };
@@ -188,7 +193,12 @@ pub fn estimate(
     // the vector pipes per multiply-add.
     let per_fma = match (spec.dtype, spec.kind()) {
         (Dtype::I8, KernelKind::Broadcast) => {
-            b.int8_dot.clamp(1, spec.fc.max(1)) as f64 / b.dot_slots.max(1) as f64
+            let products = if b.folds {
+                spec.fw as f64 / spec.fw.div_ceil(b.int8_dot.max(1)) as f64
+            } else {
+                b.int8_dot.clamp(1, spec.fc.max(1)) as f64
+            };
+            products / b.dot_slots.max(1) as f64
         }
         (Dtype::I8, KernelKind::Channelwise) if spec.has_weights() => 0.5,
         _ => 1.0,
@@ -286,6 +296,7 @@ mod tests {
             accumulators: 12,
             int8_dot: 4,
             dot_slots: 1,
+            folds: false,
             one_column_rate: 0.75,
         };
         let e = estimate(&spec, &tile, (1, 1), (1, 1), &R);
@@ -317,6 +328,7 @@ mod tests {
             accumulators: 12,
             int8_dot: 4,
             dot_slots: 1,
+            folds: false,
             one_column_rate: 0.25,
         };
         // 32 KB of weights, from L1 faster than the loads feed the FMAs.
@@ -327,6 +339,42 @@ mod tests {
         // Two pixels run the whole tile's rate.
         let e = estimate(&small, &tile, (1, 2), (1, 2), &R);
         assert_eq!(e.compute, e.computed_macs / 100e9);
+    }
+
+    #[test]
+    fn a_folded_one_channel_layer_sums_filter_columns_per_step() {
+        // DS-CNN's int8 stem: per step, one of four lanes real, or four
+        // taps of a filter row once folded; a 5-wide row, two steps.
+        let stem = LayerSpec {
+            dtype: Dtype::I8,
+            ..LayerSpec::new(10, 4, 1, 64, 1)
+        };
+        let tile = |folds| Tile {
+            o_wb: 8,
+            tc: 32,
+            rate: 1.0,
+            accumulators: 16,
+            int8_dot: 4,
+            dot_slots: 1,
+            folds,
+            one_column_rate: 1.0,
+        };
+        let (plain, folded) = (
+            estimate(&stem, &tile(false), (49, 10), (25, 5), &R),
+            estimate(&stem, &tile(true), (49, 10), (25, 5), &R),
+        );
+        assert_eq!(plain.computed_macs, folded.computed_macs);
+        assert!((plain.compute / folded.compute - 4.0).abs() < 1e-12);
+        let wide = LayerSpec::new(3, 5, 1, 16, 1);
+        let wide = LayerSpec {
+            dtype: Dtype::I8,
+            ..wide
+        };
+        let (plain, folded) = (
+            estimate(&wide, &tile(false), (9, 9), (7, 5), &R),
+            estimate(&wide, &tile(true), (9, 9), (7, 5), &R),
+        );
+        assert!((plain.compute / folded.compute - 2.5).abs() < 1e-12);
     }
 
     #[test]
@@ -344,6 +392,7 @@ mod tests {
             accumulators: 3,
             int8_dot: 4,
             dot_slots: 1,
+            folds: false,
             one_column_rate: 0.5,
         };
         let e = estimate(&spec, &tile, (2, 5), (2, 5), &R);
@@ -370,6 +419,7 @@ mod tests {
             accumulators: 3,
             int8_dot: 4,
             dot_slots: 1,
+            folds: false,
             one_column_rate: 0.5,
         };
         let e = estimate(&spec, &tile, (2, 5), (2, 5), &R);
@@ -393,6 +443,7 @@ mod tests {
             accumulators: 4,
             int8_dot: 4,
             dot_slots: 1,
+            folds: false,
             one_column_rate: 0.5,
         };
         let r = Rates {

@@ -486,6 +486,27 @@ pub const fn tiles_at(
     ot * tile_len(spec, tc) + b * block_len(spec, tc) + in_block_at_dot(spec, tc, dot, tap, lane, t)
 }
 
+/// Where weight `(tap, t)` of a layer whose kernel folds filter columns
+/// into dot-product groups ([`crate::blocking::int8_folds_columns`]: one
+/// input channel) lives from the start of its tile: per filter row `x`
+/// (`tap = x * F_W + y`), groups of `dot` taps, each `[TC][dot]`, so one
+/// vector load holds every lane's weights of `dot` neighbouring columns.
+/// Within [`row_len`], which leaves room for `F_W` groups of
+/// [`DOT_PACK`] lanes; the taps past `F_W` in the last group stay zero.
+///
+/// ```
+/// use small_ir::{geometry::folded_at, Dtype, LayerSpec};
+/// let s = LayerSpec { dtype: Dtype::I8, ..LayerSpec::new(10, 4, 1, 64, 1) };
+/// // row 1 (4 taps x 4 lanes x 16 channels on), tap y = 2 of channel 3
+/// assert_eq!(folded_at(&s, 16, 4, 4 + 2, 3), 256 + 3 * 4 + 2);
+/// // with pairs: the second group of the row
+/// assert_eq!(folded_at(&s, 16, 2, 3, 3), 32 + 3 * 2 + 1);
+/// ```
+pub const fn folded_at(spec: &LayerSpec, tc: usize, dot: usize, tap: usize, t: usize) -> usize {
+    let (x, y) = (tap / spec.fw, tap % spec.fw);
+    x * row_len(spec, tc) + (y / dot) * tc * dot + t * dot + y % dot
+}
+
 /// Elements of every tile's weights (0 without weights): [`packed_len`]
 /// without the bias.
 pub const fn tiles_len(spec: &LayerSpec, tc: usize) -> usize {

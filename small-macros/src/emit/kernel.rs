@@ -41,6 +41,9 @@ pub struct Shape {
     /// An `f32` multiply-add is one `A::fma` (else `A::add(c, A::mul(i,
     /// w))`: [`small_ir::Machine::fuses`]); always for `i8`.
     pub fused: bool,
+    /// An `i8` kernel of one input channel that folds each filter row's
+    /// columns into its dot-product groups ([`folded_compute`]).
+    pub folds: bool,
 }
 
 impl Shape {
@@ -70,6 +73,7 @@ impl Shape {
             thin: spec.dtype == Dtype::I8 && !channelwise && dot != m.int8_dot,
             lane_steps: small_ir::blocking::int8_lane_steps(m, spec),
             fused: b.fused,
+            folds: small_ir::blocking::int8_folds_columns(m, spec),
         }
     }
     /// `c = c + i * w` with the arch `a`'s multiply-add, fused or not.
@@ -362,6 +366,8 @@ pub fn body(s: &Shape, mode: Mode) -> TokenStream {
         channelwise_narrow_compute(s)
     } else if s.channelwise {
         channelwise_compute(s, guarded)
+    } else if s.folds {
+        folded_compute(s, mode)
     } else if s.columns && mode != Mode::Narrow {
         columns_compute(s, guarded)
     } else {
@@ -704,6 +710,131 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
     }
 }
 
+/// COMPUTE of a layer whose filter columns fold into dot-product groups
+/// ([`small_ir::blocking::int8_folds_columns`]: one input channel), per
+/// filter row: the row's `ceil(F_W / dot) x nv` weight vectors
+/// ([`small_ir::geometry::folded_at`]), the window columns' bytes, then
+/// for every output column and group a word of `dot` neighbouring
+/// columns' bytes, stored once into `words` (a separate store per word:
+/// the group's read right after forwards from it), and one dot product
+/// per accumulator. An edge tile reads the input zero point for the
+/// columns outside the input, so it runs the same steps, and its border
+/// correction covers only the skipped filter rows.
+fn folded_compute(s: &Shape, mode: Mode) -> TokenStream {
+    let guarded = mode == Mode::Edge;
+    let (dot, fw, sw, tc) = (s.dot, s.spec.fw, s.spec.sw, s.tc());
+    let groups = fw.div_ceil(dot);
+    let mut weights = Vec::new();
+    for g in 0..groups {
+        for v in 0..s.nv {
+            let w = format_ident!("w{}_{}", g, v);
+            let p = s.weights(at(&format_ident!("wr"), g * tc * dot + v * s.lanes * dot));
+            weights.push(quote!(let #w = #p;));
+        }
+    }
+    let mut steps = Vec::new();
+    for ll in 0..s.o_wb {
+        for g in 0..groups {
+            let first = ll * sw + g * dot;
+            let (strided, word) = (
+                s.dot_op("group_strided"),
+                folded_word(s, guarded, first, fw - g * dot, ll * groups + g),
+            );
+            let vector = {
+                let first = lit(first);
+                quote!(A::#strided(row.wrapping_add(#first * IN_W), IN_W))
+            };
+            // A group of whole taps inside the input reads its pixels
+            // directly; one past the input or the filter row builds its
+            // word from the bytes it may read.
+            let i = match ((g + 1) * dot <= fw, guarded) {
+                (true, false) => vector,
+                (true, true) => {
+                    let (first, end) = (lit(first), lit(first + dot));
+                    quote!(if t.lo <= #first && #end <= t.hi { #vector } else { #word })
+                }
+                (false, _) => word,
+            };
+            let dots = (0..s.nv).map(|v| {
+                let (c, w) = (acc(ll, v), format_ident!("w{}_{}", g, v));
+                s.mac(&c, quote!(i), quote!(#w))
+            });
+            steps.push(if_stored(mode, ll, quote! { let i = #i; #(#dots)* }));
+        }
+    }
+    let wrow = lit(geometry::row_len(&s.spec, tc));
+    let block = |_lanes: usize| {
+        quote! {
+            for x in t.x0..t.x1 {
+                let row = blk.wrapping_add(x * t.in_row);
+                let wr = wb.wrapping_add(x * #wrow);
+                #(#weights)*
+                #(#steps)*
+            }
+        }
+    };
+    let blocks = reduce_blocks(s, block);
+    let (n, zp) = (lit(s.o_wb * groups), input_zero_point(s));
+    let words = if guarded || fw % dot != 0 {
+        quote!(let mut words = [0u32; #n];)
+    } else {
+        quote!()
+    };
+    let zp = if guarded {
+        quote!(let zp = #zp as u8 as u32;)
+    } else {
+        quote!()
+    };
+    quote! {
+        #words
+        #zp
+        #blocks
+    }
+}
+
+/// A folded group's word of `taps` (at most `dot`) window columns from
+/// `first`, as a group of [`folded_compute`] reads it: each column's byte
+/// (in an edge tile, the input zero point for a column outside the
+/// input), offset as the arch's `group_offset` reads it, stored in
+/// `words[k]` (one store: the group's read right after forwards from
+/// it). The bytes past `taps` are zero, multiplied by zero weights.
+fn folded_word(s: &Shape, guarded: bool, first: usize, taps: usize, k: usize) -> TokenStream {
+    let parts = (0..s.dot.min(taps)).map(|j| {
+        let (c, shift) = (lit(first + j), lit(8 * j));
+        let read = quote!(row.wrapping_add(#c * IN_W).read() as u8 as u32);
+        let byte = if guarded {
+            quote!((if t.lo <= #c && #c < t.hi { #read } else { zp }))
+        } else {
+            quote!((#read))
+        };
+        quote!((#byte << #shift))
+    });
+    let (k, group) = (lit(k), s.dot_op("group"));
+    let (offset, read) = if s.thin {
+        (quote!(word), quote!(A::#group(p)))
+    } else {
+        (
+            quote!(if A::OFFSET_AHEAD {
+                A::offset_word(word)
+            } else {
+                word
+            }),
+            quote!(if A::OFFSET_AHEAD {
+                A::group_offset(p)
+            } else {
+                A::group(p)
+            }),
+        )
+    };
+    quote! {{
+        let word = 0 #(| #parts)*;
+        let p = words.as_mut_ptr().wrapping_add(#k);
+        ::core::ptr::write_volatile(p, #offset);
+        let p = p.cast::<i8>();
+        #read
+    }}
+}
+
 /// True if an edge tile of a thin `i8` layer (an input of fewer channels
 /// than a block, whose pixels are narrower than a vector) copies each
 /// window row into [`thin_buffer`], filled with the input zero point
@@ -717,6 +848,7 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
 /// not the guards.
 fn pads_thin(s: &Shape) -> bool {
     s.columns
+        && !s.folds
         && s.groups()
         && !s.thin
         && s.spec.reduction == Reduction::Fma
@@ -1170,7 +1302,10 @@ fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
     // Only broadcast kernels skip taps whose products the bias took out.
     let correction = if s.spec.reduction == Reduction::Fma && !s.channelwise {
         let correction = border_correction(s, mode, columns);
-        if mode == Mode::Edge && (pads_ahead(s) || pads_thin(s)) {
+        if mode == Mode::Edge && s.folds {
+            // The folded groups read the input zero point outside the input.
+            border_correction(s, Mode::Full, columns)
+        } else if mode == Mode::Edge && (pads_ahead(s) || pads_thin(s)) {
             // The window columns outside the input read the padding
             // value: only the rows outside `x0..x1` were skipped.
             let rows = border_correction(s, Mode::Full, columns);

@@ -1049,6 +1049,31 @@ mod snapshot {
         );
     }
 
+    /// A one-channel `i8` layer whose filter rows fold into dot-product
+    /// groups (`int8_folds_columns`): per filter row, one
+    /// `A::group_strided` of four window columns per output column, and
+    /// in an edge tile a word built from the bytes inside the input.
+    #[test]
+    fn conv_i8_folded_expansion() {
+        check(
+            "conv10x4_i8_folded",
+            quote!(
+                fh = 10,
+                fw = 4,
+                fc = 1,
+                k = 64,
+                stride = 2,
+                padding = same,
+                activation = relu,
+                dtype = i8,
+                archs(avx512, reference)
+            ),
+            quote!(
+                pub struct KwsStem;
+            ),
+        );
+    }
+
     #[test]
     fn max_pool_expansion() {
         check(
