@@ -399,6 +399,9 @@ pub fn useful_lanes(spec: &LayerSpec, tc: usize) -> f64 {
 
 /// How an arch's `i8` dot product reduces, for [`explain`].
 fn dot_form(m: &Machine, spec: &LayerSpec) -> &'static str {
+    if int8_folds_columns(m, spec) {
+        return "one input channel: each step sums neighbouring filter columns of a row per lane, as many as the dot product takes (folded; Dot::group_strided)";
+    }
     if m.int8_dot_for(spec) != m.int8_dot {
         return "a thin layer (fewer input channels than int8_dot): the arch's narrower dot product, each step summing int8_thin_dot input channels per lane (AVX2: i16 x i16 pairs -> i32)";
     }
