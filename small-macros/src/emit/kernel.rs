@@ -130,9 +130,21 @@ impl Shape {
     /// arch offsets no row ahead).
     fn broadcast_row(&self, p: TokenStream, guarded: bool) -> TokenStream {
         if offsets_ahead(self) || (guarded && pads_thin(self)) {
-            quote!(if A::OFFSET_AHEAD { A::group_offset(#p) } else { A::group(#p) })
+            self.group_read(p)
         } else {
             self.broadcast(p)
+        }
+    }
+    /// The group at `p` of activations written ahead as
+    /// `Dot::offset_word` / `offset_pixels` write them: `group_offset`
+    /// where the arch offsets ahead, else `group` (`thin_group` for a
+    /// thin kernel, which the arches offset as they read).
+    fn group_read(&self, p: TokenStream) -> TokenStream {
+        if self.thin {
+            let group = self.dot_op("group");
+            quote!(A::#group(#p))
+        } else {
+            quote!(if A::OFFSET_AHEAD { A::group_offset(#p) } else { A::group(#p) })
         }
     }
     /// The weight vector of a broadcast step at `p`.
@@ -713,13 +725,12 @@ fn columns_compute(s: &Shape, guarded: bool) -> TokenStream {
 /// COMPUTE of a layer whose filter columns fold into dot-product groups
 /// ([`small_ir::blocking::int8_folds_columns`]: one input channel), per
 /// filter row: the row's `ceil(F_W / dot) x nv` weight vectors
-/// ([`small_ir::geometry::folded_at`]), the window columns' bytes, then
-/// for every output column and group a word of `dot` neighbouring
-/// columns' bytes, stored once into `words` (a separate store per word:
-/// the group's read right after forwards from it), and one dot product
-/// per accumulator. An edge tile reads the input zero point for the
-/// columns outside the input, so it runs the same steps, and its border
-/// correction covers only the skipped filter rows.
+/// ([`small_ir::geometry::folded_at`]), then for every output column and
+/// group its `dot` neighbouring window columns (`A::group_strided`, or
+/// [`folded_word`] for a group past the input or the filter row) and one
+/// dot product per accumulator. An edge tile reads the input zero point
+/// for the columns outside the input, so its border correction covers
+/// only the skipped filter rows; it skips the columns it does not store.
 fn folded_compute(s: &Shape, mode: Mode) -> TokenStream {
     let guarded = mode == Mode::Edge;
     let (dot, fw, sw, tc) = (s.dot, s.spec.fw, s.spec.sw, s.tc());
@@ -736,12 +747,9 @@ fn folded_compute(s: &Shape, mode: Mode) -> TokenStream {
     for ll in 0..s.o_wb {
         for g in 0..groups {
             let first = ll * sw + g * dot;
-            let (strided, word) = (
-                s.dot_op("group_strided"),
-                folded_word(s, guarded, first, fw - g * dot, ll * groups + g),
-            );
+            let word = || folded_word(s, guarded, first, fw - g * dot, ll * groups + g);
             let vector = {
-                let first = lit(first);
+                let (first, strided) = (lit(first), s.dot_op("group_strided"));
                 quote!(A::#strided(row.wrapping_add(#first * IN_W), IN_W))
             };
             // A group of whole taps inside the input reads its pixels
@@ -750,10 +758,10 @@ fn folded_compute(s: &Shape, mode: Mode) -> TokenStream {
             let i = match ((g + 1) * dot <= fw, guarded) {
                 (true, false) => vector,
                 (true, true) => {
-                    let (first, end) = (lit(first), lit(first + dot));
+                    let (first, end, word) = (lit(first), lit(first + dot), word());
                     quote!(if t.lo <= #first && #end <= t.hi { #vector } else { #word })
                 }
-                (false, _) => word,
+                (false, _) => word(),
             };
             let dots = (0..s.nv).map(|v| {
                 let (c, w) = (acc(ll, v), format_ident!("w{}_{}", g, v));
@@ -809,22 +817,15 @@ fn folded_word(s: &Shape, guarded: bool, first: usize, taps: usize, k: usize) ->
         };
         quote!((#byte << #shift))
     });
-    let (k, group) = (lit(k), s.dot_op("group"));
-    let (offset, read) = if s.thin {
-        (quote!(word), quote!(A::#group(p)))
+    let (k, read) = (lit(k), s.group_read(quote!(p)));
+    let offset = if s.thin {
+        quote!(word)
     } else {
-        (
-            quote!(if A::OFFSET_AHEAD {
-                A::offset_word(word)
-            } else {
-                word
-            }),
-            quote!(if A::OFFSET_AHEAD {
-                A::group_offset(p)
-            } else {
-                A::group(p)
-            }),
-        )
+        quote!(if A::OFFSET_AHEAD {
+            A::offset_word(word)
+        } else {
+            word
+        })
     };
     quote! {{
         let word = 0 #(| #parts)*;
@@ -1301,17 +1302,17 @@ fn int8_store(s: &Shape, mode: Mode, fold: Vec<TokenStream>) -> TokenStream {
     let columns = if mode == Mode::Narrow { 1 } else { s.o_wb };
     // Only broadcast kernels skip taps whose products the bias took out.
     let correction = if s.spec.reduction == Reduction::Fma && !s.channelwise {
-        let correction = border_correction(s, mode, columns);
         if mode == Mode::Edge && s.folds {
             // The folded groups read the input zero point outside the input.
             border_correction(s, Mode::Full, columns)
         } else if mode == Mode::Edge && (pads_ahead(s) || pads_thin(s)) {
             // The window columns outside the input read the padding
             // value: only the rows outside `x0..x1` were skipped.
+            let correction = border_correction(s, mode, columns);
             let rows = border_correction(s, Mode::Full, columns);
             quote!(if A::OFFSET_AHEAD { #rows } else { #correction })
         } else {
-            correction
+            border_correction(s, mode, columns)
         }
     } else {
         quote!()
