@@ -34,6 +34,7 @@ pub const MACHINE: Machine = Machine {
     // ResNet-8 f32 162 -> 132, i8 87 -> 81; VWW 0.25 f32 151 -> 146, i8
     // 152 -> 140; DS-CNN f32 40.5 -> 39.5; AD unchanged.
     operand_latency: 4,
+    column_operand_latency: 4,
     fma_cycles: 1,
     mul_add_cycles: 2,
     loads_per_cycle: 2,

@@ -16,6 +16,7 @@ pub const MACHINE: Machine = Machine {
     fma_per_cycle: 2,
     // Half the FMA latency: the slack that the tiles were measured with.
     operand_latency: 2,
+    column_operand_latency: 2,
     fma_cycles: 1,
     mul_add_cycles: 2,
     loads_per_cycle: 2,

@@ -3,18 +3,18 @@
 Blocking per arch (see [`Self::explain`]):
 
 ```text
-avx2: broadcast (column-streamed) kernel, tile O_wb=12 x TC=8 channels (1 vector(s) of 8 lanes): 12 accumulators, 16 of 16 registers, 2.12 ops per load (100% of the FMA rate at 2 loads/cycle); latency (4 + 2 for the loaded operands) x 2 FMA/cycle needs 12 independent accumulators.
+avx2: broadcast (column-streamed) kernel, tile O_wb=8 x TC=8 channels (1 vector(s) of 8 lanes): 8 accumulators, 13 of 16 registers, 1.85 ops per load (100% of the FMA rate at 2 loads/cycle); latency (4 + 0 for the loaded operands) x 2 FMA/cycle needs 8 independent accumulators.
     candidate nv=1 (TC=8): O_wb=12, 12 acc, 14/16 regs, 0.92 ops/load, 92% of the FMA rate
-    candidate nv=1 (TC=8) column-streamed: O_wb=12, 12 acc, 16/16 regs, 2.12 ops/load, 100% of the FMA rate
+    candidate nv=1 (TC=8) column-streamed: O_wb=8, 8 acc, 13/16 regs, 1.85 ops/load, 100% of the FMA rate
     candidate nv=2 (TC=16): O_wb=6, 12 acc, 15/16 regs, 1.50 ops/load, 50% of the FMA rate (50% of its lanes output channels)
-    candidate nv=2 (TC=16) column-streamed: O_wb=2, 4 acc, 11/16 regs, 1.20 ops/load, 50% of the FMA rate (50% of its lanes output channels), too few accumulators to hide the latency
-reference: broadcast (column-streamed) kernel, tile O_wb=6 x TC=2 channels (2 vector(s) of 1 lanes): 12 accumulators, 19 of 32 registers, 2.57 ops per load (100% of the FMA rate at 1 loads/cycle); latency (4 + 2 for the loaded operands) x 2 FMA/cycle needs 12 independent accumulators.
+    candidate nv=2 (TC=16) column-streamed: O_wb=4, 8 acc, 16/16 regs, 2.00 ops/load, 50% of the FMA rate (50% of its lanes output channels)
+reference: broadcast (column-streamed) kernel, tile O_wb=6 x TC=2 channels (2 vector(s) of 1 lanes): 12 accumulators, 20 of 32 registers, 2.57 ops per load (100% of the FMA rate at 1 loads/cycle); latency (4 + 2 for the loaded operands) x 2 FMA/cycle needs 12 independent accumulators.
     candidate nv=1 (TC=1): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 46% of the FMA rate
-    candidate nv=1 (TC=1) column-streamed: O_wb=12, 12 acc, 16/32 regs, 2.12 ops/load, 100% of the FMA rate
+    candidate nv=1 (TC=1) column-streamed: O_wb=12, 12 acc, 17/32 regs, 2.12 ops/load, 100% of the FMA rate
     candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate
-    candidate nv=2 (TC=2) column-streamed: O_wb=6, 12 acc, 19/32 regs, 2.57 ops/load, 100% of the FMA rate
+    candidate nv=2 (TC=2) column-streamed: O_wb=6, 12 acc, 20/32 regs, 2.57 ops/load, 100% of the FMA rate
     candidate nv=4 (TC=4): O_wb=4, 16 acc, 21/32 regs, 2.00 ops/load, 100% of the FMA rate
-    candidate nv=4 (TC=4) column-streamed: O_wb=3, 12 acc, 25/32 regs, 2.12 ops/load, 100% of the FMA rate
+    candidate nv=4 (TC=4) column-streamed: O_wb=3, 12 acc, 26/32 regs, 2.12 ops/load, 100% of the FMA rate
     candidate nv=8 (TC=8): O_wb=2, 16 acc, 25/32 regs, 1.60 ops/load, 80% of the FMA rate
 ```*/
 #[derive(Clone)]
@@ -50,15 +50,15 @@ impl Conv3x3 {
             arch: ::small_core::Arch::Avx2,
             kind: ::small_core::KernelKind::Broadcast,
             columns: true,
-            o_wb: 12,
+            o_wb: 8,
             g_b: 1,
             k_b: 8,
             f_cb: 16,
             tc: 8,
             vectors: 1,
-            accumulators: 12,
-            registers: 16,
-            ops_per_load: 2.1176470588235294f64,
+            accumulators: 8,
+            registers: 13,
+            ops_per_load: 1.8461538461538463f64,
             rate: 1f64,
             fused: true,
         },
@@ -73,7 +73,7 @@ impl Conv3x3 {
             tc: 2,
             vectors: 2,
             accumulators: 12,
-            registers: 19,
+            registers: 20,
             ops_per_load: 2.5714285714285716f64,
             rate: 1f64,
             fused: true,
@@ -85,7 +85,7 @@ impl Conv3x3 {
         ::small_core::__rt::Tiling::new(&Self::SPEC, Self::BLOCKING[1usize].tc),
     ];
     /// How each blocking was derived.
-    pub const EXPLAIN: &'static str = "avx2: broadcast (column-streamed) kernel, tile O_wb=12 x TC=8 channels (1 vector(s) of 8 lanes): 12 accumulators, 16 of 16 registers, 2.12 ops per load (100% of the FMA rate at 2 loads/cycle); latency (4 + 2 for the loaded operands) x 2 FMA/cycle needs 12 independent accumulators.\n    candidate nv=1 (TC=8): O_wb=12, 12 acc, 14/16 regs, 0.92 ops/load, 92% of the FMA rate\n    candidate nv=1 (TC=8) column-streamed: O_wb=12, 12 acc, 16/16 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=16): O_wb=6, 12 acc, 15/16 regs, 1.50 ops/load, 50% of the FMA rate (50% of its lanes output channels)\n    candidate nv=2 (TC=16) column-streamed: O_wb=2, 4 acc, 11/16 regs, 1.20 ops/load, 50% of the FMA rate (50% of its lanes output channels), too few accumulators to hide the latency\nreference: broadcast (column-streamed) kernel, tile O_wb=6 x TC=2 channels (2 vector(s) of 1 lanes): 12 accumulators, 19 of 32 registers, 2.57 ops per load (100% of the FMA rate at 1 loads/cycle); latency (4 + 2 for the loaded operands) x 2 FMA/cycle needs 12 independent accumulators.\n    candidate nv=1 (TC=1): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 46% of the FMA rate\n    candidate nv=1 (TC=1) column-streamed: O_wb=12, 12 acc, 16/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate\n    candidate nv=2 (TC=2) column-streamed: O_wb=6, 12 acc, 19/32 regs, 2.57 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4): O_wb=4, 16 acc, 21/32 regs, 2.00 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4) column-streamed: O_wb=3, 12 acc, 25/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=8 (TC=8): O_wb=2, 16 acc, 25/32 regs, 1.60 ops/load, 80% of the FMA rate\n";
+    pub const EXPLAIN: &'static str = "avx2: broadcast (column-streamed) kernel, tile O_wb=8 x TC=8 channels (1 vector(s) of 8 lanes): 8 accumulators, 13 of 16 registers, 1.85 ops per load (100% of the FMA rate at 2 loads/cycle); latency (4 + 0 for the loaded operands) x 2 FMA/cycle needs 8 independent accumulators.\n    candidate nv=1 (TC=8): O_wb=12, 12 acc, 14/16 regs, 0.92 ops/load, 92% of the FMA rate\n    candidate nv=1 (TC=8) column-streamed: O_wb=8, 8 acc, 13/16 regs, 1.85 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=16): O_wb=6, 12 acc, 15/16 regs, 1.50 ops/load, 50% of the FMA rate (50% of its lanes output channels)\n    candidate nv=2 (TC=16) column-streamed: O_wb=4, 8 acc, 16/16 regs, 2.00 ops/load, 50% of the FMA rate (50% of its lanes output channels)\nreference: broadcast (column-streamed) kernel, tile O_wb=6 x TC=2 channels (2 vector(s) of 1 lanes): 12 accumulators, 20 of 32 registers, 2.57 ops per load (100% of the FMA rate at 1 loads/cycle); latency (4 + 2 for the loaded operands) x 2 FMA/cycle needs 12 independent accumulators.\n    candidate nv=1 (TC=1): O_wb=12, 12 acc, 14/32 regs, 0.92 ops/load, 46% of the FMA rate\n    candidate nv=1 (TC=1) column-streamed: O_wb=12, 12 acc, 17/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=2 (TC=2): O_wb=8, 16 acc, 19/32 regs, 1.60 ops/load, 80% of the FMA rate\n    candidate nv=2 (TC=2) column-streamed: O_wb=6, 12 acc, 20/32 regs, 2.57 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4): O_wb=4, 16 acc, 21/32 regs, 2.00 ops/load, 100% of the FMA rate\n    candidate nv=4 (TC=4) column-streamed: O_wb=3, 12 acc, 26/32 regs, 2.12 ops/load, 100% of the FMA rate\n    candidate nv=8 (TC=8): O_wb=2, 16 acc, 25/32 regs, 1.60 ops/load, 80% of the FMA rate\n";
     /// How the blocking of each arch was derived, candidates included.
     pub fn explain() -> &'static str {
         Self::EXPLAIN
@@ -408,7 +408,7 @@ mod __small_layer_Conv3x3 {
                 residual: false,
                 dtype: ::small_core::Dtype::F32,
             };
-            const O_WB: usize = 12;
+            const O_WB: usize = 8;
             const TC: usize = 8;
             const TAIL: usize = 2;
             #[inline(always)]
@@ -428,10 +428,6 @@ mod __small_layer_Conv3x3 {
                         mut c5_0,
                         mut c6_0,
                         mut c7_0,
-                        mut c8_0,
-                        mut c9_0,
-                        mut c10_0,
-                        mut c11_0,
                     ) = if t.partial_in {
                         (
                             A::load_px(out, OUT_W),
@@ -442,13 +438,9 @@ mod __small_layer_Conv3x3 {
                             A::load_px(out.wrapping_add(5 * OUT_W), OUT_W),
                             A::load_px(out.wrapping_add(6 * OUT_W), OUT_W),
                             A::load_px(out.wrapping_add(7 * OUT_W), OUT_W),
-                            A::load_px(out.wrapping_add(8 * OUT_W), OUT_W),
-                            A::load_px(out.wrapping_add(9 * OUT_W), OUT_W),
-                            A::load_px(out.wrapping_add(10 * OUT_W), OUT_W),
-                            A::load_px(out.wrapping_add(11 * OUT_W), OUT_W),
                         )
                     } else {
-                        (b0, b0, b0, b0, b0, b0, b0, b0, b0, b0, b0, b0)
+                        (b0, b0, b0, b0, b0, b0, b0, b0)
                     };
                     const CB: usize = 16;
                     let mut blk = t.inp;
@@ -492,24 +484,8 @@ mod __small_layer_Conv3x3 {
                             let i = A::broadcast(row.wrapping_add(8 * IN_W));
                             c6_0 = A::fma(c6_0, i, w2_0);
                             c7_0 = A::fma(c7_0, i, w1_0);
-                            c8_0 = A::fma(c8_0, i, w0_0);
                             let i = A::broadcast(row.wrapping_add(9 * IN_W));
                             c7_0 = A::fma(c7_0, i, w2_0);
-                            c8_0 = A::fma(c8_0, i, w1_0);
-                            c9_0 = A::fma(c9_0, i, w0_0);
-                            let i = A::broadcast(row.wrapping_add(10 * IN_W));
-                            c8_0 = A::fma(c8_0, i, w2_0);
-                            c9_0 = A::fma(c9_0, i, w1_0);
-                            c10_0 = A::fma(c10_0, i, w0_0);
-                            let i = A::broadcast(row.wrapping_add(11 * IN_W));
-                            c9_0 = A::fma(c9_0, i, w2_0);
-                            c10_0 = A::fma(c10_0, i, w1_0);
-                            c11_0 = A::fma(c11_0, i, w0_0);
-                            let i = A::broadcast(row.wrapping_add(12 * IN_W));
-                            c10_0 = A::fma(c10_0, i, w2_0);
-                            c11_0 = A::fma(c11_0, i, w1_0);
-                            let i = A::broadcast(row.wrapping_add(13 * IN_W));
-                            c11_0 = A::fma(c11_0, i, w2_0);
                             let w0_0 = A::load(wr.wrapping_add(8));
                             let w1_0 = A::load(wr.wrapping_add(24));
                             let w2_0 = A::load(wr.wrapping_add(40));
@@ -545,24 +521,8 @@ mod __small_layer_Conv3x3 {
                             let i = A::broadcast(row.wrapping_add(8 * IN_W + 1));
                             c6_0 = A::fma(c6_0, i, w2_0);
                             c7_0 = A::fma(c7_0, i, w1_0);
-                            c8_0 = A::fma(c8_0, i, w0_0);
                             let i = A::broadcast(row.wrapping_add(9 * IN_W + 1));
                             c7_0 = A::fma(c7_0, i, w2_0);
-                            c8_0 = A::fma(c8_0, i, w1_0);
-                            c9_0 = A::fma(c9_0, i, w0_0);
-                            let i = A::broadcast(row.wrapping_add(10 * IN_W + 1));
-                            c8_0 = A::fma(c8_0, i, w2_0);
-                            c9_0 = A::fma(c9_0, i, w1_0);
-                            c10_0 = A::fma(c10_0, i, w0_0);
-                            let i = A::broadcast(row.wrapping_add(11 * IN_W + 1));
-                            c9_0 = A::fma(c9_0, i, w2_0);
-                            c10_0 = A::fma(c10_0, i, w1_0);
-                            c11_0 = A::fma(c11_0, i, w0_0);
-                            let i = A::broadcast(row.wrapping_add(12 * IN_W + 1));
-                            c10_0 = A::fma(c10_0, i, w2_0);
-                            c11_0 = A::fma(c11_0, i, w1_0);
-                            let i = A::broadcast(row.wrapping_add(13 * IN_W + 1));
-                            c11_0 = A::fma(c11_0, i, w2_0);
                         }
                     }
                     let out = t.out;
@@ -575,10 +535,6 @@ mod __small_layer_Conv3x3 {
                         A::store_px(out.wrapping_add(5 * OUT_W), c5_0, OUT_W);
                         A::store_px(out.wrapping_add(6 * OUT_W), c6_0, OUT_W);
                         A::store_px(out.wrapping_add(7 * OUT_W), c7_0, OUT_W);
-                        A::store_px(out.wrapping_add(8 * OUT_W), c8_0, OUT_W);
-                        A::store_px(out.wrapping_add(9 * OUT_W), c9_0, OUT_W);
-                        A::store_px(out.wrapping_add(10 * OUT_W), c10_0, OUT_W);
-                        A::store_px(out.wrapping_add(11 * OUT_W), c11_0, OUT_W);
                     } else {
                         let zero = A::zero();
                         c0_0 = A::max(c0_0, zero);
@@ -597,14 +553,6 @@ mod __small_layer_Conv3x3 {
                         A::store_px(out.wrapping_add(6 * OUT_W), c6_0, OUT_W);
                         c7_0 = A::max(c7_0, zero);
                         A::store_px(out.wrapping_add(7 * OUT_W), c7_0, OUT_W);
-                        c8_0 = A::max(c8_0, zero);
-                        A::store_px(out.wrapping_add(8 * OUT_W), c8_0, OUT_W);
-                        c9_0 = A::max(c9_0, zero);
-                        A::store_px(out.wrapping_add(9 * OUT_W), c9_0, OUT_W);
-                        c10_0 = A::max(c10_0, zero);
-                        A::store_px(out.wrapping_add(10 * OUT_W), c10_0, OUT_W);
-                        c11_0 = A::max(c11_0, zero);
-                        A::store_px(out.wrapping_add(11 * OUT_W), c11_0, OUT_W);
                     }
                 }
             }
@@ -633,10 +581,6 @@ mod __small_layer_Conv3x3 {
                     mut c5_0,
                     mut c6_0,
                     mut c7_0,
-                    mut c8_0,
-                    mut c9_0,
-                    mut c10_0,
-                    mut c11_0,
                 ) = if t.partial_in {
                     (
                         A::load_px(out, OUT_W),
@@ -675,29 +619,9 @@ mod __small_layer_Conv3x3 {
                         } else {
                             A::zero()
                         },
-                        if 8 < t.w {
-                            A::load_px(out.wrapping_add(8 * OUT_W), OUT_W)
-                        } else {
-                            A::zero()
-                        },
-                        if 9 < t.w {
-                            A::load_px(out.wrapping_add(9 * OUT_W), OUT_W)
-                        } else {
-                            A::zero()
-                        },
-                        if 10 < t.w {
-                            A::load_px(out.wrapping_add(10 * OUT_W), OUT_W)
-                        } else {
-                            A::zero()
-                        },
-                        if 11 < t.w {
-                            A::load_px(out.wrapping_add(11 * OUT_W), OUT_W)
-                        } else {
-                            A::zero()
-                        },
                     )
                 } else {
-                    (b0, b0, b0, b0, b0, b0, b0, b0, b0, b0, b0, b0)
+                    (b0, b0, b0, b0, b0, b0, b0, b0)
                 };
                 const CB: usize = 16;
                 let mut blk = t.inp;
@@ -767,43 +691,11 @@ mod __small_layer_Conv3x3 {
                                                                 let i = A::broadcast(row.wrapping_add(8 * IN_W));
                                                                 c6_0 = A::fma(c6_0, i, w2_0);
                                                                 c7_0 = A::fma(c7_0, i, w1_0);
-                                                                c8_0 = A::fma(c8_0, i, w0_0);
                                                             }
                                                             if 9 < t.hi {
                                                                 if t.lo <= 9 {
                                                                     let i = A::broadcast(row.wrapping_add(9 * IN_W));
                                                                     c7_0 = A::fma(c7_0, i, w2_0);
-                                                                    c8_0 = A::fma(c8_0, i, w1_0);
-                                                                    c9_0 = A::fma(c9_0, i, w0_0);
-                                                                }
-                                                                if 10 < t.hi {
-                                                                    if t.lo <= 10 {
-                                                                        let i = A::broadcast(row.wrapping_add(10 * IN_W));
-                                                                        c8_0 = A::fma(c8_0, i, w2_0);
-                                                                        c9_0 = A::fma(c9_0, i, w1_0);
-                                                                        c10_0 = A::fma(c10_0, i, w0_0);
-                                                                    }
-                                                                    if 11 < t.hi {
-                                                                        if t.lo <= 11 {
-                                                                            let i = A::broadcast(row.wrapping_add(11 * IN_W));
-                                                                            c9_0 = A::fma(c9_0, i, w2_0);
-                                                                            c10_0 = A::fma(c10_0, i, w1_0);
-                                                                            c11_0 = A::fma(c11_0, i, w0_0);
-                                                                        }
-                                                                        if 12 < t.hi {
-                                                                            if t.lo <= 12 {
-                                                                                let i = A::broadcast(row.wrapping_add(12 * IN_W));
-                                                                                c10_0 = A::fma(c10_0, i, w2_0);
-                                                                                c11_0 = A::fma(c11_0, i, w1_0);
-                                                                            }
-                                                                            if 13 < t.hi {
-                                                                                if t.lo <= 13 {
-                                                                                    let i = A::broadcast(row.wrapping_add(13 * IN_W));
-                                                                                    c11_0 = A::fma(c11_0, i, w2_0);
-                                                                                }
-                                                                            }
-                                                                        }
-                                                                    }
                                                                 }
                                                             }
                                                         }
@@ -876,43 +768,11 @@ mod __small_layer_Conv3x3 {
                                                                 let i = A::broadcast(row.wrapping_add(8 * IN_W + 1));
                                                                 c6_0 = A::fma(c6_0, i, w2_0);
                                                                 c7_0 = A::fma(c7_0, i, w1_0);
-                                                                c8_0 = A::fma(c8_0, i, w0_0);
                                                             }
                                                             if 9 < t.hi {
                                                                 if t.lo <= 9 {
                                                                     let i = A::broadcast(row.wrapping_add(9 * IN_W + 1));
                                                                     c7_0 = A::fma(c7_0, i, w2_0);
-                                                                    c8_0 = A::fma(c8_0, i, w1_0);
-                                                                    c9_0 = A::fma(c9_0, i, w0_0);
-                                                                }
-                                                                if 10 < t.hi {
-                                                                    if t.lo <= 10 {
-                                                                        let i = A::broadcast(row.wrapping_add(10 * IN_W + 1));
-                                                                        c8_0 = A::fma(c8_0, i, w2_0);
-                                                                        c9_0 = A::fma(c9_0, i, w1_0);
-                                                                        c10_0 = A::fma(c10_0, i, w0_0);
-                                                                    }
-                                                                    if 11 < t.hi {
-                                                                        if t.lo <= 11 {
-                                                                            let i = A::broadcast(row.wrapping_add(11 * IN_W + 1));
-                                                                            c9_0 = A::fma(c9_0, i, w2_0);
-                                                                            c10_0 = A::fma(c10_0, i, w1_0);
-                                                                            c11_0 = A::fma(c11_0, i, w0_0);
-                                                                        }
-                                                                        if 12 < t.hi {
-                                                                            if t.lo <= 12 {
-                                                                                let i = A::broadcast(row.wrapping_add(12 * IN_W + 1));
-                                                                                c10_0 = A::fma(c10_0, i, w2_0);
-                                                                                c11_0 = A::fma(c11_0, i, w1_0);
-                                                                            }
-                                                                            if 13 < t.hi {
-                                                                                if t.lo <= 13 {
-                                                                                    let i = A::broadcast(row.wrapping_add(13 * IN_W + 1));
-                                                                                    c11_0 = A::fma(c11_0, i, w2_0);
-                                                                                }
-                                                                            }
-                                                                        }
-                                                                    }
                                                                 }
                                                             }
                                                         }
@@ -950,18 +810,6 @@ mod __small_layer_Conv3x3 {
                     if 7 < t.w {
                         A::store_px(out.wrapping_add(7 * OUT_W), c7_0, OUT_W);
                     }
-                    if 8 < t.w {
-                        A::store_px(out.wrapping_add(8 * OUT_W), c8_0, OUT_W);
-                    }
-                    if 9 < t.w {
-                        A::store_px(out.wrapping_add(9 * OUT_W), c9_0, OUT_W);
-                    }
-                    if 10 < t.w {
-                        A::store_px(out.wrapping_add(10 * OUT_W), c10_0, OUT_W);
-                    }
-                    if 11 < t.w {
-                        A::store_px(out.wrapping_add(11 * OUT_W), c11_0, OUT_W);
-                    }
                 } else {
                     let zero = A::zero();
                     c0_0 = A::max(c0_0, zero);
@@ -993,22 +841,6 @@ mod __small_layer_Conv3x3 {
                     if 7 < t.w {
                         c7_0 = A::max(c7_0, zero);
                         A::store_px(out.wrapping_add(7 * OUT_W), c7_0, OUT_W);
-                    }
-                    if 8 < t.w {
-                        c8_0 = A::max(c8_0, zero);
-                        A::store_px(out.wrapping_add(8 * OUT_W), c8_0, OUT_W);
-                    }
-                    if 9 < t.w {
-                        c9_0 = A::max(c9_0, zero);
-                        A::store_px(out.wrapping_add(9 * OUT_W), c9_0, OUT_W);
-                    }
-                    if 10 < t.w {
-                        c10_0 = A::max(c10_0, zero);
-                        A::store_px(out.wrapping_add(10 * OUT_W), c10_0, OUT_W);
-                    }
-                    if 11 < t.w {
-                        c11_0 = A::max(c11_0, zero);
-                        A::store_px(out.wrapping_add(11 * OUT_W), c11_0, OUT_W);
                     }
                 }
             }

@@ -176,6 +176,8 @@ pub fn for_dtype(m: &Machine, spec: &LayerSpec) -> Machine {
                     KernelKind::Broadcast => m.int8_latency,
                     KernelKind::Channelwise => m.int8_mac_latency,
                 },
+                // The `i8` tiles were measured with the one slack.
+                column_operand_latency: m.operand_latency,
                 int8_operand_regs: if lane_steps { 1 } else { m.int8_operand_regs },
                 int8_load_cost: if lane_steps { 1 } else { m.int8_load_cost },
                 ..*m
@@ -285,12 +287,10 @@ fn each(m: &Machine, spec: &LayerSpec, f: &mut impl FnMut(Candidate)) {
 /// enough accumulators to hide the FMA latency (if any has), the
 /// narrowest ([`narrower`]) within [`NEAR`] of the best rate.
 fn pick(m: &Machine, spec: &LayerSpec, keep: impl Fn(&Candidate) -> bool) -> Option<Candidate> {
-    let hide = accumulators_to_hide(m, spec);
+    let hides = |c: &Candidate| c.accumulators() >= accumulators_to_hide(m, spec, c.columns);
     let mut any_hides = false;
-    each(m, spec, &mut |c| {
-        any_hides |= keep(&c) && c.accumulators() >= hide
-    });
-    let eligible = |c: &Candidate| keep(c) && (!any_hides || c.accumulators() >= hide);
+    each(m, spec, &mut |c| any_hides |= keep(&c) && hides(&c));
+    let eligible = |c: &Candidate| keep(c) && (!any_hides || hides(c));
     let mut best = 0.0;
     each(m, spec, &mut |c| {
         if eligible(&c) {
@@ -346,17 +346,28 @@ fn narrower(m: &Machine, spec: &LayerSpec, a: &Candidate, b: &Candidate) -> Orde
 /// cycle` keeps every pipe busy only if each FMA issues the cycle its
 /// operand is ready; a broadcast kernel's FMAs also wait for the operands
 /// they load, so it keeps `FMAs per cycle x (latency + operand latency)`
-/// ([`Machine::operand_latency`]). Measured on Zen 5 (AVX-512, latency
+/// ([`Machine::operand_latency`]; a column-streamed tile, `columns`,
+/// [`Machine::column_operand_latency`]). Measured on Zen 5 (AVX-512, latency
 /// 4 x 2): 8 register-only FMA chains ran at 90 % of 12, and conv 3x3
 /// 48x48x16 took 49 us with an 8-column tile and 43 us with 12; on an
 /// Intel Xeon a 1x1 layer ran 20 % faster with 24 accumulators than with
 /// 12. Channelwise kernels are bound by their loads and per-tile work
 /// instead, and a wider tile only wastes more of a narrow row (depthwise
 /// 6x6x512: 3.3 us with 8 columns, 4.1 us with 12).
-pub fn accumulators_to_hide(m: &Machine, spec: &LayerSpec) -> usize {
+pub fn accumulators_to_hide(m: &Machine, spec: &LayerSpec, columns: bool) -> usize {
     match spec.kind() {
         KernelKind::Channelwise => m.fma_latency * m.fma_per_cycle,
-        KernelKind::Broadcast => m.fma_per_cycle * (m.fma_latency + m.operand_latency),
+        KernelKind::Broadcast => m.fma_per_cycle * (m.fma_latency + operand_latency(m, columns)),
+    }
+}
+
+/// [`Machine::operand_latency`], or for a column-streamed tile
+/// [`Machine::column_operand_latency`].
+fn operand_latency(m: &Machine, columns: bool) -> usize {
+    if columns {
+        m.column_operand_latency
+    } else {
+        m.operand_latency
     }
 }
 
@@ -444,7 +455,17 @@ fn other_registers(m: &Machine, spec: &LayerSpec, nv: usize, columns: bool) -> u
         // One filter row of weights and the streamed input column.
         (KernelKind::Channelwise, Reduction::Fma) => spec.fw * nv + 1,
         (KernelKind::Channelwise, _) => 1,
-        (KernelKind::Broadcast, _) if columns => (spec.fw * nv + 1) * op,
+        // One filter row of weights and the streamed input column, and in
+        // `f32` one more: LLVM loads the next row's weights while the last
+        // columns of this one still multiply. With none to spare, AVX2's
+        // 12 x 8 tile (16 of 16 registers) spilled to the stack in every
+        // row and ran 3x3 16 -> 16 layers about 30 % slower than the
+        // 6 x 16 per-tap tile (AMD EPYC Zen 3; see the book, Performance).
+        // `i8` tiles keep their measured budget (`Machine::int8_regs`:
+        // AVX2's column-streamed 4 x 16 uses its 15 and ran fastest).
+        (KernelKind::Broadcast, _) if columns => {
+            (spec.fw * nv + 1) * op + usize::from(spec.dtype == crate::Dtype::F32)
+        }
         // nv weight vectors and the broadcast input (unless it comes from memory).
         (KernelKind::Broadcast, _) => (nv + usize::from(!m.broadcast_from_memory)) * op,
     }
@@ -501,14 +522,15 @@ pub fn explain(
         KernelKind::Broadcast => write!(
             out,
             "); latency ({} + {} for the loaded operands)",
-            m.fma_latency, m.operand_latency
+            m.fma_latency,
+            operand_latency(m, b.columns)
         )?,
     }
     writeln!(
         out,
         " x {rate} FMA/cycle needs {need} independent accumulators.",
         rate = m.fma_per_cycle,
-        need = accumulators_to_hide(m, spec),
+        need = accumulators_to_hide(m, spec, b.columns),
     )?;
     if !b.fused {
         writeln!(
@@ -529,7 +551,6 @@ pub fn explain(
             l = m.lanes,
         )?;
     }
-    let hide = accumulators_to_hide(m, spec);
     let mut last: Option<(usize, bool)> = None;
     let mut result = Ok(());
     each(m, spec, &mut |c| {
@@ -540,7 +561,7 @@ pub fn explain(
         let Some(best) = pick(m, spec, |x| x.nv == c.nv && x.columns == c.columns) else {
             return;
         };
-        result = write_candidate(out, m, spec, &best, hide);
+        result = write_candidate(out, m, spec, &best);
     });
     result
 }
@@ -551,7 +572,6 @@ fn write_candidate(
     m: &Machine,
     spec: &LayerSpec,
     c: &Candidate,
-    hide: usize,
 ) -> fmt::Result {
     let tc = c.nv * m.lanes;
     write!(
@@ -575,7 +595,7 @@ fn write_candidate(
             100.0 * useful
         )?;
     }
-    if c.accumulators() < hide {
+    if c.accumulators() < accumulators_to_hide(m, spec, c.columns) {
         write!(out, ", too few accumulators to hide the latency")?;
     }
     writeln!(out)

@@ -31,6 +31,16 @@ pub struct Machine {
     /// ([`crate::blocking::accumulators_to_hide`]). Measured, per arch:
     /// the tile sizes that keep the pipes busy.
     pub operand_latency: usize,
+    /// The same for a column-streamed broadcast kernel (`f32`), whose FMAs
+    /// take register operands only: the filter row is loaded once per
+    /// row and each broadcast column feeds up to `F_W` FMAs. Where the
+    /// register file cannot hold a column tile of `fma_per_cycle x
+    /// (fma_latency + operand_latency)` accumulators (AVX2's 16), 0 lets
+    /// the column tile that hides the FMA latency alone compete
+    /// (measured: AVX2 4 x 16 columns, 8 accumulators, against 6 x 16 per
+    /// tap on the networks' 8- to 32-pixel rows, AMD EPYC Zen 3); else
+    /// `operand_latency`. `i8` kernels keep `operand_latency`.
+    pub column_operand_latency: usize,
     /// Cycles one `f32` fused multiply-add (`Simd::fma`) holds the issue
     /// slot: 1 where FMAs pipeline; Cortex-M4 3 (VFMA.F32, TRM table 7-1).
     pub fma_cycles: usize,
@@ -130,7 +140,8 @@ impl Machine {
     /// let m = small_ir::Machine { int8_dot: 4, int8_thin_dot: 2, ..REFERENCE };
     /// # const REFERENCE: small_ir::Machine = small_ir::Machine {
     /// #     cfg: &[], target_features: &[], vector_regs: 1, lanes: 1, fma_latency: 1,
-    /// #     fma_per_cycle: 1, operand_latency: 1, fma_cycles: 1, mul_add_cycles: 2,
+    /// #     fma_per_cycle: 1, operand_latency: 1, column_operand_latency: 1,
+    /// #     fma_cycles: 1, mul_add_cycles: 2,
     /// #     loads_per_cycle: 1, issue_per_cycle: 2, broadcast_from_memory: false,
     /// #     int8_dot: 1, int8_thin_dot: 1, int8_x_offset: 0, int8_weight_min: -128,
     /// #     int8_regs: 1, int8_operand_regs: 1, int8_latency: 1, int8_mac_latency: 1,
