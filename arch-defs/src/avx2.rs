@@ -18,7 +18,7 @@ pub const MACHINE: Machine = Machine {
     // A column-streamed tile of 12 accumulators does not fit 16 registers
     // beside its filter row; 4 x 16 columns (8 accumulators, operands in
     // registers) ran ResNet-8's 3x3 layers 10-28 % faster than 6 x 16 per
-    // tap on their 8- to 32-pixel rows and 3-5 % slower on 194-pixel rows
+    // tap on their 8- to 32-pixel rows and 2-6 % slower on 194-pixel rows
     // (AMD EPYC Zen 3, a scratch crate of `#[layer]`s, alternated).
     column_operand_latency: 0,
     fma_cycles: 1,
