@@ -9,7 +9,7 @@
 use small_core::Filter;
 use small_core::load::Generated;
 use small_core::{Blocked, Dims, layer, threads};
-use small_examples::models::{Network, ad, dscnn, resnet8, vww};
+use small_examples::models::{Int8Network, Network, ad, dscnn, resnet8, vww};
 use small_tests::Rng;
 
 #[layer(fh = 3, fw = 3, fc = 16, k = 32, padding = same, activation = relu)]
@@ -74,6 +74,27 @@ fn model<N: Network>() {
         let mut out = vec![0.0; N::DIMS[N::OUTPUT].c];
         net.infer(&mut arena, &x, &mut out).unwrap();
         out
+    });
+}
+
+/// An int8 network: its output bytes (as `f32`s, exact) for every thread
+/// count. Its larger layers split (an `i8` broadcast call from 4 x
+/// `MIN_PART_MACS`, `Problem::split_macs`), the smaller run whole.
+fn model_i8<N: Int8Network>() {
+    let net = N::load(
+        &Generated { seed: 5 },
+        small_core::arch::selected().unwrap(),
+    )
+    .unwrap();
+    let x: Vec<i8> = Generated::values(9, N::DIMS[0].elements(), 128.0)
+        .iter()
+        .map(|v| *v as i8)
+        .collect();
+    same_bits(&format!("{} i8", N::NAME), &|| {
+        let mut arena = vec![0; N::ARENA];
+        let mut out = vec![0; N::DIMS[N::OUTPUT].c];
+        net.infer(&mut arena, &x, &mut out).unwrap();
+        out.iter().map(|&v| f32::from(v)).collect()
     });
 }
 
@@ -216,5 +237,9 @@ fn every_thread_count_gives_the_same_bits() {
     model::<vww::Vww>();
     model::<dscnn::DsCnn>();
     model::<ad::Autoencoder>();
+    model_i8::<resnet8::int8::Resnet8>();
+    model_i8::<vww::int8::Vww>();
+    model_i8::<dscnn::int8::DsCnn>();
+    model_i8::<ad::int8::Autoencoder>();
     threads::set_threads(1);
 }

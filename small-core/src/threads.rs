@@ -727,7 +727,8 @@ pub fn threads() -> usize {
 
 /// Runs `f(part, parts)` for the parts of the layer call `p`
 /// ([`crate::nest::execute`]): `parts = min(threads, p_max)` (SMaLL §4),
-/// `p_max` from the call's independent units and
+/// `p_max` from the call's independent units and its MACs
+/// (`Problem::split_macs`: an `i8` broadcast call's count a quarter) over
 /// [`MIN_PART_MACS`](crate::nest::MIN_PART_MACS). A call too small for two
 /// parts, or one while the pool runs solo, runs on this thread.
 pub(crate) fn execute<E: crate::Element>(
@@ -735,7 +736,7 @@ pub(crate) fn execute<E: crate::Element>(
     f: &(dyn Fn(usize, usize) + Sync),
 ) {
     // A call too small for two parts runs here without asking the pool.
-    let most = p.macs() / crate::nest::MIN_PART_MACS;
+    let most = p.split_macs() / crate::nest::MIN_PART_MACS;
     if most < 2 {
         return f(0, 1);
     }

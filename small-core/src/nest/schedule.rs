@@ -23,6 +23,12 @@ use small_ir::geometry::{computed_tiles, width};
 #[cfg(feature = "std")]
 pub const MIN_PART_MACS: usize = 20_000;
 
+/// Products an `i8` broadcast kernel sums per lane and step on the arches
+/// that run threads (AVX-512 VNNI's `vpdpbusd`, AVX2's `vpmaddubsw` +
+/// `vpmaddwd`, NEON's `sdot`): [`Problem::split_macs`].
+#[cfg(feature = "std")]
+const I8_DOT: usize = 4;
+
 // ANCHOR: l1_weights
 /// Bytes of one output-channel tile's weights that a pass over the whole
 /// output may stream: a larger reduction is split into chunks of input
@@ -114,6 +120,21 @@ impl<E: Element> Problem<'_, E> {
         [self.ow, channels, self.spec.fh, self.spec.fw, self.spec.fc]
             .iter()
             .fold(self.oh, |m, &f| m.saturating_mul(f))
+    }
+
+    /// [`Problem::macs`] in `f32` multiply-adds' time, for the thread
+    /// count: an `i8` broadcast kernel sums [`I8_DOT`] products per lane
+    /// and step, so its call takes about a quarter of an `f32` call of the
+    /// same MACs (int8 depthwise kernels widen each input and sum one
+    /// product per step: counted whole).
+    #[cfg(feature = "std")]
+    pub(crate) fn split_macs(&self) -> usize {
+        let dot = self.spec.dtype == crate::Dtype::I8 && self.spec.kind() == KernelKind::Broadcast;
+        if dot {
+            self.macs() / I8_DOT
+        } else {
+            self.macs()
+        }
     }
 
     /// The output rows `j0..j1` of part `part` of `parts` when the channel
