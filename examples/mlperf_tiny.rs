@@ -449,10 +449,7 @@ fn builtin_i8<N: Int8Network>(arch: Arch, seed: u32, o: &Options) -> Result<Row,
     let source = Generated { seed };
     let net = N::load(&source, arch).map_err(|e| e.to_string())?;
     let mut arena = Aligned::filled(N::ARENA, 0i8).map_err(|e| e.to_string())?;
-    let input: Vec<i8> = Generated::values(seed + 100, N::DIMS[0].elements(), 128.0)
-        .iter()
-        .map(|v| *v as i8)
-        .collect();
+    let input: Vec<i8> = Generated::values_i8(seed + 100, N::DIMS[0].elements());
     let values = small_core::model::reference_run_i8(&source, N::LAYERS, N::DIMS, &input)
         .map_err(|e| e.to_string())?;
     let mut bad = check::check_layers_i8(&net, &values, &mut arena)?;

@@ -42,10 +42,7 @@ fn compare(what: &str, got: &[i8], want: &[i8], channels: usize) -> Result<(), S
 
 fn builtin<N: Int8Network>() {
     let source = Generated { seed: 5 };
-    let input: Vec<i8> = Generated::values(13, N::DIMS[0].elements(), 128.0)
-        .iter()
-        .map(|v| *v as i8)
-        .collect();
+    let input: Vec<i8> = Generated::values_i8(13, N::DIMS[0].elements());
     let values = small_core::model::reference_run_i8(&source, N::LAYERS, N::DIMS, &input).unwrap();
     for arch in small_core::arch::available() {
         let net = N::load(&source, arch).unwrap();

@@ -86,10 +86,7 @@ fn model_i8<N: Int8Network>() {
         small_core::arch::selected().unwrap(),
     )
     .unwrap();
-    let x: Vec<i8> = Generated::values(9, N::DIMS[0].elements(), 128.0)
-        .iter()
-        .map(|v| *v as i8)
-        .collect();
+    let x: Vec<i8> = Generated::values_i8(9, N::DIMS[0].elements());
     same_bits(&format!("{} i8", N::NAME), &|| {
         let mut arena = vec![0; N::ARENA];
         let mut out = vec![0; N::DIMS[N::OUTPUT].c];

@@ -304,6 +304,22 @@ impl Generated {
         Self::stream(seed, scale).take(n).collect()
     }
 
+    /// `n` int8 values from `seed`: [`Self::values`] in `[-128, 128)`,
+    /// each truncated toward zero (the generated input of an int8 network).
+    ///
+    /// ```
+    /// use small_core::load::Generated;
+    /// let x = Generated::values_i8(13, 4);
+    /// let f = Generated::values(13, 4, 128.0);
+    /// assert!(x.iter().zip(&f).all(|(&x, &f)| x == f as i8));
+    /// ```
+    ///
+    /// # Panics
+    /// As [`Self::values`].
+    pub fn values_i8(seed: u32, n: usize) -> Vec<i8> {
+        Self::stream(seed, 128.0).take(n).map(|v| v as i8).collect()
+    }
+
     /// [`Self::values`], or [`crate::Error::TooLarge`] if `n` values exceed
     /// the address space or cannot be allocated.
     pub fn try_values(seed: u32, n: usize, scale: f32) -> Result<Vec<f32>, crate::Error> {
