@@ -1443,155 +1443,129 @@ mod __small_layer_KwsStem {
                                     c0_1 = A::dot(c0_1, i, w0_1);
                                 }
                                 if 1 < t.hi {
-                                    if t.lo <= 1 {
-                                        let i = if A::OFFSET_AHEAD {
-                                            A::group_offset(row.wrapping_add(IN_W))
-                                        } else {
-                                            A::group(row.wrapping_add(IN_W))
-                                        };
-                                        c0_0 = A::dot(c0_0, i, w1_0);
-                                        c0_1 = A::dot(c0_1, i, w1_1);
-                                    }
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(IN_W))
+                                    } else {
+                                        A::group(row.wrapping_add(IN_W))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c0_1 = A::dot(c0_1, i, w1_1);
                                     if 2 < t.hi {
-                                        if t.lo <= 2 {
-                                            let i = if A::OFFSET_AHEAD {
-                                                A::group_offset(row.wrapping_add(2 * IN_W))
-                                            } else {
-                                                A::group(row.wrapping_add(2 * IN_W))
-                                            };
-                                            c0_0 = A::dot(c0_0, i, w2_0);
-                                            c0_1 = A::dot(c0_1, i, w2_1);
-                                            c1_0 = A::dot(c1_0, i, w0_0);
-                                            c1_1 = A::dot(c1_1, i, w0_1);
-                                        }
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(2 * IN_W))
+                                        } else {
+                                            A::group(row.wrapping_add(2 * IN_W))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c0_1 = A::dot(c0_1, i, w2_1);
+                                        c1_0 = A::dot(c1_0, i, w0_0);
+                                        c1_1 = A::dot(c1_1, i, w0_1);
                                         if 3 < t.hi {
-                                            if t.lo <= 3 {
-                                                let i = if A::OFFSET_AHEAD {
-                                                    A::group_offset(row.wrapping_add(3 * IN_W))
-                                                } else {
-                                                    A::group(row.wrapping_add(3 * IN_W))
-                                                };
-                                                c0_0 = A::dot(c0_0, i, w3_0);
-                                                c0_1 = A::dot(c0_1, i, w3_1);
-                                                c1_0 = A::dot(c1_0, i, w1_0);
-                                                c1_1 = A::dot(c1_1, i, w1_1);
-                                            }
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(3 * IN_W))
+                                            } else {
+                                                A::group(row.wrapping_add(3 * IN_W))
+                                            };
+                                            c0_0 = A::dot(c0_0, i, w3_0);
+                                            c0_1 = A::dot(c0_1, i, w3_1);
+                                            c1_0 = A::dot(c1_0, i, w1_0);
+                                            c1_1 = A::dot(c1_1, i, w1_1);
                                             if 4 < t.hi {
-                                                if t.lo <= 4 {
-                                                    let i = if A::OFFSET_AHEAD {
-                                                        A::group_offset(row.wrapping_add(4 * IN_W))
-                                                    } else {
-                                                        A::group(row.wrapping_add(4 * IN_W))
-                                                    };
-                                                    c1_0 = A::dot(c1_0, i, w2_0);
-                                                    c1_1 = A::dot(c1_1, i, w2_1);
-                                                    c2_0 = A::dot(c2_0, i, w0_0);
-                                                    c2_1 = A::dot(c2_1, i, w0_1);
-                                                }
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(4 * IN_W))
+                                                } else {
+                                                    A::group(row.wrapping_add(4 * IN_W))
+                                                };
+                                                c1_0 = A::dot(c1_0, i, w2_0);
+                                                c1_1 = A::dot(c1_1, i, w2_1);
+                                                c2_0 = A::dot(c2_0, i, w0_0);
+                                                c2_1 = A::dot(c2_1, i, w0_1);
                                                 if 5 < t.hi {
-                                                    if t.lo <= 5 {
-                                                        let i = if A::OFFSET_AHEAD {
-                                                            A::group_offset(row.wrapping_add(5 * IN_W))
-                                                        } else {
-                                                            A::group(row.wrapping_add(5 * IN_W))
-                                                        };
-                                                        c1_0 = A::dot(c1_0, i, w3_0);
-                                                        c1_1 = A::dot(c1_1, i, w3_1);
-                                                        c2_0 = A::dot(c2_0, i, w1_0);
-                                                        c2_1 = A::dot(c2_1, i, w1_1);
-                                                    }
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(5 * IN_W))
+                                                    } else {
+                                                        A::group(row.wrapping_add(5 * IN_W))
+                                                    };
+                                                    c1_0 = A::dot(c1_0, i, w3_0);
+                                                    c1_1 = A::dot(c1_1, i, w3_1);
+                                                    c2_0 = A::dot(c2_0, i, w1_0);
+                                                    c2_1 = A::dot(c2_1, i, w1_1);
                                                     if 6 < t.hi {
-                                                        if t.lo <= 6 {
-                                                            let i = if A::OFFSET_AHEAD {
-                                                                A::group_offset(row.wrapping_add(6 * IN_W))
-                                                            } else {
-                                                                A::group(row.wrapping_add(6 * IN_W))
-                                                            };
-                                                            c2_0 = A::dot(c2_0, i, w2_0);
-                                                            c2_1 = A::dot(c2_1, i, w2_1);
-                                                            c3_0 = A::dot(c3_0, i, w0_0);
-                                                            c3_1 = A::dot(c3_1, i, w0_1);
-                                                        }
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(6 * IN_W))
+                                                        } else {
+                                                            A::group(row.wrapping_add(6 * IN_W))
+                                                        };
+                                                        c2_0 = A::dot(c2_0, i, w2_0);
+                                                        c2_1 = A::dot(c2_1, i, w2_1);
+                                                        c3_0 = A::dot(c3_0, i, w0_0);
+                                                        c3_1 = A::dot(c3_1, i, w0_1);
                                                         if 7 < t.hi {
-                                                            if t.lo <= 7 {
-                                                                let i = if A::OFFSET_AHEAD {
-                                                                    A::group_offset(row.wrapping_add(7 * IN_W))
-                                                                } else {
-                                                                    A::group(row.wrapping_add(7 * IN_W))
-                                                                };
-                                                                c2_0 = A::dot(c2_0, i, w3_0);
-                                                                c2_1 = A::dot(c2_1, i, w3_1);
-                                                                c3_0 = A::dot(c3_0, i, w1_0);
-                                                                c3_1 = A::dot(c3_1, i, w1_1);
-                                                            }
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(7 * IN_W))
+                                                            } else {
+                                                                A::group(row.wrapping_add(7 * IN_W))
+                                                            };
+                                                            c2_0 = A::dot(c2_0, i, w3_0);
+                                                            c2_1 = A::dot(c2_1, i, w3_1);
+                                                            c3_0 = A::dot(c3_0, i, w1_0);
+                                                            c3_1 = A::dot(c3_1, i, w1_1);
                                                             if 8 < t.hi {
-                                                                if t.lo <= 8 {
-                                                                    let i = if A::OFFSET_AHEAD {
-                                                                        A::group_offset(row.wrapping_add(8 * IN_W))
-                                                                    } else {
-                                                                        A::group(row.wrapping_add(8 * IN_W))
-                                                                    };
-                                                                    c3_0 = A::dot(c3_0, i, w2_0);
-                                                                    c3_1 = A::dot(c3_1, i, w2_1);
-                                                                    c4_0 = A::dot(c4_0, i, w0_0);
-                                                                    c4_1 = A::dot(c4_1, i, w0_1);
-                                                                }
+                                                                let i = if A::OFFSET_AHEAD {
+                                                                    A::group_offset(row.wrapping_add(8 * IN_W))
+                                                                } else {
+                                                                    A::group(row.wrapping_add(8 * IN_W))
+                                                                };
+                                                                c3_0 = A::dot(c3_0, i, w2_0);
+                                                                c3_1 = A::dot(c3_1, i, w2_1);
+                                                                c4_0 = A::dot(c4_0, i, w0_0);
+                                                                c4_1 = A::dot(c4_1, i, w0_1);
                                                                 if 9 < t.hi {
-                                                                    if t.lo <= 9 {
-                                                                        let i = if A::OFFSET_AHEAD {
-                                                                            A::group_offset(row.wrapping_add(9 * IN_W))
-                                                                        } else {
-                                                                            A::group(row.wrapping_add(9 * IN_W))
-                                                                        };
-                                                                        c3_0 = A::dot(c3_0, i, w3_0);
-                                                                        c3_1 = A::dot(c3_1, i, w3_1);
-                                                                        c4_0 = A::dot(c4_0, i, w1_0);
-                                                                        c4_1 = A::dot(c4_1, i, w1_1);
-                                                                    }
+                                                                    let i = if A::OFFSET_AHEAD {
+                                                                        A::group_offset(row.wrapping_add(9 * IN_W))
+                                                                    } else {
+                                                                        A::group(row.wrapping_add(9 * IN_W))
+                                                                    };
+                                                                    c3_0 = A::dot(c3_0, i, w3_0);
+                                                                    c3_1 = A::dot(c3_1, i, w3_1);
+                                                                    c4_0 = A::dot(c4_0, i, w1_0);
+                                                                    c4_1 = A::dot(c4_1, i, w1_1);
                                                                     if 10 < t.hi {
-                                                                        if t.lo <= 10 {
-                                                                            let i = if A::OFFSET_AHEAD {
-                                                                                A::group_offset(row.wrapping_add(10 * IN_W))
-                                                                            } else {
-                                                                                A::group(row.wrapping_add(10 * IN_W))
-                                                                            };
-                                                                            c4_0 = A::dot(c4_0, i, w2_0);
-                                                                            c4_1 = A::dot(c4_1, i, w2_1);
-                                                                            c5_0 = A::dot(c5_0, i, w0_0);
-                                                                            c5_1 = A::dot(c5_1, i, w0_1);
-                                                                        }
+                                                                        let i = if A::OFFSET_AHEAD {
+                                                                            A::group_offset(row.wrapping_add(10 * IN_W))
+                                                                        } else {
+                                                                            A::group(row.wrapping_add(10 * IN_W))
+                                                                        };
+                                                                        c4_0 = A::dot(c4_0, i, w2_0);
+                                                                        c4_1 = A::dot(c4_1, i, w2_1);
+                                                                        c5_0 = A::dot(c5_0, i, w0_0);
+                                                                        c5_1 = A::dot(c5_1, i, w0_1);
                                                                         if 11 < t.hi {
-                                                                            if t.lo <= 11 {
-                                                                                let i = if A::OFFSET_AHEAD {
-                                                                                    A::group_offset(row.wrapping_add(11 * IN_W))
-                                                                                } else {
-                                                                                    A::group(row.wrapping_add(11 * IN_W))
-                                                                                };
-                                                                                c4_0 = A::dot(c4_0, i, w3_0);
-                                                                                c4_1 = A::dot(c4_1, i, w3_1);
-                                                                                c5_0 = A::dot(c5_0, i, w1_0);
-                                                                                c5_1 = A::dot(c5_1, i, w1_1);
-                                                                            }
+                                                                            let i = if A::OFFSET_AHEAD {
+                                                                                A::group_offset(row.wrapping_add(11 * IN_W))
+                                                                            } else {
+                                                                                A::group(row.wrapping_add(11 * IN_W))
+                                                                            };
+                                                                            c4_0 = A::dot(c4_0, i, w3_0);
+                                                                            c4_1 = A::dot(c4_1, i, w3_1);
+                                                                            c5_0 = A::dot(c5_0, i, w1_0);
+                                                                            c5_1 = A::dot(c5_1, i, w1_1);
                                                                             if 12 < t.hi {
-                                                                                if t.lo <= 12 {
-                                                                                    let i = if A::OFFSET_AHEAD {
-                                                                                        A::group_offset(row.wrapping_add(12 * IN_W))
-                                                                                    } else {
-                                                                                        A::group(row.wrapping_add(12 * IN_W))
-                                                                                    };
-                                                                                    c5_0 = A::dot(c5_0, i, w2_0);
-                                                                                    c5_1 = A::dot(c5_1, i, w2_1);
-                                                                                }
+                                                                                let i = if A::OFFSET_AHEAD {
+                                                                                    A::group_offset(row.wrapping_add(12 * IN_W))
+                                                                                } else {
+                                                                                    A::group(row.wrapping_add(12 * IN_W))
+                                                                                };
+                                                                                c5_0 = A::dot(c5_0, i, w2_0);
+                                                                                c5_1 = A::dot(c5_1, i, w2_1);
                                                                                 if 13 < t.hi {
-                                                                                    if t.lo <= 13 {
-                                                                                        let i = if A::OFFSET_AHEAD {
-                                                                                            A::group_offset(row.wrapping_add(13 * IN_W))
-                                                                                        } else {
-                                                                                            A::group(row.wrapping_add(13 * IN_W))
-                                                                                        };
-                                                                                        c5_0 = A::dot(c5_0, i, w3_0);
-                                                                                        c5_1 = A::dot(c5_1, i, w3_1);
-                                                                                    }
+                                                                                    let i = if A::OFFSET_AHEAD {
+                                                                                        A::group_offset(row.wrapping_add(13 * IN_W))
+                                                                                    } else {
+                                                                                        A::group(row.wrapping_add(13 * IN_W))
+                                                                                    };
+                                                                                    c5_0 = A::dot(c5_0, i, w3_0);
+                                                                                    c5_1 = A::dot(c5_1, i, w3_1);
                                                                                 }
                                                                             }
                                                                         }

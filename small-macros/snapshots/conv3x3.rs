@@ -639,64 +639,46 @@ mod __small_layer_Conv3x3 {
                                 c0_0 = A::fma(c0_0, i, w0_0);
                             }
                             if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::broadcast(row.wrapping_add(IN_W));
-                                    c0_0 = A::fma(c0_0, i, w1_0);
-                                    c1_0 = A::fma(c1_0, i, w0_0);
-                                }
+                                let i = A::broadcast(row.wrapping_add(IN_W));
+                                c0_0 = A::fma(c0_0, i, w1_0);
+                                c1_0 = A::fma(c1_0, i, w0_0);
                                 if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::broadcast(row.wrapping_add(2 * IN_W));
-                                        c0_0 = A::fma(c0_0, i, w2_0);
-                                        c1_0 = A::fma(c1_0, i, w1_0);
-                                        c2_0 = A::fma(c2_0, i, w0_0);
-                                    }
+                                    let i = A::broadcast(row.wrapping_add(2 * IN_W));
+                                    c0_0 = A::fma(c0_0, i, w2_0);
+                                    c1_0 = A::fma(c1_0, i, w1_0);
+                                    c2_0 = A::fma(c2_0, i, w0_0);
                                     if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::broadcast(row.wrapping_add(3 * IN_W));
-                                            c1_0 = A::fma(c1_0, i, w2_0);
-                                            c2_0 = A::fma(c2_0, i, w1_0);
-                                            c3_0 = A::fma(c3_0, i, w0_0);
-                                        }
+                                        let i = A::broadcast(row.wrapping_add(3 * IN_W));
+                                        c1_0 = A::fma(c1_0, i, w2_0);
+                                        c2_0 = A::fma(c2_0, i, w1_0);
+                                        c3_0 = A::fma(c3_0, i, w0_0);
                                         if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::broadcast(row.wrapping_add(4 * IN_W));
-                                                c2_0 = A::fma(c2_0, i, w2_0);
-                                                c3_0 = A::fma(c3_0, i, w1_0);
-                                                c4_0 = A::fma(c4_0, i, w0_0);
-                                            }
+                                            let i = A::broadcast(row.wrapping_add(4 * IN_W));
+                                            c2_0 = A::fma(c2_0, i, w2_0);
+                                            c3_0 = A::fma(c3_0, i, w1_0);
+                                            c4_0 = A::fma(c4_0, i, w0_0);
                                             if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::broadcast(row.wrapping_add(5 * IN_W));
-                                                    c3_0 = A::fma(c3_0, i, w2_0);
-                                                    c4_0 = A::fma(c4_0, i, w1_0);
-                                                    c5_0 = A::fma(c5_0, i, w0_0);
-                                                }
+                                                let i = A::broadcast(row.wrapping_add(5 * IN_W));
+                                                c3_0 = A::fma(c3_0, i, w2_0);
+                                                c4_0 = A::fma(c4_0, i, w1_0);
+                                                c5_0 = A::fma(c5_0, i, w0_0);
                                                 if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::broadcast(row.wrapping_add(6 * IN_W));
-                                                        c4_0 = A::fma(c4_0, i, w2_0);
-                                                        c5_0 = A::fma(c5_0, i, w1_0);
-                                                        c6_0 = A::fma(c6_0, i, w0_0);
-                                                    }
+                                                    let i = A::broadcast(row.wrapping_add(6 * IN_W));
+                                                    c4_0 = A::fma(c4_0, i, w2_0);
+                                                    c5_0 = A::fma(c5_0, i, w1_0);
+                                                    c6_0 = A::fma(c6_0, i, w0_0);
                                                     if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::broadcast(row.wrapping_add(7 * IN_W));
-                                                            c5_0 = A::fma(c5_0, i, w2_0);
-                                                            c6_0 = A::fma(c6_0, i, w1_0);
-                                                            c7_0 = A::fma(c7_0, i, w0_0);
-                                                        }
+                                                        let i = A::broadcast(row.wrapping_add(7 * IN_W));
+                                                        c5_0 = A::fma(c5_0, i, w2_0);
+                                                        c6_0 = A::fma(c6_0, i, w1_0);
+                                                        c7_0 = A::fma(c7_0, i, w0_0);
                                                         if 8 < t.hi {
-                                                            if t.lo <= 8 {
-                                                                let i = A::broadcast(row.wrapping_add(8 * IN_W));
-                                                                c6_0 = A::fma(c6_0, i, w2_0);
-                                                                c7_0 = A::fma(c7_0, i, w1_0);
-                                                            }
+                                                            let i = A::broadcast(row.wrapping_add(8 * IN_W));
+                                                            c6_0 = A::fma(c6_0, i, w2_0);
+                                                            c7_0 = A::fma(c7_0, i, w1_0);
                                                             if 9 < t.hi {
-                                                                if t.lo <= 9 {
-                                                                    let i = A::broadcast(row.wrapping_add(9 * IN_W));
-                                                                    c7_0 = A::fma(c7_0, i, w2_0);
-                                                                }
+                                                                let i = A::broadcast(row.wrapping_add(9 * IN_W));
+                                                                c7_0 = A::fma(c7_0, i, w2_0);
                                                             }
                                                         }
                                                     }
@@ -716,64 +698,46 @@ mod __small_layer_Conv3x3 {
                                 c0_0 = A::fma(c0_0, i, w0_0);
                             }
                             if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::broadcast(row.wrapping_add(IN_W + 1));
-                                    c0_0 = A::fma(c0_0, i, w1_0);
-                                    c1_0 = A::fma(c1_0, i, w0_0);
-                                }
+                                let i = A::broadcast(row.wrapping_add(IN_W + 1));
+                                c0_0 = A::fma(c0_0, i, w1_0);
+                                c1_0 = A::fma(c1_0, i, w0_0);
                                 if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
-                                        c0_0 = A::fma(c0_0, i, w2_0);
-                                        c1_0 = A::fma(c1_0, i, w1_0);
-                                        c2_0 = A::fma(c2_0, i, w0_0);
-                                    }
+                                    let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
+                                    c0_0 = A::fma(c0_0, i, w2_0);
+                                    c1_0 = A::fma(c1_0, i, w1_0);
+                                    c2_0 = A::fma(c2_0, i, w0_0);
                                     if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
-                                            c1_0 = A::fma(c1_0, i, w2_0);
-                                            c2_0 = A::fma(c2_0, i, w1_0);
-                                            c3_0 = A::fma(c3_0, i, w0_0);
-                                        }
+                                        let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
+                                        c1_0 = A::fma(c1_0, i, w2_0);
+                                        c2_0 = A::fma(c2_0, i, w1_0);
+                                        c3_0 = A::fma(c3_0, i, w0_0);
                                         if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
-                                                c2_0 = A::fma(c2_0, i, w2_0);
-                                                c3_0 = A::fma(c3_0, i, w1_0);
-                                                c4_0 = A::fma(c4_0, i, w0_0);
-                                            }
+                                            let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
+                                            c2_0 = A::fma(c2_0, i, w2_0);
+                                            c3_0 = A::fma(c3_0, i, w1_0);
+                                            c4_0 = A::fma(c4_0, i, w0_0);
                                             if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
-                                                    c3_0 = A::fma(c3_0, i, w2_0);
-                                                    c4_0 = A::fma(c4_0, i, w1_0);
-                                                    c5_0 = A::fma(c5_0, i, w0_0);
-                                                }
+                                                let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
+                                                c3_0 = A::fma(c3_0, i, w2_0);
+                                                c4_0 = A::fma(c4_0, i, w1_0);
+                                                c5_0 = A::fma(c5_0, i, w0_0);
                                                 if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::broadcast(row.wrapping_add(6 * IN_W + 1));
-                                                        c4_0 = A::fma(c4_0, i, w2_0);
-                                                        c5_0 = A::fma(c5_0, i, w1_0);
-                                                        c6_0 = A::fma(c6_0, i, w0_0);
-                                                    }
+                                                    let i = A::broadcast(row.wrapping_add(6 * IN_W + 1));
+                                                    c4_0 = A::fma(c4_0, i, w2_0);
+                                                    c5_0 = A::fma(c5_0, i, w1_0);
+                                                    c6_0 = A::fma(c6_0, i, w0_0);
                                                     if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::broadcast(row.wrapping_add(7 * IN_W + 1));
-                                                            c5_0 = A::fma(c5_0, i, w2_0);
-                                                            c6_0 = A::fma(c6_0, i, w1_0);
-                                                            c7_0 = A::fma(c7_0, i, w0_0);
-                                                        }
+                                                        let i = A::broadcast(row.wrapping_add(7 * IN_W + 1));
+                                                        c5_0 = A::fma(c5_0, i, w2_0);
+                                                        c6_0 = A::fma(c6_0, i, w1_0);
+                                                        c7_0 = A::fma(c7_0, i, w0_0);
                                                         if 8 < t.hi {
-                                                            if t.lo <= 8 {
-                                                                let i = A::broadcast(row.wrapping_add(8 * IN_W + 1));
-                                                                c6_0 = A::fma(c6_0, i, w2_0);
-                                                                c7_0 = A::fma(c7_0, i, w1_0);
-                                                            }
+                                                            let i = A::broadcast(row.wrapping_add(8 * IN_W + 1));
+                                                            c6_0 = A::fma(c6_0, i, w2_0);
+                                                            c7_0 = A::fma(c7_0, i, w1_0);
                                                             if 9 < t.hi {
-                                                                if t.lo <= 9 {
-                                                                    let i = A::broadcast(row.wrapping_add(9 * IN_W + 1));
-                                                                    c7_0 = A::fma(c7_0, i, w2_0);
-                                                                }
+                                                                let i = A::broadcast(row.wrapping_add(9 * IN_W + 1));
+                                                                c7_0 = A::fma(c7_0, i, w2_0);
                                                             }
                                                         }
                                                     }
@@ -1202,67 +1166,53 @@ mod __small_layer_Conv3x3 {
                                 c0_1 = A::fma(c0_1, i, w0_1);
                             }
                             if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::broadcast(row.wrapping_add(IN_W));
-                                    c0_0 = A::fma(c0_0, i, w1_0);
-                                    c0_1 = A::fma(c0_1, i, w1_1);
-                                    c1_0 = A::fma(c1_0, i, w0_0);
-                                    c1_1 = A::fma(c1_1, i, w0_1);
-                                }
+                                let i = A::broadcast(row.wrapping_add(IN_W));
+                                c0_0 = A::fma(c0_0, i, w1_0);
+                                c0_1 = A::fma(c0_1, i, w1_1);
+                                c1_0 = A::fma(c1_0, i, w0_0);
+                                c1_1 = A::fma(c1_1, i, w0_1);
                                 if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::broadcast(row.wrapping_add(2 * IN_W));
-                                        c0_0 = A::fma(c0_0, i, w2_0);
-                                        c0_1 = A::fma(c0_1, i, w2_1);
-                                        c1_0 = A::fma(c1_0, i, w1_0);
-                                        c1_1 = A::fma(c1_1, i, w1_1);
-                                        c2_0 = A::fma(c2_0, i, w0_0);
-                                        c2_1 = A::fma(c2_1, i, w0_1);
-                                    }
+                                    let i = A::broadcast(row.wrapping_add(2 * IN_W));
+                                    c0_0 = A::fma(c0_0, i, w2_0);
+                                    c0_1 = A::fma(c0_1, i, w2_1);
+                                    c1_0 = A::fma(c1_0, i, w1_0);
+                                    c1_1 = A::fma(c1_1, i, w1_1);
+                                    c2_0 = A::fma(c2_0, i, w0_0);
+                                    c2_1 = A::fma(c2_1, i, w0_1);
                                     if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::broadcast(row.wrapping_add(3 * IN_W));
-                                            c1_0 = A::fma(c1_0, i, w2_0);
-                                            c1_1 = A::fma(c1_1, i, w2_1);
-                                            c2_0 = A::fma(c2_0, i, w1_0);
-                                            c2_1 = A::fma(c2_1, i, w1_1);
-                                            c3_0 = A::fma(c3_0, i, w0_0);
-                                            c3_1 = A::fma(c3_1, i, w0_1);
-                                        }
+                                        let i = A::broadcast(row.wrapping_add(3 * IN_W));
+                                        c1_0 = A::fma(c1_0, i, w2_0);
+                                        c1_1 = A::fma(c1_1, i, w2_1);
+                                        c2_0 = A::fma(c2_0, i, w1_0);
+                                        c2_1 = A::fma(c2_1, i, w1_1);
+                                        c3_0 = A::fma(c3_0, i, w0_0);
+                                        c3_1 = A::fma(c3_1, i, w0_1);
                                         if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::broadcast(row.wrapping_add(4 * IN_W));
-                                                c2_0 = A::fma(c2_0, i, w2_0);
-                                                c2_1 = A::fma(c2_1, i, w2_1);
-                                                c3_0 = A::fma(c3_0, i, w1_0);
-                                                c3_1 = A::fma(c3_1, i, w1_1);
-                                                c4_0 = A::fma(c4_0, i, w0_0);
-                                                c4_1 = A::fma(c4_1, i, w0_1);
-                                            }
+                                            let i = A::broadcast(row.wrapping_add(4 * IN_W));
+                                            c2_0 = A::fma(c2_0, i, w2_0);
+                                            c2_1 = A::fma(c2_1, i, w2_1);
+                                            c3_0 = A::fma(c3_0, i, w1_0);
+                                            c3_1 = A::fma(c3_1, i, w1_1);
+                                            c4_0 = A::fma(c4_0, i, w0_0);
+                                            c4_1 = A::fma(c4_1, i, w0_1);
                                             if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::broadcast(row.wrapping_add(5 * IN_W));
-                                                    c3_0 = A::fma(c3_0, i, w2_0);
-                                                    c3_1 = A::fma(c3_1, i, w2_1);
-                                                    c4_0 = A::fma(c4_0, i, w1_0);
-                                                    c4_1 = A::fma(c4_1, i, w1_1);
-                                                    c5_0 = A::fma(c5_0, i, w0_0);
-                                                    c5_1 = A::fma(c5_1, i, w0_1);
-                                                }
+                                                let i = A::broadcast(row.wrapping_add(5 * IN_W));
+                                                c3_0 = A::fma(c3_0, i, w2_0);
+                                                c3_1 = A::fma(c3_1, i, w2_1);
+                                                c4_0 = A::fma(c4_0, i, w1_0);
+                                                c4_1 = A::fma(c4_1, i, w1_1);
+                                                c5_0 = A::fma(c5_0, i, w0_0);
+                                                c5_1 = A::fma(c5_1, i, w0_1);
                                                 if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::broadcast(row.wrapping_add(6 * IN_W));
-                                                        c4_0 = A::fma(c4_0, i, w2_0);
-                                                        c4_1 = A::fma(c4_1, i, w2_1);
-                                                        c5_0 = A::fma(c5_0, i, w1_0);
-                                                        c5_1 = A::fma(c5_1, i, w1_1);
-                                                    }
+                                                    let i = A::broadcast(row.wrapping_add(6 * IN_W));
+                                                    c4_0 = A::fma(c4_0, i, w2_0);
+                                                    c4_1 = A::fma(c4_1, i, w2_1);
+                                                    c5_0 = A::fma(c5_0, i, w1_0);
+                                                    c5_1 = A::fma(c5_1, i, w1_1);
                                                     if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::broadcast(row.wrapping_add(7 * IN_W));
-                                                            c5_0 = A::fma(c5_0, i, w2_0);
-                                                            c5_1 = A::fma(c5_1, i, w2_1);
-                                                        }
+                                                        let i = A::broadcast(row.wrapping_add(7 * IN_W));
+                                                        c5_0 = A::fma(c5_0, i, w2_0);
+                                                        c5_1 = A::fma(c5_1, i, w2_1);
                                                     }
                                                 }
                                             }
@@ -1284,67 +1234,53 @@ mod __small_layer_Conv3x3 {
                                 c0_1 = A::fma(c0_1, i, w0_1);
                             }
                             if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::broadcast(row.wrapping_add(IN_W + 1));
-                                    c0_0 = A::fma(c0_0, i, w1_0);
-                                    c0_1 = A::fma(c0_1, i, w1_1);
-                                    c1_0 = A::fma(c1_0, i, w0_0);
-                                    c1_1 = A::fma(c1_1, i, w0_1);
-                                }
+                                let i = A::broadcast(row.wrapping_add(IN_W + 1));
+                                c0_0 = A::fma(c0_0, i, w1_0);
+                                c0_1 = A::fma(c0_1, i, w1_1);
+                                c1_0 = A::fma(c1_0, i, w0_0);
+                                c1_1 = A::fma(c1_1, i, w0_1);
                                 if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
-                                        c0_0 = A::fma(c0_0, i, w2_0);
-                                        c0_1 = A::fma(c0_1, i, w2_1);
-                                        c1_0 = A::fma(c1_0, i, w1_0);
-                                        c1_1 = A::fma(c1_1, i, w1_1);
-                                        c2_0 = A::fma(c2_0, i, w0_0);
-                                        c2_1 = A::fma(c2_1, i, w0_1);
-                                    }
+                                    let i = A::broadcast(row.wrapping_add(2 * IN_W + 1));
+                                    c0_0 = A::fma(c0_0, i, w2_0);
+                                    c0_1 = A::fma(c0_1, i, w2_1);
+                                    c1_0 = A::fma(c1_0, i, w1_0);
+                                    c1_1 = A::fma(c1_1, i, w1_1);
+                                    c2_0 = A::fma(c2_0, i, w0_0);
+                                    c2_1 = A::fma(c2_1, i, w0_1);
                                     if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
-                                            c1_0 = A::fma(c1_0, i, w2_0);
-                                            c1_1 = A::fma(c1_1, i, w2_1);
-                                            c2_0 = A::fma(c2_0, i, w1_0);
-                                            c2_1 = A::fma(c2_1, i, w1_1);
-                                            c3_0 = A::fma(c3_0, i, w0_0);
-                                            c3_1 = A::fma(c3_1, i, w0_1);
-                                        }
+                                        let i = A::broadcast(row.wrapping_add(3 * IN_W + 1));
+                                        c1_0 = A::fma(c1_0, i, w2_0);
+                                        c1_1 = A::fma(c1_1, i, w2_1);
+                                        c2_0 = A::fma(c2_0, i, w1_0);
+                                        c2_1 = A::fma(c2_1, i, w1_1);
+                                        c3_0 = A::fma(c3_0, i, w0_0);
+                                        c3_1 = A::fma(c3_1, i, w0_1);
                                         if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
-                                                c2_0 = A::fma(c2_0, i, w2_0);
-                                                c2_1 = A::fma(c2_1, i, w2_1);
-                                                c3_0 = A::fma(c3_0, i, w1_0);
-                                                c3_1 = A::fma(c3_1, i, w1_1);
-                                                c4_0 = A::fma(c4_0, i, w0_0);
-                                                c4_1 = A::fma(c4_1, i, w0_1);
-                                            }
+                                            let i = A::broadcast(row.wrapping_add(4 * IN_W + 1));
+                                            c2_0 = A::fma(c2_0, i, w2_0);
+                                            c2_1 = A::fma(c2_1, i, w2_1);
+                                            c3_0 = A::fma(c3_0, i, w1_0);
+                                            c3_1 = A::fma(c3_1, i, w1_1);
+                                            c4_0 = A::fma(c4_0, i, w0_0);
+                                            c4_1 = A::fma(c4_1, i, w0_1);
                                             if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
-                                                    c3_0 = A::fma(c3_0, i, w2_0);
-                                                    c3_1 = A::fma(c3_1, i, w2_1);
-                                                    c4_0 = A::fma(c4_0, i, w1_0);
-                                                    c4_1 = A::fma(c4_1, i, w1_1);
-                                                    c5_0 = A::fma(c5_0, i, w0_0);
-                                                    c5_1 = A::fma(c5_1, i, w0_1);
-                                                }
+                                                let i = A::broadcast(row.wrapping_add(5 * IN_W + 1));
+                                                c3_0 = A::fma(c3_0, i, w2_0);
+                                                c3_1 = A::fma(c3_1, i, w2_1);
+                                                c4_0 = A::fma(c4_0, i, w1_0);
+                                                c4_1 = A::fma(c4_1, i, w1_1);
+                                                c5_0 = A::fma(c5_0, i, w0_0);
+                                                c5_1 = A::fma(c5_1, i, w0_1);
                                                 if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::broadcast(row.wrapping_add(6 * IN_W + 1));
-                                                        c4_0 = A::fma(c4_0, i, w2_0);
-                                                        c4_1 = A::fma(c4_1, i, w2_1);
-                                                        c5_0 = A::fma(c5_0, i, w1_0);
-                                                        c5_1 = A::fma(c5_1, i, w1_1);
-                                                    }
+                                                    let i = A::broadcast(row.wrapping_add(6 * IN_W + 1));
+                                                    c4_0 = A::fma(c4_0, i, w2_0);
+                                                    c4_1 = A::fma(c4_1, i, w2_1);
+                                                    c5_0 = A::fma(c5_0, i, w1_0);
+                                                    c5_1 = A::fma(c5_1, i, w1_1);
                                                     if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::broadcast(row.wrapping_add(7 * IN_W + 1));
-                                                            c5_0 = A::fma(c5_0, i, w2_0);
-                                                            c5_1 = A::fma(c5_1, i, w2_1);
-                                                        }
+                                                        let i = A::broadcast(row.wrapping_add(7 * IN_W + 1));
+                                                        c5_0 = A::fma(c5_0, i, w2_0);
+                                                        c5_1 = A::fma(c5_1, i, w2_1);
                                                     }
                                                 }
                                             }

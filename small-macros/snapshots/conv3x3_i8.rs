@@ -981,188 +981,154 @@ mod __small_layer_Conv3x3I8 {
                                     c0_0 = A::dot(c0_0, i, w0_0);
                                 }
                                 if 1 < t.hi {
-                                    if t.lo <= 1 {
-                                        let i = if A::OFFSET_AHEAD {
-                                            A::group_offset(row.wrapping_add(IN_W))
-                                        } else {
-                                            A::group(row.wrapping_add(IN_W))
-                                        };
-                                        c0_0 = A::dot(c0_0, i, w1_0);
-                                        c1_0 = A::dot(c1_0, i, w0_0);
-                                    }
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(IN_W))
+                                    } else {
+                                        A::group(row.wrapping_add(IN_W))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c1_0 = A::dot(c1_0, i, w0_0);
                                     if 2 < t.hi {
-                                        if t.lo <= 2 {
-                                            let i = if A::OFFSET_AHEAD {
-                                                A::group_offset(row.wrapping_add(2 * IN_W))
-                                            } else {
-                                                A::group(row.wrapping_add(2 * IN_W))
-                                            };
-                                            c0_0 = A::dot(c0_0, i, w2_0);
-                                            c1_0 = A::dot(c1_0, i, w1_0);
-                                            c2_0 = A::dot(c2_0, i, w0_0);
-                                        }
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(2 * IN_W))
+                                        } else {
+                                            A::group(row.wrapping_add(2 * IN_W))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c1_0 = A::dot(c1_0, i, w1_0);
+                                        c2_0 = A::dot(c2_0, i, w0_0);
                                         if 3 < t.hi {
-                                            if t.lo <= 3 {
-                                                let i = if A::OFFSET_AHEAD {
-                                                    A::group_offset(row.wrapping_add(3 * IN_W))
-                                                } else {
-                                                    A::group(row.wrapping_add(3 * IN_W))
-                                                };
-                                                c1_0 = A::dot(c1_0, i, w2_0);
-                                                c2_0 = A::dot(c2_0, i, w1_0);
-                                                c3_0 = A::dot(c3_0, i, w0_0);
-                                            }
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(3 * IN_W))
+                                            } else {
+                                                A::group(row.wrapping_add(3 * IN_W))
+                                            };
+                                            c1_0 = A::dot(c1_0, i, w2_0);
+                                            c2_0 = A::dot(c2_0, i, w1_0);
+                                            c3_0 = A::dot(c3_0, i, w0_0);
                                             if 4 < t.hi {
-                                                if t.lo <= 4 {
-                                                    let i = if A::OFFSET_AHEAD {
-                                                        A::group_offset(row.wrapping_add(4 * IN_W))
-                                                    } else {
-                                                        A::group(row.wrapping_add(4 * IN_W))
-                                                    };
-                                                    c2_0 = A::dot(c2_0, i, w2_0);
-                                                    c3_0 = A::dot(c3_0, i, w1_0);
-                                                    c4_0 = A::dot(c4_0, i, w0_0);
-                                                }
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(4 * IN_W))
+                                                } else {
+                                                    A::group(row.wrapping_add(4 * IN_W))
+                                                };
+                                                c2_0 = A::dot(c2_0, i, w2_0);
+                                                c3_0 = A::dot(c3_0, i, w1_0);
+                                                c4_0 = A::dot(c4_0, i, w0_0);
                                                 if 5 < t.hi {
-                                                    if t.lo <= 5 {
-                                                        let i = if A::OFFSET_AHEAD {
-                                                            A::group_offset(row.wrapping_add(5 * IN_W))
-                                                        } else {
-                                                            A::group(row.wrapping_add(5 * IN_W))
-                                                        };
-                                                        c3_0 = A::dot(c3_0, i, w2_0);
-                                                        c4_0 = A::dot(c4_0, i, w1_0);
-                                                        c5_0 = A::dot(c5_0, i, w0_0);
-                                                    }
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(5 * IN_W))
+                                                    } else {
+                                                        A::group(row.wrapping_add(5 * IN_W))
+                                                    };
+                                                    c3_0 = A::dot(c3_0, i, w2_0);
+                                                    c4_0 = A::dot(c4_0, i, w1_0);
+                                                    c5_0 = A::dot(c5_0, i, w0_0);
                                                     if 6 < t.hi {
-                                                        if t.lo <= 6 {
-                                                            let i = if A::OFFSET_AHEAD {
-                                                                A::group_offset(row.wrapping_add(6 * IN_W))
-                                                            } else {
-                                                                A::group(row.wrapping_add(6 * IN_W))
-                                                            };
-                                                            c4_0 = A::dot(c4_0, i, w2_0);
-                                                            c5_0 = A::dot(c5_0, i, w1_0);
-                                                            c6_0 = A::dot(c6_0, i, w0_0);
-                                                        }
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(6 * IN_W))
+                                                        } else {
+                                                            A::group(row.wrapping_add(6 * IN_W))
+                                                        };
+                                                        c4_0 = A::dot(c4_0, i, w2_0);
+                                                        c5_0 = A::dot(c5_0, i, w1_0);
+                                                        c6_0 = A::dot(c6_0, i, w0_0);
                                                         if 7 < t.hi {
-                                                            if t.lo <= 7 {
-                                                                let i = if A::OFFSET_AHEAD {
-                                                                    A::group_offset(row.wrapping_add(7 * IN_W))
-                                                                } else {
-                                                                    A::group(row.wrapping_add(7 * IN_W))
-                                                                };
-                                                                c5_0 = A::dot(c5_0, i, w2_0);
-                                                                c6_0 = A::dot(c6_0, i, w1_0);
-                                                                c7_0 = A::dot(c7_0, i, w0_0);
-                                                            }
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(7 * IN_W))
+                                                            } else {
+                                                                A::group(row.wrapping_add(7 * IN_W))
+                                                            };
+                                                            c5_0 = A::dot(c5_0, i, w2_0);
+                                                            c6_0 = A::dot(c6_0, i, w1_0);
+                                                            c7_0 = A::dot(c7_0, i, w0_0);
                                                             if 8 < t.hi {
-                                                                if t.lo <= 8 {
-                                                                    let i = if A::OFFSET_AHEAD {
-                                                                        A::group_offset(row.wrapping_add(8 * IN_W))
-                                                                    } else {
-                                                                        A::group(row.wrapping_add(8 * IN_W))
-                                                                    };
-                                                                    c6_0 = A::dot(c6_0, i, w2_0);
-                                                                    c7_0 = A::dot(c7_0, i, w1_0);
-                                                                    c8_0 = A::dot(c8_0, i, w0_0);
-                                                                }
+                                                                let i = if A::OFFSET_AHEAD {
+                                                                    A::group_offset(row.wrapping_add(8 * IN_W))
+                                                                } else {
+                                                                    A::group(row.wrapping_add(8 * IN_W))
+                                                                };
+                                                                c6_0 = A::dot(c6_0, i, w2_0);
+                                                                c7_0 = A::dot(c7_0, i, w1_0);
+                                                                c8_0 = A::dot(c8_0, i, w0_0);
                                                                 if 9 < t.hi {
-                                                                    if t.lo <= 9 {
-                                                                        let i = if A::OFFSET_AHEAD {
-                                                                            A::group_offset(row.wrapping_add(9 * IN_W))
-                                                                        } else {
-                                                                            A::group(row.wrapping_add(9 * IN_W))
-                                                                        };
-                                                                        c7_0 = A::dot(c7_0, i, w2_0);
-                                                                        c8_0 = A::dot(c8_0, i, w1_0);
-                                                                        c9_0 = A::dot(c9_0, i, w0_0);
-                                                                    }
+                                                                    let i = if A::OFFSET_AHEAD {
+                                                                        A::group_offset(row.wrapping_add(9 * IN_W))
+                                                                    } else {
+                                                                        A::group(row.wrapping_add(9 * IN_W))
+                                                                    };
+                                                                    c7_0 = A::dot(c7_0, i, w2_0);
+                                                                    c8_0 = A::dot(c8_0, i, w1_0);
+                                                                    c9_0 = A::dot(c9_0, i, w0_0);
                                                                     if 10 < t.hi {
-                                                                        if t.lo <= 10 {
-                                                                            let i = if A::OFFSET_AHEAD {
-                                                                                A::group_offset(row.wrapping_add(10 * IN_W))
-                                                                            } else {
-                                                                                A::group(row.wrapping_add(10 * IN_W))
-                                                                            };
-                                                                            c8_0 = A::dot(c8_0, i, w2_0);
-                                                                            c9_0 = A::dot(c9_0, i, w1_0);
-                                                                            c10_0 = A::dot(c10_0, i, w0_0);
-                                                                        }
+                                                                        let i = if A::OFFSET_AHEAD {
+                                                                            A::group_offset(row.wrapping_add(10 * IN_W))
+                                                                        } else {
+                                                                            A::group(row.wrapping_add(10 * IN_W))
+                                                                        };
+                                                                        c8_0 = A::dot(c8_0, i, w2_0);
+                                                                        c9_0 = A::dot(c9_0, i, w1_0);
+                                                                        c10_0 = A::dot(c10_0, i, w0_0);
                                                                         if 11 < t.hi {
-                                                                            if t.lo <= 11 {
-                                                                                let i = if A::OFFSET_AHEAD {
-                                                                                    A::group_offset(row.wrapping_add(11 * IN_W))
-                                                                                } else {
-                                                                                    A::group(row.wrapping_add(11 * IN_W))
-                                                                                };
-                                                                                c9_0 = A::dot(c9_0, i, w2_0);
-                                                                                c10_0 = A::dot(c10_0, i, w1_0);
-                                                                                c11_0 = A::dot(c11_0, i, w0_0);
-                                                                            }
+                                                                            let i = if A::OFFSET_AHEAD {
+                                                                                A::group_offset(row.wrapping_add(11 * IN_W))
+                                                                            } else {
+                                                                                A::group(row.wrapping_add(11 * IN_W))
+                                                                            };
+                                                                            c9_0 = A::dot(c9_0, i, w2_0);
+                                                                            c10_0 = A::dot(c10_0, i, w1_0);
+                                                                            c11_0 = A::dot(c11_0, i, w0_0);
                                                                             if 12 < t.hi {
-                                                                                if t.lo <= 12 {
-                                                                                    let i = if A::OFFSET_AHEAD {
-                                                                                        A::group_offset(row.wrapping_add(12 * IN_W))
-                                                                                    } else {
-                                                                                        A::group(row.wrapping_add(12 * IN_W))
-                                                                                    };
-                                                                                    c10_0 = A::dot(c10_0, i, w2_0);
-                                                                                    c11_0 = A::dot(c11_0, i, w1_0);
-                                                                                    c12_0 = A::dot(c12_0, i, w0_0);
-                                                                                }
+                                                                                let i = if A::OFFSET_AHEAD {
+                                                                                    A::group_offset(row.wrapping_add(12 * IN_W))
+                                                                                } else {
+                                                                                    A::group(row.wrapping_add(12 * IN_W))
+                                                                                };
+                                                                                c10_0 = A::dot(c10_0, i, w2_0);
+                                                                                c11_0 = A::dot(c11_0, i, w1_0);
+                                                                                c12_0 = A::dot(c12_0, i, w0_0);
                                                                                 if 13 < t.hi {
-                                                                                    if t.lo <= 13 {
-                                                                                        let i = if A::OFFSET_AHEAD {
-                                                                                            A::group_offset(row.wrapping_add(13 * IN_W))
-                                                                                        } else {
-                                                                                            A::group(row.wrapping_add(13 * IN_W))
-                                                                                        };
-                                                                                        c11_0 = A::dot(c11_0, i, w2_0);
-                                                                                        c12_0 = A::dot(c12_0, i, w1_0);
-                                                                                        c13_0 = A::dot(c13_0, i, w0_0);
-                                                                                    }
+                                                                                    let i = if A::OFFSET_AHEAD {
+                                                                                        A::group_offset(row.wrapping_add(13 * IN_W))
+                                                                                    } else {
+                                                                                        A::group(row.wrapping_add(13 * IN_W))
+                                                                                    };
+                                                                                    c11_0 = A::dot(c11_0, i, w2_0);
+                                                                                    c12_0 = A::dot(c12_0, i, w1_0);
+                                                                                    c13_0 = A::dot(c13_0, i, w0_0);
                                                                                     if 14 < t.hi {
-                                                                                        if t.lo <= 14 {
-                                                                                            let i = if A::OFFSET_AHEAD {
-                                                                                                A::group_offset(row.wrapping_add(14 * IN_W))
-                                                                                            } else {
-                                                                                                A::group(row.wrapping_add(14 * IN_W))
-                                                                                            };
-                                                                                            c12_0 = A::dot(c12_0, i, w2_0);
-                                                                                            c13_0 = A::dot(c13_0, i, w1_0);
-                                                                                            c14_0 = A::dot(c14_0, i, w0_0);
-                                                                                        }
+                                                                                        let i = if A::OFFSET_AHEAD {
+                                                                                            A::group_offset(row.wrapping_add(14 * IN_W))
+                                                                                        } else {
+                                                                                            A::group(row.wrapping_add(14 * IN_W))
+                                                                                        };
+                                                                                        c12_0 = A::dot(c12_0, i, w2_0);
+                                                                                        c13_0 = A::dot(c13_0, i, w1_0);
+                                                                                        c14_0 = A::dot(c14_0, i, w0_0);
                                                                                         if 15 < t.hi {
-                                                                                            if t.lo <= 15 {
-                                                                                                let i = if A::OFFSET_AHEAD {
-                                                                                                    A::group_offset(row.wrapping_add(15 * IN_W))
-                                                                                                } else {
-                                                                                                    A::group(row.wrapping_add(15 * IN_W))
-                                                                                                };
-                                                                                                c13_0 = A::dot(c13_0, i, w2_0);
-                                                                                                c14_0 = A::dot(c14_0, i, w1_0);
-                                                                                                c15_0 = A::dot(c15_0, i, w0_0);
-                                                                                            }
+                                                                                            let i = if A::OFFSET_AHEAD {
+                                                                                                A::group_offset(row.wrapping_add(15 * IN_W))
+                                                                                            } else {
+                                                                                                A::group(row.wrapping_add(15 * IN_W))
+                                                                                            };
+                                                                                            c13_0 = A::dot(c13_0, i, w2_0);
+                                                                                            c14_0 = A::dot(c14_0, i, w1_0);
+                                                                                            c15_0 = A::dot(c15_0, i, w0_0);
                                                                                             if 16 < t.hi {
-                                                                                                if t.lo <= 16 {
-                                                                                                    let i = if A::OFFSET_AHEAD {
-                                                                                                        A::group_offset(row.wrapping_add(16 * IN_W))
-                                                                                                    } else {
-                                                                                                        A::group(row.wrapping_add(16 * IN_W))
-                                                                                                    };
-                                                                                                    c14_0 = A::dot(c14_0, i, w2_0);
-                                                                                                    c15_0 = A::dot(c15_0, i, w1_0);
-                                                                                                }
+                                                                                                let i = if A::OFFSET_AHEAD {
+                                                                                                    A::group_offset(row.wrapping_add(16 * IN_W))
+                                                                                                } else {
+                                                                                                    A::group(row.wrapping_add(16 * IN_W))
+                                                                                                };
+                                                                                                c14_0 = A::dot(c14_0, i, w2_0);
+                                                                                                c15_0 = A::dot(c15_0, i, w1_0);
                                                                                                 if 17 < t.hi {
-                                                                                                    if t.lo <= 17 {
-                                                                                                        let i = if A::OFFSET_AHEAD {
-                                                                                                            A::group_offset(row.wrapping_add(17 * IN_W))
-                                                                                                        } else {
-                                                                                                            A::group(row.wrapping_add(17 * IN_W))
-                                                                                                        };
-                                                                                                        c15_0 = A::dot(c15_0, i, w2_0);
-                                                                                                    }
+                                                                                                    let i = if A::OFFSET_AHEAD {
+                                                                                                        A::group_offset(row.wrapping_add(17 * IN_W))
+                                                                                                    } else {
+                                                                                                        A::group(row.wrapping_add(17 * IN_W))
+                                                                                                    };
+                                                                                                    c15_0 = A::dot(c15_0, i, w2_0);
                                                                                                 }
                                                                                             }
                                                                                         }
@@ -1194,188 +1160,154 @@ mod __small_layer_Conv3x3I8 {
                                     c0_0 = A::dot(c0_0, i, w0_0);
                                 }
                                 if 1 < t.hi {
-                                    if t.lo <= 1 {
-                                        let i = if A::OFFSET_AHEAD {
-                                            A::group_offset(row.wrapping_add(IN_W + 4))
-                                        } else {
-                                            A::group(row.wrapping_add(IN_W + 4))
-                                        };
-                                        c0_0 = A::dot(c0_0, i, w1_0);
-                                        c1_0 = A::dot(c1_0, i, w0_0);
-                                    }
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(IN_W + 4))
+                                    } else {
+                                        A::group(row.wrapping_add(IN_W + 4))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c1_0 = A::dot(c1_0, i, w0_0);
                                     if 2 < t.hi {
-                                        if t.lo <= 2 {
-                                            let i = if A::OFFSET_AHEAD {
-                                                A::group_offset(row.wrapping_add(2 * IN_W + 4))
-                                            } else {
-                                                A::group(row.wrapping_add(2 * IN_W + 4))
-                                            };
-                                            c0_0 = A::dot(c0_0, i, w2_0);
-                                            c1_0 = A::dot(c1_0, i, w1_0);
-                                            c2_0 = A::dot(c2_0, i, w0_0);
-                                        }
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(2 * IN_W + 4))
+                                        } else {
+                                            A::group(row.wrapping_add(2 * IN_W + 4))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c1_0 = A::dot(c1_0, i, w1_0);
+                                        c2_0 = A::dot(c2_0, i, w0_0);
                                         if 3 < t.hi {
-                                            if t.lo <= 3 {
-                                                let i = if A::OFFSET_AHEAD {
-                                                    A::group_offset(row.wrapping_add(3 * IN_W + 4))
-                                                } else {
-                                                    A::group(row.wrapping_add(3 * IN_W + 4))
-                                                };
-                                                c1_0 = A::dot(c1_0, i, w2_0);
-                                                c2_0 = A::dot(c2_0, i, w1_0);
-                                                c3_0 = A::dot(c3_0, i, w0_0);
-                                            }
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(3 * IN_W + 4))
+                                            } else {
+                                                A::group(row.wrapping_add(3 * IN_W + 4))
+                                            };
+                                            c1_0 = A::dot(c1_0, i, w2_0);
+                                            c2_0 = A::dot(c2_0, i, w1_0);
+                                            c3_0 = A::dot(c3_0, i, w0_0);
                                             if 4 < t.hi {
-                                                if t.lo <= 4 {
-                                                    let i = if A::OFFSET_AHEAD {
-                                                        A::group_offset(row.wrapping_add(4 * IN_W + 4))
-                                                    } else {
-                                                        A::group(row.wrapping_add(4 * IN_W + 4))
-                                                    };
-                                                    c2_0 = A::dot(c2_0, i, w2_0);
-                                                    c3_0 = A::dot(c3_0, i, w1_0);
-                                                    c4_0 = A::dot(c4_0, i, w0_0);
-                                                }
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(4 * IN_W + 4))
+                                                } else {
+                                                    A::group(row.wrapping_add(4 * IN_W + 4))
+                                                };
+                                                c2_0 = A::dot(c2_0, i, w2_0);
+                                                c3_0 = A::dot(c3_0, i, w1_0);
+                                                c4_0 = A::dot(c4_0, i, w0_0);
                                                 if 5 < t.hi {
-                                                    if t.lo <= 5 {
-                                                        let i = if A::OFFSET_AHEAD {
-                                                            A::group_offset(row.wrapping_add(5 * IN_W + 4))
-                                                        } else {
-                                                            A::group(row.wrapping_add(5 * IN_W + 4))
-                                                        };
-                                                        c3_0 = A::dot(c3_0, i, w2_0);
-                                                        c4_0 = A::dot(c4_0, i, w1_0);
-                                                        c5_0 = A::dot(c5_0, i, w0_0);
-                                                    }
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(5 * IN_W + 4))
+                                                    } else {
+                                                        A::group(row.wrapping_add(5 * IN_W + 4))
+                                                    };
+                                                    c3_0 = A::dot(c3_0, i, w2_0);
+                                                    c4_0 = A::dot(c4_0, i, w1_0);
+                                                    c5_0 = A::dot(c5_0, i, w0_0);
                                                     if 6 < t.hi {
-                                                        if t.lo <= 6 {
-                                                            let i = if A::OFFSET_AHEAD {
-                                                                A::group_offset(row.wrapping_add(6 * IN_W + 4))
-                                                            } else {
-                                                                A::group(row.wrapping_add(6 * IN_W + 4))
-                                                            };
-                                                            c4_0 = A::dot(c4_0, i, w2_0);
-                                                            c5_0 = A::dot(c5_0, i, w1_0);
-                                                            c6_0 = A::dot(c6_0, i, w0_0);
-                                                        }
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(6 * IN_W + 4))
+                                                        } else {
+                                                            A::group(row.wrapping_add(6 * IN_W + 4))
+                                                        };
+                                                        c4_0 = A::dot(c4_0, i, w2_0);
+                                                        c5_0 = A::dot(c5_0, i, w1_0);
+                                                        c6_0 = A::dot(c6_0, i, w0_0);
                                                         if 7 < t.hi {
-                                                            if t.lo <= 7 {
-                                                                let i = if A::OFFSET_AHEAD {
-                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 4))
-                                                                } else {
-                                                                    A::group(row.wrapping_add(7 * IN_W + 4))
-                                                                };
-                                                                c5_0 = A::dot(c5_0, i, w2_0);
-                                                                c6_0 = A::dot(c6_0, i, w1_0);
-                                                                c7_0 = A::dot(c7_0, i, w0_0);
-                                                            }
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(7 * IN_W + 4))
+                                                            } else {
+                                                                A::group(row.wrapping_add(7 * IN_W + 4))
+                                                            };
+                                                            c5_0 = A::dot(c5_0, i, w2_0);
+                                                            c6_0 = A::dot(c6_0, i, w1_0);
+                                                            c7_0 = A::dot(c7_0, i, w0_0);
                                                             if 8 < t.hi {
-                                                                if t.lo <= 8 {
-                                                                    let i = if A::OFFSET_AHEAD {
-                                                                        A::group_offset(row.wrapping_add(8 * IN_W + 4))
-                                                                    } else {
-                                                                        A::group(row.wrapping_add(8 * IN_W + 4))
-                                                                    };
-                                                                    c6_0 = A::dot(c6_0, i, w2_0);
-                                                                    c7_0 = A::dot(c7_0, i, w1_0);
-                                                                    c8_0 = A::dot(c8_0, i, w0_0);
-                                                                }
+                                                                let i = if A::OFFSET_AHEAD {
+                                                                    A::group_offset(row.wrapping_add(8 * IN_W + 4))
+                                                                } else {
+                                                                    A::group(row.wrapping_add(8 * IN_W + 4))
+                                                                };
+                                                                c6_0 = A::dot(c6_0, i, w2_0);
+                                                                c7_0 = A::dot(c7_0, i, w1_0);
+                                                                c8_0 = A::dot(c8_0, i, w0_0);
                                                                 if 9 < t.hi {
-                                                                    if t.lo <= 9 {
-                                                                        let i = if A::OFFSET_AHEAD {
-                                                                            A::group_offset(row.wrapping_add(9 * IN_W + 4))
-                                                                        } else {
-                                                                            A::group(row.wrapping_add(9 * IN_W + 4))
-                                                                        };
-                                                                        c7_0 = A::dot(c7_0, i, w2_0);
-                                                                        c8_0 = A::dot(c8_0, i, w1_0);
-                                                                        c9_0 = A::dot(c9_0, i, w0_0);
-                                                                    }
+                                                                    let i = if A::OFFSET_AHEAD {
+                                                                        A::group_offset(row.wrapping_add(9 * IN_W + 4))
+                                                                    } else {
+                                                                        A::group(row.wrapping_add(9 * IN_W + 4))
+                                                                    };
+                                                                    c7_0 = A::dot(c7_0, i, w2_0);
+                                                                    c8_0 = A::dot(c8_0, i, w1_0);
+                                                                    c9_0 = A::dot(c9_0, i, w0_0);
                                                                     if 10 < t.hi {
-                                                                        if t.lo <= 10 {
-                                                                            let i = if A::OFFSET_AHEAD {
-                                                                                A::group_offset(row.wrapping_add(10 * IN_W + 4))
-                                                                            } else {
-                                                                                A::group(row.wrapping_add(10 * IN_W + 4))
-                                                                            };
-                                                                            c8_0 = A::dot(c8_0, i, w2_0);
-                                                                            c9_0 = A::dot(c9_0, i, w1_0);
-                                                                            c10_0 = A::dot(c10_0, i, w0_0);
-                                                                        }
+                                                                        let i = if A::OFFSET_AHEAD {
+                                                                            A::group_offset(row.wrapping_add(10 * IN_W + 4))
+                                                                        } else {
+                                                                            A::group(row.wrapping_add(10 * IN_W + 4))
+                                                                        };
+                                                                        c8_0 = A::dot(c8_0, i, w2_0);
+                                                                        c9_0 = A::dot(c9_0, i, w1_0);
+                                                                        c10_0 = A::dot(c10_0, i, w0_0);
                                                                         if 11 < t.hi {
-                                                                            if t.lo <= 11 {
-                                                                                let i = if A::OFFSET_AHEAD {
-                                                                                    A::group_offset(row.wrapping_add(11 * IN_W + 4))
-                                                                                } else {
-                                                                                    A::group(row.wrapping_add(11 * IN_W + 4))
-                                                                                };
-                                                                                c9_0 = A::dot(c9_0, i, w2_0);
-                                                                                c10_0 = A::dot(c10_0, i, w1_0);
-                                                                                c11_0 = A::dot(c11_0, i, w0_0);
-                                                                            }
+                                                                            let i = if A::OFFSET_AHEAD {
+                                                                                A::group_offset(row.wrapping_add(11 * IN_W + 4))
+                                                                            } else {
+                                                                                A::group(row.wrapping_add(11 * IN_W + 4))
+                                                                            };
+                                                                            c9_0 = A::dot(c9_0, i, w2_0);
+                                                                            c10_0 = A::dot(c10_0, i, w1_0);
+                                                                            c11_0 = A::dot(c11_0, i, w0_0);
                                                                             if 12 < t.hi {
-                                                                                if t.lo <= 12 {
-                                                                                    let i = if A::OFFSET_AHEAD {
-                                                                                        A::group_offset(row.wrapping_add(12 * IN_W + 4))
-                                                                                    } else {
-                                                                                        A::group(row.wrapping_add(12 * IN_W + 4))
-                                                                                    };
-                                                                                    c10_0 = A::dot(c10_0, i, w2_0);
-                                                                                    c11_0 = A::dot(c11_0, i, w1_0);
-                                                                                    c12_0 = A::dot(c12_0, i, w0_0);
-                                                                                }
+                                                                                let i = if A::OFFSET_AHEAD {
+                                                                                    A::group_offset(row.wrapping_add(12 * IN_W + 4))
+                                                                                } else {
+                                                                                    A::group(row.wrapping_add(12 * IN_W + 4))
+                                                                                };
+                                                                                c10_0 = A::dot(c10_0, i, w2_0);
+                                                                                c11_0 = A::dot(c11_0, i, w1_0);
+                                                                                c12_0 = A::dot(c12_0, i, w0_0);
                                                                                 if 13 < t.hi {
-                                                                                    if t.lo <= 13 {
-                                                                                        let i = if A::OFFSET_AHEAD {
-                                                                                            A::group_offset(row.wrapping_add(13 * IN_W + 4))
-                                                                                        } else {
-                                                                                            A::group(row.wrapping_add(13 * IN_W + 4))
-                                                                                        };
-                                                                                        c11_0 = A::dot(c11_0, i, w2_0);
-                                                                                        c12_0 = A::dot(c12_0, i, w1_0);
-                                                                                        c13_0 = A::dot(c13_0, i, w0_0);
-                                                                                    }
+                                                                                    let i = if A::OFFSET_AHEAD {
+                                                                                        A::group_offset(row.wrapping_add(13 * IN_W + 4))
+                                                                                    } else {
+                                                                                        A::group(row.wrapping_add(13 * IN_W + 4))
+                                                                                    };
+                                                                                    c11_0 = A::dot(c11_0, i, w2_0);
+                                                                                    c12_0 = A::dot(c12_0, i, w1_0);
+                                                                                    c13_0 = A::dot(c13_0, i, w0_0);
                                                                                     if 14 < t.hi {
-                                                                                        if t.lo <= 14 {
-                                                                                            let i = if A::OFFSET_AHEAD {
-                                                                                                A::group_offset(row.wrapping_add(14 * IN_W + 4))
-                                                                                            } else {
-                                                                                                A::group(row.wrapping_add(14 * IN_W + 4))
-                                                                                            };
-                                                                                            c12_0 = A::dot(c12_0, i, w2_0);
-                                                                                            c13_0 = A::dot(c13_0, i, w1_0);
-                                                                                            c14_0 = A::dot(c14_0, i, w0_0);
-                                                                                        }
+                                                                                        let i = if A::OFFSET_AHEAD {
+                                                                                            A::group_offset(row.wrapping_add(14 * IN_W + 4))
+                                                                                        } else {
+                                                                                            A::group(row.wrapping_add(14 * IN_W + 4))
+                                                                                        };
+                                                                                        c12_0 = A::dot(c12_0, i, w2_0);
+                                                                                        c13_0 = A::dot(c13_0, i, w1_0);
+                                                                                        c14_0 = A::dot(c14_0, i, w0_0);
                                                                                         if 15 < t.hi {
-                                                                                            if t.lo <= 15 {
-                                                                                                let i = if A::OFFSET_AHEAD {
-                                                                                                    A::group_offset(row.wrapping_add(15 * IN_W + 4))
-                                                                                                } else {
-                                                                                                    A::group(row.wrapping_add(15 * IN_W + 4))
-                                                                                                };
-                                                                                                c13_0 = A::dot(c13_0, i, w2_0);
-                                                                                                c14_0 = A::dot(c14_0, i, w1_0);
-                                                                                                c15_0 = A::dot(c15_0, i, w0_0);
-                                                                                            }
+                                                                                            let i = if A::OFFSET_AHEAD {
+                                                                                                A::group_offset(row.wrapping_add(15 * IN_W + 4))
+                                                                                            } else {
+                                                                                                A::group(row.wrapping_add(15 * IN_W + 4))
+                                                                                            };
+                                                                                            c13_0 = A::dot(c13_0, i, w2_0);
+                                                                                            c14_0 = A::dot(c14_0, i, w1_0);
+                                                                                            c15_0 = A::dot(c15_0, i, w0_0);
                                                                                             if 16 < t.hi {
-                                                                                                if t.lo <= 16 {
-                                                                                                    let i = if A::OFFSET_AHEAD {
-                                                                                                        A::group_offset(row.wrapping_add(16 * IN_W + 4))
-                                                                                                    } else {
-                                                                                                        A::group(row.wrapping_add(16 * IN_W + 4))
-                                                                                                    };
-                                                                                                    c14_0 = A::dot(c14_0, i, w2_0);
-                                                                                                    c15_0 = A::dot(c15_0, i, w1_0);
-                                                                                                }
+                                                                                                let i = if A::OFFSET_AHEAD {
+                                                                                                    A::group_offset(row.wrapping_add(16 * IN_W + 4))
+                                                                                                } else {
+                                                                                                    A::group(row.wrapping_add(16 * IN_W + 4))
+                                                                                                };
+                                                                                                c14_0 = A::dot(c14_0, i, w2_0);
+                                                                                                c15_0 = A::dot(c15_0, i, w1_0);
                                                                                                 if 17 < t.hi {
-                                                                                                    if t.lo <= 17 {
-                                                                                                        let i = if A::OFFSET_AHEAD {
-                                                                                                            A::group_offset(row.wrapping_add(17 * IN_W + 4))
-                                                                                                        } else {
-                                                                                                            A::group(row.wrapping_add(17 * IN_W + 4))
-                                                                                                        };
-                                                                                                        c15_0 = A::dot(c15_0, i, w2_0);
-                                                                                                    }
+                                                                                                    let i = if A::OFFSET_AHEAD {
+                                                                                                        A::group_offset(row.wrapping_add(17 * IN_W + 4))
+                                                                                                    } else {
+                                                                                                        A::group(row.wrapping_add(17 * IN_W + 4))
+                                                                                                    };
+                                                                                                    c15_0 = A::dot(c15_0, i, w2_0);
                                                                                                 }
                                                                                             }
                                                                                         }
@@ -2834,95 +2766,81 @@ mod __small_layer_Conv3x3I8 {
                                     c0_1 = A::dot(c0_1, i, w0_1);
                                 }
                                 if 1 < t.hi {
-                                    if t.lo <= 1 {
-                                        let i = if A::OFFSET_AHEAD {
-                                            A::group_offset(row.wrapping_add(IN_W))
-                                        } else {
-                                            A::group(row.wrapping_add(IN_W))
-                                        };
-                                        c0_0 = A::dot(c0_0, i, w1_0);
-                                        c0_1 = A::dot(c0_1, i, w1_1);
-                                        c1_0 = A::dot(c1_0, i, w0_0);
-                                        c1_1 = A::dot(c1_1, i, w0_1);
-                                    }
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(IN_W))
+                                    } else {
+                                        A::group(row.wrapping_add(IN_W))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c0_1 = A::dot(c0_1, i, w1_1);
+                                    c1_0 = A::dot(c1_0, i, w0_0);
+                                    c1_1 = A::dot(c1_1, i, w0_1);
                                     if 2 < t.hi {
-                                        if t.lo <= 2 {
-                                            let i = if A::OFFSET_AHEAD {
-                                                A::group_offset(row.wrapping_add(2 * IN_W))
-                                            } else {
-                                                A::group(row.wrapping_add(2 * IN_W))
-                                            };
-                                            c0_0 = A::dot(c0_0, i, w2_0);
-                                            c0_1 = A::dot(c0_1, i, w2_1);
-                                            c1_0 = A::dot(c1_0, i, w1_0);
-                                            c1_1 = A::dot(c1_1, i, w1_1);
-                                            c2_0 = A::dot(c2_0, i, w0_0);
-                                            c2_1 = A::dot(c2_1, i, w0_1);
-                                        }
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(2 * IN_W))
+                                        } else {
+                                            A::group(row.wrapping_add(2 * IN_W))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c0_1 = A::dot(c0_1, i, w2_1);
+                                        c1_0 = A::dot(c1_0, i, w1_0);
+                                        c1_1 = A::dot(c1_1, i, w1_1);
+                                        c2_0 = A::dot(c2_0, i, w0_0);
+                                        c2_1 = A::dot(c2_1, i, w0_1);
                                         if 3 < t.hi {
-                                            if t.lo <= 3 {
-                                                let i = if A::OFFSET_AHEAD {
-                                                    A::group_offset(row.wrapping_add(3 * IN_W))
-                                                } else {
-                                                    A::group(row.wrapping_add(3 * IN_W))
-                                                };
-                                                c1_0 = A::dot(c1_0, i, w2_0);
-                                                c1_1 = A::dot(c1_1, i, w2_1);
-                                                c2_0 = A::dot(c2_0, i, w1_0);
-                                                c2_1 = A::dot(c2_1, i, w1_1);
-                                                c3_0 = A::dot(c3_0, i, w0_0);
-                                                c3_1 = A::dot(c3_1, i, w0_1);
-                                            }
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(3 * IN_W))
+                                            } else {
+                                                A::group(row.wrapping_add(3 * IN_W))
+                                            };
+                                            c1_0 = A::dot(c1_0, i, w2_0);
+                                            c1_1 = A::dot(c1_1, i, w2_1);
+                                            c2_0 = A::dot(c2_0, i, w1_0);
+                                            c2_1 = A::dot(c2_1, i, w1_1);
+                                            c3_0 = A::dot(c3_0, i, w0_0);
+                                            c3_1 = A::dot(c3_1, i, w0_1);
                                             if 4 < t.hi {
-                                                if t.lo <= 4 {
-                                                    let i = if A::OFFSET_AHEAD {
-                                                        A::group_offset(row.wrapping_add(4 * IN_W))
-                                                    } else {
-                                                        A::group(row.wrapping_add(4 * IN_W))
-                                                    };
-                                                    c2_0 = A::dot(c2_0, i, w2_0);
-                                                    c2_1 = A::dot(c2_1, i, w2_1);
-                                                    c3_0 = A::dot(c3_0, i, w1_0);
-                                                    c3_1 = A::dot(c3_1, i, w1_1);
-                                                    c4_0 = A::dot(c4_0, i, w0_0);
-                                                    c4_1 = A::dot(c4_1, i, w0_1);
-                                                }
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(4 * IN_W))
+                                                } else {
+                                                    A::group(row.wrapping_add(4 * IN_W))
+                                                };
+                                                c2_0 = A::dot(c2_0, i, w2_0);
+                                                c2_1 = A::dot(c2_1, i, w2_1);
+                                                c3_0 = A::dot(c3_0, i, w1_0);
+                                                c3_1 = A::dot(c3_1, i, w1_1);
+                                                c4_0 = A::dot(c4_0, i, w0_0);
+                                                c4_1 = A::dot(c4_1, i, w0_1);
                                                 if 5 < t.hi {
-                                                    if t.lo <= 5 {
-                                                        let i = if A::OFFSET_AHEAD {
-                                                            A::group_offset(row.wrapping_add(5 * IN_W))
-                                                        } else {
-                                                            A::group(row.wrapping_add(5 * IN_W))
-                                                        };
-                                                        c3_0 = A::dot(c3_0, i, w2_0);
-                                                        c3_1 = A::dot(c3_1, i, w2_1);
-                                                        c4_0 = A::dot(c4_0, i, w1_0);
-                                                        c4_1 = A::dot(c4_1, i, w1_1);
-                                                        c5_0 = A::dot(c5_0, i, w0_0);
-                                                        c5_1 = A::dot(c5_1, i, w0_1);
-                                                    }
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(5 * IN_W))
+                                                    } else {
+                                                        A::group(row.wrapping_add(5 * IN_W))
+                                                    };
+                                                    c3_0 = A::dot(c3_0, i, w2_0);
+                                                    c3_1 = A::dot(c3_1, i, w2_1);
+                                                    c4_0 = A::dot(c4_0, i, w1_0);
+                                                    c4_1 = A::dot(c4_1, i, w1_1);
+                                                    c5_0 = A::dot(c5_0, i, w0_0);
+                                                    c5_1 = A::dot(c5_1, i, w0_1);
                                                     if 6 < t.hi {
-                                                        if t.lo <= 6 {
-                                                            let i = if A::OFFSET_AHEAD {
-                                                                A::group_offset(row.wrapping_add(6 * IN_W))
-                                                            } else {
-                                                                A::group(row.wrapping_add(6 * IN_W))
-                                                            };
-                                                            c4_0 = A::dot(c4_0, i, w2_0);
-                                                            c4_1 = A::dot(c4_1, i, w2_1);
-                                                            c5_0 = A::dot(c5_0, i, w1_0);
-                                                            c5_1 = A::dot(c5_1, i, w1_1);
-                                                        }
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(6 * IN_W))
+                                                        } else {
+                                                            A::group(row.wrapping_add(6 * IN_W))
+                                                        };
+                                                        c4_0 = A::dot(c4_0, i, w2_0);
+                                                        c4_1 = A::dot(c4_1, i, w2_1);
+                                                        c5_0 = A::dot(c5_0, i, w1_0);
+                                                        c5_1 = A::dot(c5_1, i, w1_1);
                                                         if 7 < t.hi {
-                                                            if t.lo <= 7 {
-                                                                let i = if A::OFFSET_AHEAD {
-                                                                    A::group_offset(row.wrapping_add(7 * IN_W))
-                                                                } else {
-                                                                    A::group(row.wrapping_add(7 * IN_W))
-                                                                };
-                                                                c5_0 = A::dot(c5_0, i, w2_0);
-                                                                c5_1 = A::dot(c5_1, i, w2_1);
-                                                            }
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(7 * IN_W))
+                                                            } else {
+                                                                A::group(row.wrapping_add(7 * IN_W))
+                                                            };
+                                                            c5_0 = A::dot(c5_0, i, w2_0);
+                                                            c5_1 = A::dot(c5_1, i, w2_1);
                                                         }
                                                     }
                                                 }
@@ -2948,95 +2866,81 @@ mod __small_layer_Conv3x3I8 {
                                     c0_1 = A::dot(c0_1, i, w0_1);
                                 }
                                 if 1 < t.hi {
-                                    if t.lo <= 1 {
-                                        let i = if A::OFFSET_AHEAD {
-                                            A::group_offset(row.wrapping_add(IN_W + 1))
-                                        } else {
-                                            A::group(row.wrapping_add(IN_W + 1))
-                                        };
-                                        c0_0 = A::dot(c0_0, i, w1_0);
-                                        c0_1 = A::dot(c0_1, i, w1_1);
-                                        c1_0 = A::dot(c1_0, i, w0_0);
-                                        c1_1 = A::dot(c1_1, i, w0_1);
-                                    }
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(IN_W + 1))
+                                    } else {
+                                        A::group(row.wrapping_add(IN_W + 1))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c0_1 = A::dot(c0_1, i, w1_1);
+                                    c1_0 = A::dot(c1_0, i, w0_0);
+                                    c1_1 = A::dot(c1_1, i, w0_1);
                                     if 2 < t.hi {
-                                        if t.lo <= 2 {
-                                            let i = if A::OFFSET_AHEAD {
-                                                A::group_offset(row.wrapping_add(2 * IN_W + 1))
-                                            } else {
-                                                A::group(row.wrapping_add(2 * IN_W + 1))
-                                            };
-                                            c0_0 = A::dot(c0_0, i, w2_0);
-                                            c0_1 = A::dot(c0_1, i, w2_1);
-                                            c1_0 = A::dot(c1_0, i, w1_0);
-                                            c1_1 = A::dot(c1_1, i, w1_1);
-                                            c2_0 = A::dot(c2_0, i, w0_0);
-                                            c2_1 = A::dot(c2_1, i, w0_1);
-                                        }
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(2 * IN_W + 1))
+                                        } else {
+                                            A::group(row.wrapping_add(2 * IN_W + 1))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c0_1 = A::dot(c0_1, i, w2_1);
+                                        c1_0 = A::dot(c1_0, i, w1_0);
+                                        c1_1 = A::dot(c1_1, i, w1_1);
+                                        c2_0 = A::dot(c2_0, i, w0_0);
+                                        c2_1 = A::dot(c2_1, i, w0_1);
                                         if 3 < t.hi {
-                                            if t.lo <= 3 {
-                                                let i = if A::OFFSET_AHEAD {
-                                                    A::group_offset(row.wrapping_add(3 * IN_W + 1))
-                                                } else {
-                                                    A::group(row.wrapping_add(3 * IN_W + 1))
-                                                };
-                                                c1_0 = A::dot(c1_0, i, w2_0);
-                                                c1_1 = A::dot(c1_1, i, w2_1);
-                                                c2_0 = A::dot(c2_0, i, w1_0);
-                                                c2_1 = A::dot(c2_1, i, w1_1);
-                                                c3_0 = A::dot(c3_0, i, w0_0);
-                                                c3_1 = A::dot(c3_1, i, w0_1);
-                                            }
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(3 * IN_W + 1))
+                                            } else {
+                                                A::group(row.wrapping_add(3 * IN_W + 1))
+                                            };
+                                            c1_0 = A::dot(c1_0, i, w2_0);
+                                            c1_1 = A::dot(c1_1, i, w2_1);
+                                            c2_0 = A::dot(c2_0, i, w1_0);
+                                            c2_1 = A::dot(c2_1, i, w1_1);
+                                            c3_0 = A::dot(c3_0, i, w0_0);
+                                            c3_1 = A::dot(c3_1, i, w0_1);
                                             if 4 < t.hi {
-                                                if t.lo <= 4 {
-                                                    let i = if A::OFFSET_AHEAD {
-                                                        A::group_offset(row.wrapping_add(4 * IN_W + 1))
-                                                    } else {
-                                                        A::group(row.wrapping_add(4 * IN_W + 1))
-                                                    };
-                                                    c2_0 = A::dot(c2_0, i, w2_0);
-                                                    c2_1 = A::dot(c2_1, i, w2_1);
-                                                    c3_0 = A::dot(c3_0, i, w1_0);
-                                                    c3_1 = A::dot(c3_1, i, w1_1);
-                                                    c4_0 = A::dot(c4_0, i, w0_0);
-                                                    c4_1 = A::dot(c4_1, i, w0_1);
-                                                }
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(4 * IN_W + 1))
+                                                } else {
+                                                    A::group(row.wrapping_add(4 * IN_W + 1))
+                                                };
+                                                c2_0 = A::dot(c2_0, i, w2_0);
+                                                c2_1 = A::dot(c2_1, i, w2_1);
+                                                c3_0 = A::dot(c3_0, i, w1_0);
+                                                c3_1 = A::dot(c3_1, i, w1_1);
+                                                c4_0 = A::dot(c4_0, i, w0_0);
+                                                c4_1 = A::dot(c4_1, i, w0_1);
                                                 if 5 < t.hi {
-                                                    if t.lo <= 5 {
-                                                        let i = if A::OFFSET_AHEAD {
-                                                            A::group_offset(row.wrapping_add(5 * IN_W + 1))
-                                                        } else {
-                                                            A::group(row.wrapping_add(5 * IN_W + 1))
-                                                        };
-                                                        c3_0 = A::dot(c3_0, i, w2_0);
-                                                        c3_1 = A::dot(c3_1, i, w2_1);
-                                                        c4_0 = A::dot(c4_0, i, w1_0);
-                                                        c4_1 = A::dot(c4_1, i, w1_1);
-                                                        c5_0 = A::dot(c5_0, i, w0_0);
-                                                        c5_1 = A::dot(c5_1, i, w0_1);
-                                                    }
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(5 * IN_W + 1))
+                                                    } else {
+                                                        A::group(row.wrapping_add(5 * IN_W + 1))
+                                                    };
+                                                    c3_0 = A::dot(c3_0, i, w2_0);
+                                                    c3_1 = A::dot(c3_1, i, w2_1);
+                                                    c4_0 = A::dot(c4_0, i, w1_0);
+                                                    c4_1 = A::dot(c4_1, i, w1_1);
+                                                    c5_0 = A::dot(c5_0, i, w0_0);
+                                                    c5_1 = A::dot(c5_1, i, w0_1);
                                                     if 6 < t.hi {
-                                                        if t.lo <= 6 {
-                                                            let i = if A::OFFSET_AHEAD {
-                                                                A::group_offset(row.wrapping_add(6 * IN_W + 1))
-                                                            } else {
-                                                                A::group(row.wrapping_add(6 * IN_W + 1))
-                                                            };
-                                                            c4_0 = A::dot(c4_0, i, w2_0);
-                                                            c4_1 = A::dot(c4_1, i, w2_1);
-                                                            c5_0 = A::dot(c5_0, i, w1_0);
-                                                            c5_1 = A::dot(c5_1, i, w1_1);
-                                                        }
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(6 * IN_W + 1))
+                                                        } else {
+                                                            A::group(row.wrapping_add(6 * IN_W + 1))
+                                                        };
+                                                        c4_0 = A::dot(c4_0, i, w2_0);
+                                                        c4_1 = A::dot(c4_1, i, w2_1);
+                                                        c5_0 = A::dot(c5_0, i, w1_0);
+                                                        c5_1 = A::dot(c5_1, i, w1_1);
                                                         if 7 < t.hi {
-                                                            if t.lo <= 7 {
-                                                                let i = if A::OFFSET_AHEAD {
-                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 1))
-                                                                } else {
-                                                                    A::group(row.wrapping_add(7 * IN_W + 1))
-                                                                };
-                                                                c5_0 = A::dot(c5_0, i, w2_0);
-                                                                c5_1 = A::dot(c5_1, i, w2_1);
-                                                            }
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(7 * IN_W + 1))
+                                                            } else {
+                                                                A::group(row.wrapping_add(7 * IN_W + 1))
+                                                            };
+                                                            c5_0 = A::dot(c5_0, i, w2_0);
+                                                            c5_1 = A::dot(c5_1, i, w2_1);
                                                         }
                                                     }
                                                 }
@@ -3062,95 +2966,81 @@ mod __small_layer_Conv3x3I8 {
                                     c0_1 = A::dot(c0_1, i, w0_1);
                                 }
                                 if 1 < t.hi {
-                                    if t.lo <= 1 {
-                                        let i = if A::OFFSET_AHEAD {
-                                            A::group_offset(row.wrapping_add(IN_W + 2))
-                                        } else {
-                                            A::group(row.wrapping_add(IN_W + 2))
-                                        };
-                                        c0_0 = A::dot(c0_0, i, w1_0);
-                                        c0_1 = A::dot(c0_1, i, w1_1);
-                                        c1_0 = A::dot(c1_0, i, w0_0);
-                                        c1_1 = A::dot(c1_1, i, w0_1);
-                                    }
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(IN_W + 2))
+                                    } else {
+                                        A::group(row.wrapping_add(IN_W + 2))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c0_1 = A::dot(c0_1, i, w1_1);
+                                    c1_0 = A::dot(c1_0, i, w0_0);
+                                    c1_1 = A::dot(c1_1, i, w0_1);
                                     if 2 < t.hi {
-                                        if t.lo <= 2 {
-                                            let i = if A::OFFSET_AHEAD {
-                                                A::group_offset(row.wrapping_add(2 * IN_W + 2))
-                                            } else {
-                                                A::group(row.wrapping_add(2 * IN_W + 2))
-                                            };
-                                            c0_0 = A::dot(c0_0, i, w2_0);
-                                            c0_1 = A::dot(c0_1, i, w2_1);
-                                            c1_0 = A::dot(c1_0, i, w1_0);
-                                            c1_1 = A::dot(c1_1, i, w1_1);
-                                            c2_0 = A::dot(c2_0, i, w0_0);
-                                            c2_1 = A::dot(c2_1, i, w0_1);
-                                        }
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(2 * IN_W + 2))
+                                        } else {
+                                            A::group(row.wrapping_add(2 * IN_W + 2))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c0_1 = A::dot(c0_1, i, w2_1);
+                                        c1_0 = A::dot(c1_0, i, w1_0);
+                                        c1_1 = A::dot(c1_1, i, w1_1);
+                                        c2_0 = A::dot(c2_0, i, w0_0);
+                                        c2_1 = A::dot(c2_1, i, w0_1);
                                         if 3 < t.hi {
-                                            if t.lo <= 3 {
-                                                let i = if A::OFFSET_AHEAD {
-                                                    A::group_offset(row.wrapping_add(3 * IN_W + 2))
-                                                } else {
-                                                    A::group(row.wrapping_add(3 * IN_W + 2))
-                                                };
-                                                c1_0 = A::dot(c1_0, i, w2_0);
-                                                c1_1 = A::dot(c1_1, i, w2_1);
-                                                c2_0 = A::dot(c2_0, i, w1_0);
-                                                c2_1 = A::dot(c2_1, i, w1_1);
-                                                c3_0 = A::dot(c3_0, i, w0_0);
-                                                c3_1 = A::dot(c3_1, i, w0_1);
-                                            }
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(3 * IN_W + 2))
+                                            } else {
+                                                A::group(row.wrapping_add(3 * IN_W + 2))
+                                            };
+                                            c1_0 = A::dot(c1_0, i, w2_0);
+                                            c1_1 = A::dot(c1_1, i, w2_1);
+                                            c2_0 = A::dot(c2_0, i, w1_0);
+                                            c2_1 = A::dot(c2_1, i, w1_1);
+                                            c3_0 = A::dot(c3_0, i, w0_0);
+                                            c3_1 = A::dot(c3_1, i, w0_1);
                                             if 4 < t.hi {
-                                                if t.lo <= 4 {
-                                                    let i = if A::OFFSET_AHEAD {
-                                                        A::group_offset(row.wrapping_add(4 * IN_W + 2))
-                                                    } else {
-                                                        A::group(row.wrapping_add(4 * IN_W + 2))
-                                                    };
-                                                    c2_0 = A::dot(c2_0, i, w2_0);
-                                                    c2_1 = A::dot(c2_1, i, w2_1);
-                                                    c3_0 = A::dot(c3_0, i, w1_0);
-                                                    c3_1 = A::dot(c3_1, i, w1_1);
-                                                    c4_0 = A::dot(c4_0, i, w0_0);
-                                                    c4_1 = A::dot(c4_1, i, w0_1);
-                                                }
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(4 * IN_W + 2))
+                                                } else {
+                                                    A::group(row.wrapping_add(4 * IN_W + 2))
+                                                };
+                                                c2_0 = A::dot(c2_0, i, w2_0);
+                                                c2_1 = A::dot(c2_1, i, w2_1);
+                                                c3_0 = A::dot(c3_0, i, w1_0);
+                                                c3_1 = A::dot(c3_1, i, w1_1);
+                                                c4_0 = A::dot(c4_0, i, w0_0);
+                                                c4_1 = A::dot(c4_1, i, w0_1);
                                                 if 5 < t.hi {
-                                                    if t.lo <= 5 {
-                                                        let i = if A::OFFSET_AHEAD {
-                                                            A::group_offset(row.wrapping_add(5 * IN_W + 2))
-                                                        } else {
-                                                            A::group(row.wrapping_add(5 * IN_W + 2))
-                                                        };
-                                                        c3_0 = A::dot(c3_0, i, w2_0);
-                                                        c3_1 = A::dot(c3_1, i, w2_1);
-                                                        c4_0 = A::dot(c4_0, i, w1_0);
-                                                        c4_1 = A::dot(c4_1, i, w1_1);
-                                                        c5_0 = A::dot(c5_0, i, w0_0);
-                                                        c5_1 = A::dot(c5_1, i, w0_1);
-                                                    }
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(5 * IN_W + 2))
+                                                    } else {
+                                                        A::group(row.wrapping_add(5 * IN_W + 2))
+                                                    };
+                                                    c3_0 = A::dot(c3_0, i, w2_0);
+                                                    c3_1 = A::dot(c3_1, i, w2_1);
+                                                    c4_0 = A::dot(c4_0, i, w1_0);
+                                                    c4_1 = A::dot(c4_1, i, w1_1);
+                                                    c5_0 = A::dot(c5_0, i, w0_0);
+                                                    c5_1 = A::dot(c5_1, i, w0_1);
                                                     if 6 < t.hi {
-                                                        if t.lo <= 6 {
-                                                            let i = if A::OFFSET_AHEAD {
-                                                                A::group_offset(row.wrapping_add(6 * IN_W + 2))
-                                                            } else {
-                                                                A::group(row.wrapping_add(6 * IN_W + 2))
-                                                            };
-                                                            c4_0 = A::dot(c4_0, i, w2_0);
-                                                            c4_1 = A::dot(c4_1, i, w2_1);
-                                                            c5_0 = A::dot(c5_0, i, w1_0);
-                                                            c5_1 = A::dot(c5_1, i, w1_1);
-                                                        }
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(6 * IN_W + 2))
+                                                        } else {
+                                                            A::group(row.wrapping_add(6 * IN_W + 2))
+                                                        };
+                                                        c4_0 = A::dot(c4_0, i, w2_0);
+                                                        c4_1 = A::dot(c4_1, i, w2_1);
+                                                        c5_0 = A::dot(c5_0, i, w1_0);
+                                                        c5_1 = A::dot(c5_1, i, w1_1);
                                                         if 7 < t.hi {
-                                                            if t.lo <= 7 {
-                                                                let i = if A::OFFSET_AHEAD {
-                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 2))
-                                                                } else {
-                                                                    A::group(row.wrapping_add(7 * IN_W + 2))
-                                                                };
-                                                                c5_0 = A::dot(c5_0, i, w2_0);
-                                                                c5_1 = A::dot(c5_1, i, w2_1);
-                                                            }
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(7 * IN_W + 2))
+                                                            } else {
+                                                                A::group(row.wrapping_add(7 * IN_W + 2))
+                                                            };
+                                                            c5_0 = A::dot(c5_0, i, w2_0);
+                                                            c5_1 = A::dot(c5_1, i, w2_1);
                                                         }
                                                     }
                                                 }
@@ -3176,95 +3066,81 @@ mod __small_layer_Conv3x3I8 {
                                     c0_1 = A::dot(c0_1, i, w0_1);
                                 }
                                 if 1 < t.hi {
-                                    if t.lo <= 1 {
-                                        let i = if A::OFFSET_AHEAD {
-                                            A::group_offset(row.wrapping_add(IN_W + 3))
-                                        } else {
-                                            A::group(row.wrapping_add(IN_W + 3))
-                                        };
-                                        c0_0 = A::dot(c0_0, i, w1_0);
-                                        c0_1 = A::dot(c0_1, i, w1_1);
-                                        c1_0 = A::dot(c1_0, i, w0_0);
-                                        c1_1 = A::dot(c1_1, i, w0_1);
-                                    }
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(IN_W + 3))
+                                    } else {
+                                        A::group(row.wrapping_add(IN_W + 3))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c0_1 = A::dot(c0_1, i, w1_1);
+                                    c1_0 = A::dot(c1_0, i, w0_0);
+                                    c1_1 = A::dot(c1_1, i, w0_1);
                                     if 2 < t.hi {
-                                        if t.lo <= 2 {
-                                            let i = if A::OFFSET_AHEAD {
-                                                A::group_offset(row.wrapping_add(2 * IN_W + 3))
-                                            } else {
-                                                A::group(row.wrapping_add(2 * IN_W + 3))
-                                            };
-                                            c0_0 = A::dot(c0_0, i, w2_0);
-                                            c0_1 = A::dot(c0_1, i, w2_1);
-                                            c1_0 = A::dot(c1_0, i, w1_0);
-                                            c1_1 = A::dot(c1_1, i, w1_1);
-                                            c2_0 = A::dot(c2_0, i, w0_0);
-                                            c2_1 = A::dot(c2_1, i, w0_1);
-                                        }
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(2 * IN_W + 3))
+                                        } else {
+                                            A::group(row.wrapping_add(2 * IN_W + 3))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c0_1 = A::dot(c0_1, i, w2_1);
+                                        c1_0 = A::dot(c1_0, i, w1_0);
+                                        c1_1 = A::dot(c1_1, i, w1_1);
+                                        c2_0 = A::dot(c2_0, i, w0_0);
+                                        c2_1 = A::dot(c2_1, i, w0_1);
                                         if 3 < t.hi {
-                                            if t.lo <= 3 {
-                                                let i = if A::OFFSET_AHEAD {
-                                                    A::group_offset(row.wrapping_add(3 * IN_W + 3))
-                                                } else {
-                                                    A::group(row.wrapping_add(3 * IN_W + 3))
-                                                };
-                                                c1_0 = A::dot(c1_0, i, w2_0);
-                                                c1_1 = A::dot(c1_1, i, w2_1);
-                                                c2_0 = A::dot(c2_0, i, w1_0);
-                                                c2_1 = A::dot(c2_1, i, w1_1);
-                                                c3_0 = A::dot(c3_0, i, w0_0);
-                                                c3_1 = A::dot(c3_1, i, w0_1);
-                                            }
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(3 * IN_W + 3))
+                                            } else {
+                                                A::group(row.wrapping_add(3 * IN_W + 3))
+                                            };
+                                            c1_0 = A::dot(c1_0, i, w2_0);
+                                            c1_1 = A::dot(c1_1, i, w2_1);
+                                            c2_0 = A::dot(c2_0, i, w1_0);
+                                            c2_1 = A::dot(c2_1, i, w1_1);
+                                            c3_0 = A::dot(c3_0, i, w0_0);
+                                            c3_1 = A::dot(c3_1, i, w0_1);
                                             if 4 < t.hi {
-                                                if t.lo <= 4 {
-                                                    let i = if A::OFFSET_AHEAD {
-                                                        A::group_offset(row.wrapping_add(4 * IN_W + 3))
-                                                    } else {
-                                                        A::group(row.wrapping_add(4 * IN_W + 3))
-                                                    };
-                                                    c2_0 = A::dot(c2_0, i, w2_0);
-                                                    c2_1 = A::dot(c2_1, i, w2_1);
-                                                    c3_0 = A::dot(c3_0, i, w1_0);
-                                                    c3_1 = A::dot(c3_1, i, w1_1);
-                                                    c4_0 = A::dot(c4_0, i, w0_0);
-                                                    c4_1 = A::dot(c4_1, i, w0_1);
-                                                }
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(4 * IN_W + 3))
+                                                } else {
+                                                    A::group(row.wrapping_add(4 * IN_W + 3))
+                                                };
+                                                c2_0 = A::dot(c2_0, i, w2_0);
+                                                c2_1 = A::dot(c2_1, i, w2_1);
+                                                c3_0 = A::dot(c3_0, i, w1_0);
+                                                c3_1 = A::dot(c3_1, i, w1_1);
+                                                c4_0 = A::dot(c4_0, i, w0_0);
+                                                c4_1 = A::dot(c4_1, i, w0_1);
                                                 if 5 < t.hi {
-                                                    if t.lo <= 5 {
-                                                        let i = if A::OFFSET_AHEAD {
-                                                            A::group_offset(row.wrapping_add(5 * IN_W + 3))
-                                                        } else {
-                                                            A::group(row.wrapping_add(5 * IN_W + 3))
-                                                        };
-                                                        c3_0 = A::dot(c3_0, i, w2_0);
-                                                        c3_1 = A::dot(c3_1, i, w2_1);
-                                                        c4_0 = A::dot(c4_0, i, w1_0);
-                                                        c4_1 = A::dot(c4_1, i, w1_1);
-                                                        c5_0 = A::dot(c5_0, i, w0_0);
-                                                        c5_1 = A::dot(c5_1, i, w0_1);
-                                                    }
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(5 * IN_W + 3))
+                                                    } else {
+                                                        A::group(row.wrapping_add(5 * IN_W + 3))
+                                                    };
+                                                    c3_0 = A::dot(c3_0, i, w2_0);
+                                                    c3_1 = A::dot(c3_1, i, w2_1);
+                                                    c4_0 = A::dot(c4_0, i, w1_0);
+                                                    c4_1 = A::dot(c4_1, i, w1_1);
+                                                    c5_0 = A::dot(c5_0, i, w0_0);
+                                                    c5_1 = A::dot(c5_1, i, w0_1);
                                                     if 6 < t.hi {
-                                                        if t.lo <= 6 {
-                                                            let i = if A::OFFSET_AHEAD {
-                                                                A::group_offset(row.wrapping_add(6 * IN_W + 3))
-                                                            } else {
-                                                                A::group(row.wrapping_add(6 * IN_W + 3))
-                                                            };
-                                                            c4_0 = A::dot(c4_0, i, w2_0);
-                                                            c4_1 = A::dot(c4_1, i, w2_1);
-                                                            c5_0 = A::dot(c5_0, i, w1_0);
-                                                            c5_1 = A::dot(c5_1, i, w1_1);
-                                                        }
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(6 * IN_W + 3))
+                                                        } else {
+                                                            A::group(row.wrapping_add(6 * IN_W + 3))
+                                                        };
+                                                        c4_0 = A::dot(c4_0, i, w2_0);
+                                                        c4_1 = A::dot(c4_1, i, w2_1);
+                                                        c5_0 = A::dot(c5_0, i, w1_0);
+                                                        c5_1 = A::dot(c5_1, i, w1_1);
                                                         if 7 < t.hi {
-                                                            if t.lo <= 7 {
-                                                                let i = if A::OFFSET_AHEAD {
-                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 3))
-                                                                } else {
-                                                                    A::group(row.wrapping_add(7 * IN_W + 3))
-                                                                };
-                                                                c5_0 = A::dot(c5_0, i, w2_0);
-                                                                c5_1 = A::dot(c5_1, i, w2_1);
-                                                            }
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(7 * IN_W + 3))
+                                                            } else {
+                                                                A::group(row.wrapping_add(7 * IN_W + 3))
+                                                            };
+                                                            c5_0 = A::dot(c5_0, i, w2_0);
+                                                            c5_1 = A::dot(c5_1, i, w2_1);
                                                         }
                                                     }
                                                 }
@@ -3290,95 +3166,81 @@ mod __small_layer_Conv3x3I8 {
                                     c0_1 = A::dot(c0_1, i, w0_1);
                                 }
                                 if 1 < t.hi {
-                                    if t.lo <= 1 {
-                                        let i = if A::OFFSET_AHEAD {
-                                            A::group_offset(row.wrapping_add(IN_W + 4))
-                                        } else {
-                                            A::group(row.wrapping_add(IN_W + 4))
-                                        };
-                                        c0_0 = A::dot(c0_0, i, w1_0);
-                                        c0_1 = A::dot(c0_1, i, w1_1);
-                                        c1_0 = A::dot(c1_0, i, w0_0);
-                                        c1_1 = A::dot(c1_1, i, w0_1);
-                                    }
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(IN_W + 4))
+                                    } else {
+                                        A::group(row.wrapping_add(IN_W + 4))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c0_1 = A::dot(c0_1, i, w1_1);
+                                    c1_0 = A::dot(c1_0, i, w0_0);
+                                    c1_1 = A::dot(c1_1, i, w0_1);
                                     if 2 < t.hi {
-                                        if t.lo <= 2 {
-                                            let i = if A::OFFSET_AHEAD {
-                                                A::group_offset(row.wrapping_add(2 * IN_W + 4))
-                                            } else {
-                                                A::group(row.wrapping_add(2 * IN_W + 4))
-                                            };
-                                            c0_0 = A::dot(c0_0, i, w2_0);
-                                            c0_1 = A::dot(c0_1, i, w2_1);
-                                            c1_0 = A::dot(c1_0, i, w1_0);
-                                            c1_1 = A::dot(c1_1, i, w1_1);
-                                            c2_0 = A::dot(c2_0, i, w0_0);
-                                            c2_1 = A::dot(c2_1, i, w0_1);
-                                        }
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(2 * IN_W + 4))
+                                        } else {
+                                            A::group(row.wrapping_add(2 * IN_W + 4))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c0_1 = A::dot(c0_1, i, w2_1);
+                                        c1_0 = A::dot(c1_0, i, w1_0);
+                                        c1_1 = A::dot(c1_1, i, w1_1);
+                                        c2_0 = A::dot(c2_0, i, w0_0);
+                                        c2_1 = A::dot(c2_1, i, w0_1);
                                         if 3 < t.hi {
-                                            if t.lo <= 3 {
-                                                let i = if A::OFFSET_AHEAD {
-                                                    A::group_offset(row.wrapping_add(3 * IN_W + 4))
-                                                } else {
-                                                    A::group(row.wrapping_add(3 * IN_W + 4))
-                                                };
-                                                c1_0 = A::dot(c1_0, i, w2_0);
-                                                c1_1 = A::dot(c1_1, i, w2_1);
-                                                c2_0 = A::dot(c2_0, i, w1_0);
-                                                c2_1 = A::dot(c2_1, i, w1_1);
-                                                c3_0 = A::dot(c3_0, i, w0_0);
-                                                c3_1 = A::dot(c3_1, i, w0_1);
-                                            }
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(3 * IN_W + 4))
+                                            } else {
+                                                A::group(row.wrapping_add(3 * IN_W + 4))
+                                            };
+                                            c1_0 = A::dot(c1_0, i, w2_0);
+                                            c1_1 = A::dot(c1_1, i, w2_1);
+                                            c2_0 = A::dot(c2_0, i, w1_0);
+                                            c2_1 = A::dot(c2_1, i, w1_1);
+                                            c3_0 = A::dot(c3_0, i, w0_0);
+                                            c3_1 = A::dot(c3_1, i, w0_1);
                                             if 4 < t.hi {
-                                                if t.lo <= 4 {
-                                                    let i = if A::OFFSET_AHEAD {
-                                                        A::group_offset(row.wrapping_add(4 * IN_W + 4))
-                                                    } else {
-                                                        A::group(row.wrapping_add(4 * IN_W + 4))
-                                                    };
-                                                    c2_0 = A::dot(c2_0, i, w2_0);
-                                                    c2_1 = A::dot(c2_1, i, w2_1);
-                                                    c3_0 = A::dot(c3_0, i, w1_0);
-                                                    c3_1 = A::dot(c3_1, i, w1_1);
-                                                    c4_0 = A::dot(c4_0, i, w0_0);
-                                                    c4_1 = A::dot(c4_1, i, w0_1);
-                                                }
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(4 * IN_W + 4))
+                                                } else {
+                                                    A::group(row.wrapping_add(4 * IN_W + 4))
+                                                };
+                                                c2_0 = A::dot(c2_0, i, w2_0);
+                                                c2_1 = A::dot(c2_1, i, w2_1);
+                                                c3_0 = A::dot(c3_0, i, w1_0);
+                                                c3_1 = A::dot(c3_1, i, w1_1);
+                                                c4_0 = A::dot(c4_0, i, w0_0);
+                                                c4_1 = A::dot(c4_1, i, w0_1);
                                                 if 5 < t.hi {
-                                                    if t.lo <= 5 {
-                                                        let i = if A::OFFSET_AHEAD {
-                                                            A::group_offset(row.wrapping_add(5 * IN_W + 4))
-                                                        } else {
-                                                            A::group(row.wrapping_add(5 * IN_W + 4))
-                                                        };
-                                                        c3_0 = A::dot(c3_0, i, w2_0);
-                                                        c3_1 = A::dot(c3_1, i, w2_1);
-                                                        c4_0 = A::dot(c4_0, i, w1_0);
-                                                        c4_1 = A::dot(c4_1, i, w1_1);
-                                                        c5_0 = A::dot(c5_0, i, w0_0);
-                                                        c5_1 = A::dot(c5_1, i, w0_1);
-                                                    }
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(5 * IN_W + 4))
+                                                    } else {
+                                                        A::group(row.wrapping_add(5 * IN_W + 4))
+                                                    };
+                                                    c3_0 = A::dot(c3_0, i, w2_0);
+                                                    c3_1 = A::dot(c3_1, i, w2_1);
+                                                    c4_0 = A::dot(c4_0, i, w1_0);
+                                                    c4_1 = A::dot(c4_1, i, w1_1);
+                                                    c5_0 = A::dot(c5_0, i, w0_0);
+                                                    c5_1 = A::dot(c5_1, i, w0_1);
                                                     if 6 < t.hi {
-                                                        if t.lo <= 6 {
-                                                            let i = if A::OFFSET_AHEAD {
-                                                                A::group_offset(row.wrapping_add(6 * IN_W + 4))
-                                                            } else {
-                                                                A::group(row.wrapping_add(6 * IN_W + 4))
-                                                            };
-                                                            c4_0 = A::dot(c4_0, i, w2_0);
-                                                            c4_1 = A::dot(c4_1, i, w2_1);
-                                                            c5_0 = A::dot(c5_0, i, w1_0);
-                                                            c5_1 = A::dot(c5_1, i, w1_1);
-                                                        }
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(6 * IN_W + 4))
+                                                        } else {
+                                                            A::group(row.wrapping_add(6 * IN_W + 4))
+                                                        };
+                                                        c4_0 = A::dot(c4_0, i, w2_0);
+                                                        c4_1 = A::dot(c4_1, i, w2_1);
+                                                        c5_0 = A::dot(c5_0, i, w1_0);
+                                                        c5_1 = A::dot(c5_1, i, w1_1);
                                                         if 7 < t.hi {
-                                                            if t.lo <= 7 {
-                                                                let i = if A::OFFSET_AHEAD {
-                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 4))
-                                                                } else {
-                                                                    A::group(row.wrapping_add(7 * IN_W + 4))
-                                                                };
-                                                                c5_0 = A::dot(c5_0, i, w2_0);
-                                                                c5_1 = A::dot(c5_1, i, w2_1);
-                                                            }
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(7 * IN_W + 4))
+                                                            } else {
+                                                                A::group(row.wrapping_add(7 * IN_W + 4))
+                                                            };
+                                                            c5_0 = A::dot(c5_0, i, w2_0);
+                                                            c5_1 = A::dot(c5_1, i, w2_1);
                                                         }
                                                     }
                                                 }
@@ -3404,95 +3266,81 @@ mod __small_layer_Conv3x3I8 {
                                     c0_1 = A::dot(c0_1, i, w0_1);
                                 }
                                 if 1 < t.hi {
-                                    if t.lo <= 1 {
-                                        let i = if A::OFFSET_AHEAD {
-                                            A::group_offset(row.wrapping_add(IN_W + 5))
-                                        } else {
-                                            A::group(row.wrapping_add(IN_W + 5))
-                                        };
-                                        c0_0 = A::dot(c0_0, i, w1_0);
-                                        c0_1 = A::dot(c0_1, i, w1_1);
-                                        c1_0 = A::dot(c1_0, i, w0_0);
-                                        c1_1 = A::dot(c1_1, i, w0_1);
-                                    }
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(IN_W + 5))
+                                    } else {
+                                        A::group(row.wrapping_add(IN_W + 5))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c0_1 = A::dot(c0_1, i, w1_1);
+                                    c1_0 = A::dot(c1_0, i, w0_0);
+                                    c1_1 = A::dot(c1_1, i, w0_1);
                                     if 2 < t.hi {
-                                        if t.lo <= 2 {
-                                            let i = if A::OFFSET_AHEAD {
-                                                A::group_offset(row.wrapping_add(2 * IN_W + 5))
-                                            } else {
-                                                A::group(row.wrapping_add(2 * IN_W + 5))
-                                            };
-                                            c0_0 = A::dot(c0_0, i, w2_0);
-                                            c0_1 = A::dot(c0_1, i, w2_1);
-                                            c1_0 = A::dot(c1_0, i, w1_0);
-                                            c1_1 = A::dot(c1_1, i, w1_1);
-                                            c2_0 = A::dot(c2_0, i, w0_0);
-                                            c2_1 = A::dot(c2_1, i, w0_1);
-                                        }
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(2 * IN_W + 5))
+                                        } else {
+                                            A::group(row.wrapping_add(2 * IN_W + 5))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c0_1 = A::dot(c0_1, i, w2_1);
+                                        c1_0 = A::dot(c1_0, i, w1_0);
+                                        c1_1 = A::dot(c1_1, i, w1_1);
+                                        c2_0 = A::dot(c2_0, i, w0_0);
+                                        c2_1 = A::dot(c2_1, i, w0_1);
                                         if 3 < t.hi {
-                                            if t.lo <= 3 {
-                                                let i = if A::OFFSET_AHEAD {
-                                                    A::group_offset(row.wrapping_add(3 * IN_W + 5))
-                                                } else {
-                                                    A::group(row.wrapping_add(3 * IN_W + 5))
-                                                };
-                                                c1_0 = A::dot(c1_0, i, w2_0);
-                                                c1_1 = A::dot(c1_1, i, w2_1);
-                                                c2_0 = A::dot(c2_0, i, w1_0);
-                                                c2_1 = A::dot(c2_1, i, w1_1);
-                                                c3_0 = A::dot(c3_0, i, w0_0);
-                                                c3_1 = A::dot(c3_1, i, w0_1);
-                                            }
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(3 * IN_W + 5))
+                                            } else {
+                                                A::group(row.wrapping_add(3 * IN_W + 5))
+                                            };
+                                            c1_0 = A::dot(c1_0, i, w2_0);
+                                            c1_1 = A::dot(c1_1, i, w2_1);
+                                            c2_0 = A::dot(c2_0, i, w1_0);
+                                            c2_1 = A::dot(c2_1, i, w1_1);
+                                            c3_0 = A::dot(c3_0, i, w0_0);
+                                            c3_1 = A::dot(c3_1, i, w0_1);
                                             if 4 < t.hi {
-                                                if t.lo <= 4 {
-                                                    let i = if A::OFFSET_AHEAD {
-                                                        A::group_offset(row.wrapping_add(4 * IN_W + 5))
-                                                    } else {
-                                                        A::group(row.wrapping_add(4 * IN_W + 5))
-                                                    };
-                                                    c2_0 = A::dot(c2_0, i, w2_0);
-                                                    c2_1 = A::dot(c2_1, i, w2_1);
-                                                    c3_0 = A::dot(c3_0, i, w1_0);
-                                                    c3_1 = A::dot(c3_1, i, w1_1);
-                                                    c4_0 = A::dot(c4_0, i, w0_0);
-                                                    c4_1 = A::dot(c4_1, i, w0_1);
-                                                }
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(4 * IN_W + 5))
+                                                } else {
+                                                    A::group(row.wrapping_add(4 * IN_W + 5))
+                                                };
+                                                c2_0 = A::dot(c2_0, i, w2_0);
+                                                c2_1 = A::dot(c2_1, i, w2_1);
+                                                c3_0 = A::dot(c3_0, i, w1_0);
+                                                c3_1 = A::dot(c3_1, i, w1_1);
+                                                c4_0 = A::dot(c4_0, i, w0_0);
+                                                c4_1 = A::dot(c4_1, i, w0_1);
                                                 if 5 < t.hi {
-                                                    if t.lo <= 5 {
-                                                        let i = if A::OFFSET_AHEAD {
-                                                            A::group_offset(row.wrapping_add(5 * IN_W + 5))
-                                                        } else {
-                                                            A::group(row.wrapping_add(5 * IN_W + 5))
-                                                        };
-                                                        c3_0 = A::dot(c3_0, i, w2_0);
-                                                        c3_1 = A::dot(c3_1, i, w2_1);
-                                                        c4_0 = A::dot(c4_0, i, w1_0);
-                                                        c4_1 = A::dot(c4_1, i, w1_1);
-                                                        c5_0 = A::dot(c5_0, i, w0_0);
-                                                        c5_1 = A::dot(c5_1, i, w0_1);
-                                                    }
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(5 * IN_W + 5))
+                                                    } else {
+                                                        A::group(row.wrapping_add(5 * IN_W + 5))
+                                                    };
+                                                    c3_0 = A::dot(c3_0, i, w2_0);
+                                                    c3_1 = A::dot(c3_1, i, w2_1);
+                                                    c4_0 = A::dot(c4_0, i, w1_0);
+                                                    c4_1 = A::dot(c4_1, i, w1_1);
+                                                    c5_0 = A::dot(c5_0, i, w0_0);
+                                                    c5_1 = A::dot(c5_1, i, w0_1);
                                                     if 6 < t.hi {
-                                                        if t.lo <= 6 {
-                                                            let i = if A::OFFSET_AHEAD {
-                                                                A::group_offset(row.wrapping_add(6 * IN_W + 5))
-                                                            } else {
-                                                                A::group(row.wrapping_add(6 * IN_W + 5))
-                                                            };
-                                                            c4_0 = A::dot(c4_0, i, w2_0);
-                                                            c4_1 = A::dot(c4_1, i, w2_1);
-                                                            c5_0 = A::dot(c5_0, i, w1_0);
-                                                            c5_1 = A::dot(c5_1, i, w1_1);
-                                                        }
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(6 * IN_W + 5))
+                                                        } else {
+                                                            A::group(row.wrapping_add(6 * IN_W + 5))
+                                                        };
+                                                        c4_0 = A::dot(c4_0, i, w2_0);
+                                                        c4_1 = A::dot(c4_1, i, w2_1);
+                                                        c5_0 = A::dot(c5_0, i, w1_0);
+                                                        c5_1 = A::dot(c5_1, i, w1_1);
                                                         if 7 < t.hi {
-                                                            if t.lo <= 7 {
-                                                                let i = if A::OFFSET_AHEAD {
-                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 5))
-                                                                } else {
-                                                                    A::group(row.wrapping_add(7 * IN_W + 5))
-                                                                };
-                                                                c5_0 = A::dot(c5_0, i, w2_0);
-                                                                c5_1 = A::dot(c5_1, i, w2_1);
-                                                            }
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(7 * IN_W + 5))
+                                                            } else {
+                                                                A::group(row.wrapping_add(7 * IN_W + 5))
+                                                            };
+                                                            c5_0 = A::dot(c5_0, i, w2_0);
+                                                            c5_1 = A::dot(c5_1, i, w2_1);
                                                         }
                                                     }
                                                 }
@@ -3518,95 +3366,81 @@ mod __small_layer_Conv3x3I8 {
                                     c0_1 = A::dot(c0_1, i, w0_1);
                                 }
                                 if 1 < t.hi {
-                                    if t.lo <= 1 {
-                                        let i = if A::OFFSET_AHEAD {
-                                            A::group_offset(row.wrapping_add(IN_W + 6))
-                                        } else {
-                                            A::group(row.wrapping_add(IN_W + 6))
-                                        };
-                                        c0_0 = A::dot(c0_0, i, w1_0);
-                                        c0_1 = A::dot(c0_1, i, w1_1);
-                                        c1_0 = A::dot(c1_0, i, w0_0);
-                                        c1_1 = A::dot(c1_1, i, w0_1);
-                                    }
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(IN_W + 6))
+                                    } else {
+                                        A::group(row.wrapping_add(IN_W + 6))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c0_1 = A::dot(c0_1, i, w1_1);
+                                    c1_0 = A::dot(c1_0, i, w0_0);
+                                    c1_1 = A::dot(c1_1, i, w0_1);
                                     if 2 < t.hi {
-                                        if t.lo <= 2 {
-                                            let i = if A::OFFSET_AHEAD {
-                                                A::group_offset(row.wrapping_add(2 * IN_W + 6))
-                                            } else {
-                                                A::group(row.wrapping_add(2 * IN_W + 6))
-                                            };
-                                            c0_0 = A::dot(c0_0, i, w2_0);
-                                            c0_1 = A::dot(c0_1, i, w2_1);
-                                            c1_0 = A::dot(c1_0, i, w1_0);
-                                            c1_1 = A::dot(c1_1, i, w1_1);
-                                            c2_0 = A::dot(c2_0, i, w0_0);
-                                            c2_1 = A::dot(c2_1, i, w0_1);
-                                        }
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(2 * IN_W + 6))
+                                        } else {
+                                            A::group(row.wrapping_add(2 * IN_W + 6))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c0_1 = A::dot(c0_1, i, w2_1);
+                                        c1_0 = A::dot(c1_0, i, w1_0);
+                                        c1_1 = A::dot(c1_1, i, w1_1);
+                                        c2_0 = A::dot(c2_0, i, w0_0);
+                                        c2_1 = A::dot(c2_1, i, w0_1);
                                         if 3 < t.hi {
-                                            if t.lo <= 3 {
-                                                let i = if A::OFFSET_AHEAD {
-                                                    A::group_offset(row.wrapping_add(3 * IN_W + 6))
-                                                } else {
-                                                    A::group(row.wrapping_add(3 * IN_W + 6))
-                                                };
-                                                c1_0 = A::dot(c1_0, i, w2_0);
-                                                c1_1 = A::dot(c1_1, i, w2_1);
-                                                c2_0 = A::dot(c2_0, i, w1_0);
-                                                c2_1 = A::dot(c2_1, i, w1_1);
-                                                c3_0 = A::dot(c3_0, i, w0_0);
-                                                c3_1 = A::dot(c3_1, i, w0_1);
-                                            }
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(3 * IN_W + 6))
+                                            } else {
+                                                A::group(row.wrapping_add(3 * IN_W + 6))
+                                            };
+                                            c1_0 = A::dot(c1_0, i, w2_0);
+                                            c1_1 = A::dot(c1_1, i, w2_1);
+                                            c2_0 = A::dot(c2_0, i, w1_0);
+                                            c2_1 = A::dot(c2_1, i, w1_1);
+                                            c3_0 = A::dot(c3_0, i, w0_0);
+                                            c3_1 = A::dot(c3_1, i, w0_1);
                                             if 4 < t.hi {
-                                                if t.lo <= 4 {
-                                                    let i = if A::OFFSET_AHEAD {
-                                                        A::group_offset(row.wrapping_add(4 * IN_W + 6))
-                                                    } else {
-                                                        A::group(row.wrapping_add(4 * IN_W + 6))
-                                                    };
-                                                    c2_0 = A::dot(c2_0, i, w2_0);
-                                                    c2_1 = A::dot(c2_1, i, w2_1);
-                                                    c3_0 = A::dot(c3_0, i, w1_0);
-                                                    c3_1 = A::dot(c3_1, i, w1_1);
-                                                    c4_0 = A::dot(c4_0, i, w0_0);
-                                                    c4_1 = A::dot(c4_1, i, w0_1);
-                                                }
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(4 * IN_W + 6))
+                                                } else {
+                                                    A::group(row.wrapping_add(4 * IN_W + 6))
+                                                };
+                                                c2_0 = A::dot(c2_0, i, w2_0);
+                                                c2_1 = A::dot(c2_1, i, w2_1);
+                                                c3_0 = A::dot(c3_0, i, w1_0);
+                                                c3_1 = A::dot(c3_1, i, w1_1);
+                                                c4_0 = A::dot(c4_0, i, w0_0);
+                                                c4_1 = A::dot(c4_1, i, w0_1);
                                                 if 5 < t.hi {
-                                                    if t.lo <= 5 {
-                                                        let i = if A::OFFSET_AHEAD {
-                                                            A::group_offset(row.wrapping_add(5 * IN_W + 6))
-                                                        } else {
-                                                            A::group(row.wrapping_add(5 * IN_W + 6))
-                                                        };
-                                                        c3_0 = A::dot(c3_0, i, w2_0);
-                                                        c3_1 = A::dot(c3_1, i, w2_1);
-                                                        c4_0 = A::dot(c4_0, i, w1_0);
-                                                        c4_1 = A::dot(c4_1, i, w1_1);
-                                                        c5_0 = A::dot(c5_0, i, w0_0);
-                                                        c5_1 = A::dot(c5_1, i, w0_1);
-                                                    }
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(5 * IN_W + 6))
+                                                    } else {
+                                                        A::group(row.wrapping_add(5 * IN_W + 6))
+                                                    };
+                                                    c3_0 = A::dot(c3_0, i, w2_0);
+                                                    c3_1 = A::dot(c3_1, i, w2_1);
+                                                    c4_0 = A::dot(c4_0, i, w1_0);
+                                                    c4_1 = A::dot(c4_1, i, w1_1);
+                                                    c5_0 = A::dot(c5_0, i, w0_0);
+                                                    c5_1 = A::dot(c5_1, i, w0_1);
                                                     if 6 < t.hi {
-                                                        if t.lo <= 6 {
-                                                            let i = if A::OFFSET_AHEAD {
-                                                                A::group_offset(row.wrapping_add(6 * IN_W + 6))
-                                                            } else {
-                                                                A::group(row.wrapping_add(6 * IN_W + 6))
-                                                            };
-                                                            c4_0 = A::dot(c4_0, i, w2_0);
-                                                            c4_1 = A::dot(c4_1, i, w2_1);
-                                                            c5_0 = A::dot(c5_0, i, w1_0);
-                                                            c5_1 = A::dot(c5_1, i, w1_1);
-                                                        }
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(6 * IN_W + 6))
+                                                        } else {
+                                                            A::group(row.wrapping_add(6 * IN_W + 6))
+                                                        };
+                                                        c4_0 = A::dot(c4_0, i, w2_0);
+                                                        c4_1 = A::dot(c4_1, i, w2_1);
+                                                        c5_0 = A::dot(c5_0, i, w1_0);
+                                                        c5_1 = A::dot(c5_1, i, w1_1);
                                                         if 7 < t.hi {
-                                                            if t.lo <= 7 {
-                                                                let i = if A::OFFSET_AHEAD {
-                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 6))
-                                                                } else {
-                                                                    A::group(row.wrapping_add(7 * IN_W + 6))
-                                                                };
-                                                                c5_0 = A::dot(c5_0, i, w2_0);
-                                                                c5_1 = A::dot(c5_1, i, w2_1);
-                                                            }
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(7 * IN_W + 6))
+                                                            } else {
+                                                                A::group(row.wrapping_add(7 * IN_W + 6))
+                                                            };
+                                                            c5_0 = A::dot(c5_0, i, w2_0);
+                                                            c5_1 = A::dot(c5_1, i, w2_1);
                                                         }
                                                     }
                                                 }
@@ -3632,95 +3466,81 @@ mod __small_layer_Conv3x3I8 {
                                     c0_1 = A::dot(c0_1, i, w0_1);
                                 }
                                 if 1 < t.hi {
-                                    if t.lo <= 1 {
-                                        let i = if A::OFFSET_AHEAD {
-                                            A::group_offset(row.wrapping_add(IN_W + 7))
-                                        } else {
-                                            A::group(row.wrapping_add(IN_W + 7))
-                                        };
-                                        c0_0 = A::dot(c0_0, i, w1_0);
-                                        c0_1 = A::dot(c0_1, i, w1_1);
-                                        c1_0 = A::dot(c1_0, i, w0_0);
-                                        c1_1 = A::dot(c1_1, i, w0_1);
-                                    }
+                                    let i = if A::OFFSET_AHEAD {
+                                        A::group_offset(row.wrapping_add(IN_W + 7))
+                                    } else {
+                                        A::group(row.wrapping_add(IN_W + 7))
+                                    };
+                                    c0_0 = A::dot(c0_0, i, w1_0);
+                                    c0_1 = A::dot(c0_1, i, w1_1);
+                                    c1_0 = A::dot(c1_0, i, w0_0);
+                                    c1_1 = A::dot(c1_1, i, w0_1);
                                     if 2 < t.hi {
-                                        if t.lo <= 2 {
-                                            let i = if A::OFFSET_AHEAD {
-                                                A::group_offset(row.wrapping_add(2 * IN_W + 7))
-                                            } else {
-                                                A::group(row.wrapping_add(2 * IN_W + 7))
-                                            };
-                                            c0_0 = A::dot(c0_0, i, w2_0);
-                                            c0_1 = A::dot(c0_1, i, w2_1);
-                                            c1_0 = A::dot(c1_0, i, w1_0);
-                                            c1_1 = A::dot(c1_1, i, w1_1);
-                                            c2_0 = A::dot(c2_0, i, w0_0);
-                                            c2_1 = A::dot(c2_1, i, w0_1);
-                                        }
+                                        let i = if A::OFFSET_AHEAD {
+                                            A::group_offset(row.wrapping_add(2 * IN_W + 7))
+                                        } else {
+                                            A::group(row.wrapping_add(2 * IN_W + 7))
+                                        };
+                                        c0_0 = A::dot(c0_0, i, w2_0);
+                                        c0_1 = A::dot(c0_1, i, w2_1);
+                                        c1_0 = A::dot(c1_0, i, w1_0);
+                                        c1_1 = A::dot(c1_1, i, w1_1);
+                                        c2_0 = A::dot(c2_0, i, w0_0);
+                                        c2_1 = A::dot(c2_1, i, w0_1);
                                         if 3 < t.hi {
-                                            if t.lo <= 3 {
-                                                let i = if A::OFFSET_AHEAD {
-                                                    A::group_offset(row.wrapping_add(3 * IN_W + 7))
-                                                } else {
-                                                    A::group(row.wrapping_add(3 * IN_W + 7))
-                                                };
-                                                c1_0 = A::dot(c1_0, i, w2_0);
-                                                c1_1 = A::dot(c1_1, i, w2_1);
-                                                c2_0 = A::dot(c2_0, i, w1_0);
-                                                c2_1 = A::dot(c2_1, i, w1_1);
-                                                c3_0 = A::dot(c3_0, i, w0_0);
-                                                c3_1 = A::dot(c3_1, i, w0_1);
-                                            }
+                                            let i = if A::OFFSET_AHEAD {
+                                                A::group_offset(row.wrapping_add(3 * IN_W + 7))
+                                            } else {
+                                                A::group(row.wrapping_add(3 * IN_W + 7))
+                                            };
+                                            c1_0 = A::dot(c1_0, i, w2_0);
+                                            c1_1 = A::dot(c1_1, i, w2_1);
+                                            c2_0 = A::dot(c2_0, i, w1_0);
+                                            c2_1 = A::dot(c2_1, i, w1_1);
+                                            c3_0 = A::dot(c3_0, i, w0_0);
+                                            c3_1 = A::dot(c3_1, i, w0_1);
                                             if 4 < t.hi {
-                                                if t.lo <= 4 {
-                                                    let i = if A::OFFSET_AHEAD {
-                                                        A::group_offset(row.wrapping_add(4 * IN_W + 7))
-                                                    } else {
-                                                        A::group(row.wrapping_add(4 * IN_W + 7))
-                                                    };
-                                                    c2_0 = A::dot(c2_0, i, w2_0);
-                                                    c2_1 = A::dot(c2_1, i, w2_1);
-                                                    c3_0 = A::dot(c3_0, i, w1_0);
-                                                    c3_1 = A::dot(c3_1, i, w1_1);
-                                                    c4_0 = A::dot(c4_0, i, w0_0);
-                                                    c4_1 = A::dot(c4_1, i, w0_1);
-                                                }
+                                                let i = if A::OFFSET_AHEAD {
+                                                    A::group_offset(row.wrapping_add(4 * IN_W + 7))
+                                                } else {
+                                                    A::group(row.wrapping_add(4 * IN_W + 7))
+                                                };
+                                                c2_0 = A::dot(c2_0, i, w2_0);
+                                                c2_1 = A::dot(c2_1, i, w2_1);
+                                                c3_0 = A::dot(c3_0, i, w1_0);
+                                                c3_1 = A::dot(c3_1, i, w1_1);
+                                                c4_0 = A::dot(c4_0, i, w0_0);
+                                                c4_1 = A::dot(c4_1, i, w0_1);
                                                 if 5 < t.hi {
-                                                    if t.lo <= 5 {
-                                                        let i = if A::OFFSET_AHEAD {
-                                                            A::group_offset(row.wrapping_add(5 * IN_W + 7))
-                                                        } else {
-                                                            A::group(row.wrapping_add(5 * IN_W + 7))
-                                                        };
-                                                        c3_0 = A::dot(c3_0, i, w2_0);
-                                                        c3_1 = A::dot(c3_1, i, w2_1);
-                                                        c4_0 = A::dot(c4_0, i, w1_0);
-                                                        c4_1 = A::dot(c4_1, i, w1_1);
-                                                        c5_0 = A::dot(c5_0, i, w0_0);
-                                                        c5_1 = A::dot(c5_1, i, w0_1);
-                                                    }
+                                                    let i = if A::OFFSET_AHEAD {
+                                                        A::group_offset(row.wrapping_add(5 * IN_W + 7))
+                                                    } else {
+                                                        A::group(row.wrapping_add(5 * IN_W + 7))
+                                                    };
+                                                    c3_0 = A::dot(c3_0, i, w2_0);
+                                                    c3_1 = A::dot(c3_1, i, w2_1);
+                                                    c4_0 = A::dot(c4_0, i, w1_0);
+                                                    c4_1 = A::dot(c4_1, i, w1_1);
+                                                    c5_0 = A::dot(c5_0, i, w0_0);
+                                                    c5_1 = A::dot(c5_1, i, w0_1);
                                                     if 6 < t.hi {
-                                                        if t.lo <= 6 {
-                                                            let i = if A::OFFSET_AHEAD {
-                                                                A::group_offset(row.wrapping_add(6 * IN_W + 7))
-                                                            } else {
-                                                                A::group(row.wrapping_add(6 * IN_W + 7))
-                                                            };
-                                                            c4_0 = A::dot(c4_0, i, w2_0);
-                                                            c4_1 = A::dot(c4_1, i, w2_1);
-                                                            c5_0 = A::dot(c5_0, i, w1_0);
-                                                            c5_1 = A::dot(c5_1, i, w1_1);
-                                                        }
+                                                        let i = if A::OFFSET_AHEAD {
+                                                            A::group_offset(row.wrapping_add(6 * IN_W + 7))
+                                                        } else {
+                                                            A::group(row.wrapping_add(6 * IN_W + 7))
+                                                        };
+                                                        c4_0 = A::dot(c4_0, i, w2_0);
+                                                        c4_1 = A::dot(c4_1, i, w2_1);
+                                                        c5_0 = A::dot(c5_0, i, w1_0);
+                                                        c5_1 = A::dot(c5_1, i, w1_1);
                                                         if 7 < t.hi {
-                                                            if t.lo <= 7 {
-                                                                let i = if A::OFFSET_AHEAD {
-                                                                    A::group_offset(row.wrapping_add(7 * IN_W + 7))
-                                                                } else {
-                                                                    A::group(row.wrapping_add(7 * IN_W + 7))
-                                                                };
-                                                                c5_0 = A::dot(c5_0, i, w2_0);
-                                                                c5_1 = A::dot(c5_1, i, w2_1);
-                                                            }
+                                                            let i = if A::OFFSET_AHEAD {
+                                                                A::group_offset(row.wrapping_add(7 * IN_W + 7))
+                                                            } else {
+                                                                A::group(row.wrapping_add(7 * IN_W + 7))
+                                                            };
+                                                            c5_0 = A::dot(c5_0, i, w2_0);
+                                                            c5_1 = A::dot(c5_1, i, w2_1);
                                                         }
                                                     }
                                                 }

@@ -605,92 +605,60 @@ mod __small_layer_Stem {
                                 c0_0 = A::thin_dot(c0_0, i, w0_0);
                             }
                             if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::thin_group(row.wrapping_add(IN_W));
-                                    c0_0 = A::thin_dot(c0_0, i, w1_0);
-                                }
+                                let i = A::thin_group(row.wrapping_add(IN_W));
+                                c0_0 = A::thin_dot(c0_0, i, w1_0);
                                 if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::thin_group(row.wrapping_add(2 * IN_W));
-                                        c0_0 = A::thin_dot(c0_0, i, w2_0);
-                                        c1_0 = A::thin_dot(c1_0, i, w0_0);
-                                    }
+                                    let i = A::thin_group(row.wrapping_add(2 * IN_W));
+                                    c0_0 = A::thin_dot(c0_0, i, w2_0);
+                                    c1_0 = A::thin_dot(c1_0, i, w0_0);
                                     if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::thin_group(row.wrapping_add(3 * IN_W));
-                                            c1_0 = A::thin_dot(c1_0, i, w1_0);
-                                        }
+                                        let i = A::thin_group(row.wrapping_add(3 * IN_W));
+                                        c1_0 = A::thin_dot(c1_0, i, w1_0);
                                         if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::thin_group(row.wrapping_add(4 * IN_W));
-                                                c1_0 = A::thin_dot(c1_0, i, w2_0);
-                                                c2_0 = A::thin_dot(c2_0, i, w0_0);
-                                            }
+                                            let i = A::thin_group(row.wrapping_add(4 * IN_W));
+                                            c1_0 = A::thin_dot(c1_0, i, w2_0);
+                                            c2_0 = A::thin_dot(c2_0, i, w0_0);
                                             if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::thin_group(row.wrapping_add(5 * IN_W));
-                                                    c2_0 = A::thin_dot(c2_0, i, w1_0);
-                                                }
+                                                let i = A::thin_group(row.wrapping_add(5 * IN_W));
+                                                c2_0 = A::thin_dot(c2_0, i, w1_0);
                                                 if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::thin_group(row.wrapping_add(6 * IN_W));
-                                                        c2_0 = A::thin_dot(c2_0, i, w2_0);
-                                                        c3_0 = A::thin_dot(c3_0, i, w0_0);
-                                                    }
+                                                    let i = A::thin_group(row.wrapping_add(6 * IN_W));
+                                                    c2_0 = A::thin_dot(c2_0, i, w2_0);
+                                                    c3_0 = A::thin_dot(c3_0, i, w0_0);
                                                     if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::thin_group(row.wrapping_add(7 * IN_W));
-                                                            c3_0 = A::thin_dot(c3_0, i, w1_0);
-                                                        }
+                                                        let i = A::thin_group(row.wrapping_add(7 * IN_W));
+                                                        c3_0 = A::thin_dot(c3_0, i, w1_0);
                                                         if 8 < t.hi {
-                                                            if t.lo <= 8 {
-                                                                let i = A::thin_group(row.wrapping_add(8 * IN_W));
-                                                                c3_0 = A::thin_dot(c3_0, i, w2_0);
-                                                                c4_0 = A::thin_dot(c4_0, i, w0_0);
-                                                            }
+                                                            let i = A::thin_group(row.wrapping_add(8 * IN_W));
+                                                            c3_0 = A::thin_dot(c3_0, i, w2_0);
+                                                            c4_0 = A::thin_dot(c4_0, i, w0_0);
                                                             if 9 < t.hi {
-                                                                if t.lo <= 9 {
-                                                                    let i = A::thin_group(row.wrapping_add(9 * IN_W));
-                                                                    c4_0 = A::thin_dot(c4_0, i, w1_0);
-                                                                }
+                                                                let i = A::thin_group(row.wrapping_add(9 * IN_W));
+                                                                c4_0 = A::thin_dot(c4_0, i, w1_0);
                                                                 if 10 < t.hi {
-                                                                    if t.lo <= 10 {
-                                                                        let i = A::thin_group(row.wrapping_add(10 * IN_W));
-                                                                        c4_0 = A::thin_dot(c4_0, i, w2_0);
-                                                                        c5_0 = A::thin_dot(c5_0, i, w0_0);
-                                                                    }
+                                                                    let i = A::thin_group(row.wrapping_add(10 * IN_W));
+                                                                    c4_0 = A::thin_dot(c4_0, i, w2_0);
+                                                                    c5_0 = A::thin_dot(c5_0, i, w0_0);
                                                                     if 11 < t.hi {
-                                                                        if t.lo <= 11 {
-                                                                            let i = A::thin_group(row.wrapping_add(11 * IN_W));
-                                                                            c5_0 = A::thin_dot(c5_0, i, w1_0);
-                                                                        }
+                                                                        let i = A::thin_group(row.wrapping_add(11 * IN_W));
+                                                                        c5_0 = A::thin_dot(c5_0, i, w1_0);
                                                                         if 12 < t.hi {
-                                                                            if t.lo <= 12 {
-                                                                                let i = A::thin_group(row.wrapping_add(12 * IN_W));
-                                                                                c5_0 = A::thin_dot(c5_0, i, w2_0);
-                                                                                c6_0 = A::thin_dot(c6_0, i, w0_0);
-                                                                            }
+                                                                            let i = A::thin_group(row.wrapping_add(12 * IN_W));
+                                                                            c5_0 = A::thin_dot(c5_0, i, w2_0);
+                                                                            c6_0 = A::thin_dot(c6_0, i, w0_0);
                                                                             if 13 < t.hi {
-                                                                                if t.lo <= 13 {
-                                                                                    let i = A::thin_group(row.wrapping_add(13 * IN_W));
-                                                                                    c6_0 = A::thin_dot(c6_0, i, w1_0);
-                                                                                }
+                                                                                let i = A::thin_group(row.wrapping_add(13 * IN_W));
+                                                                                c6_0 = A::thin_dot(c6_0, i, w1_0);
                                                                                 if 14 < t.hi {
-                                                                                    if t.lo <= 14 {
-                                                                                        let i = A::thin_group(row.wrapping_add(14 * IN_W));
-                                                                                        c6_0 = A::thin_dot(c6_0, i, w2_0);
-                                                                                        c7_0 = A::thin_dot(c7_0, i, w0_0);
-                                                                                    }
+                                                                                    let i = A::thin_group(row.wrapping_add(14 * IN_W));
+                                                                                    c6_0 = A::thin_dot(c6_0, i, w2_0);
+                                                                                    c7_0 = A::thin_dot(c7_0, i, w0_0);
                                                                                     if 15 < t.hi {
-                                                                                        if t.lo <= 15 {
-                                                                                            let i = A::thin_group(row.wrapping_add(15 * IN_W));
-                                                                                            c7_0 = A::thin_dot(c7_0, i, w1_0);
-                                                                                        }
+                                                                                        let i = A::thin_group(row.wrapping_add(15 * IN_W));
+                                                                                        c7_0 = A::thin_dot(c7_0, i, w1_0);
                                                                                         if 16 < t.hi {
-                                                                                            if t.lo <= 16 {
-                                                                                                let i = A::thin_group(row.wrapping_add(16 * IN_W));
-                                                                                                c7_0 = A::thin_dot(c7_0, i, w2_0);
-                                                                                            }
+                                                                                            let i = A::thin_group(row.wrapping_add(16 * IN_W));
+                                                                                            c7_0 = A::thin_dot(c7_0, i, w2_0);
                                                                                         }
                                                                                     }
                                                                                 }
@@ -717,92 +685,60 @@ mod __small_layer_Stem {
                                 c0_0 = A::thin_dot(c0_0, i, w0_0);
                             }
                             if 1 < t.hi {
-                                if t.lo <= 1 {
-                                    let i = A::thin_group(row.wrapping_add(IN_W + 2));
-                                    c0_0 = A::thin_dot(c0_0, i, w1_0);
-                                }
+                                let i = A::thin_group(row.wrapping_add(IN_W + 2));
+                                c0_0 = A::thin_dot(c0_0, i, w1_0);
                                 if 2 < t.hi {
-                                    if t.lo <= 2 {
-                                        let i = A::thin_group(row.wrapping_add(2 * IN_W + 2));
-                                        c0_0 = A::thin_dot(c0_0, i, w2_0);
-                                        c1_0 = A::thin_dot(c1_0, i, w0_0);
-                                    }
+                                    let i = A::thin_group(row.wrapping_add(2 * IN_W + 2));
+                                    c0_0 = A::thin_dot(c0_0, i, w2_0);
+                                    c1_0 = A::thin_dot(c1_0, i, w0_0);
                                     if 3 < t.hi {
-                                        if t.lo <= 3 {
-                                            let i = A::thin_group(row.wrapping_add(3 * IN_W + 2));
-                                            c1_0 = A::thin_dot(c1_0, i, w1_0);
-                                        }
+                                        let i = A::thin_group(row.wrapping_add(3 * IN_W + 2));
+                                        c1_0 = A::thin_dot(c1_0, i, w1_0);
                                         if 4 < t.hi {
-                                            if t.lo <= 4 {
-                                                let i = A::thin_group(row.wrapping_add(4 * IN_W + 2));
-                                                c1_0 = A::thin_dot(c1_0, i, w2_0);
-                                                c2_0 = A::thin_dot(c2_0, i, w0_0);
-                                            }
+                                            let i = A::thin_group(row.wrapping_add(4 * IN_W + 2));
+                                            c1_0 = A::thin_dot(c1_0, i, w2_0);
+                                            c2_0 = A::thin_dot(c2_0, i, w0_0);
                                             if 5 < t.hi {
-                                                if t.lo <= 5 {
-                                                    let i = A::thin_group(row.wrapping_add(5 * IN_W + 2));
-                                                    c2_0 = A::thin_dot(c2_0, i, w1_0);
-                                                }
+                                                let i = A::thin_group(row.wrapping_add(5 * IN_W + 2));
+                                                c2_0 = A::thin_dot(c2_0, i, w1_0);
                                                 if 6 < t.hi {
-                                                    if t.lo <= 6 {
-                                                        let i = A::thin_group(row.wrapping_add(6 * IN_W + 2));
-                                                        c2_0 = A::thin_dot(c2_0, i, w2_0);
-                                                        c3_0 = A::thin_dot(c3_0, i, w0_0);
-                                                    }
+                                                    let i = A::thin_group(row.wrapping_add(6 * IN_W + 2));
+                                                    c2_0 = A::thin_dot(c2_0, i, w2_0);
+                                                    c3_0 = A::thin_dot(c3_0, i, w0_0);
                                                     if 7 < t.hi {
-                                                        if t.lo <= 7 {
-                                                            let i = A::thin_group(row.wrapping_add(7 * IN_W + 2));
-                                                            c3_0 = A::thin_dot(c3_0, i, w1_0);
-                                                        }
+                                                        let i = A::thin_group(row.wrapping_add(7 * IN_W + 2));
+                                                        c3_0 = A::thin_dot(c3_0, i, w1_0);
                                                         if 8 < t.hi {
-                                                            if t.lo <= 8 {
-                                                                let i = A::thin_group(row.wrapping_add(8 * IN_W + 2));
-                                                                c3_0 = A::thin_dot(c3_0, i, w2_0);
-                                                                c4_0 = A::thin_dot(c4_0, i, w0_0);
-                                                            }
+                                                            let i = A::thin_group(row.wrapping_add(8 * IN_W + 2));
+                                                            c3_0 = A::thin_dot(c3_0, i, w2_0);
+                                                            c4_0 = A::thin_dot(c4_0, i, w0_0);
                                                             if 9 < t.hi {
-                                                                if t.lo <= 9 {
-                                                                    let i = A::thin_group(row.wrapping_add(9 * IN_W + 2));
-                                                                    c4_0 = A::thin_dot(c4_0, i, w1_0);
-                                                                }
+                                                                let i = A::thin_group(row.wrapping_add(9 * IN_W + 2));
+                                                                c4_0 = A::thin_dot(c4_0, i, w1_0);
                                                                 if 10 < t.hi {
-                                                                    if t.lo <= 10 {
-                                                                        let i = A::thin_group(row.wrapping_add(10 * IN_W + 2));
-                                                                        c4_0 = A::thin_dot(c4_0, i, w2_0);
-                                                                        c5_0 = A::thin_dot(c5_0, i, w0_0);
-                                                                    }
+                                                                    let i = A::thin_group(row.wrapping_add(10 * IN_W + 2));
+                                                                    c4_0 = A::thin_dot(c4_0, i, w2_0);
+                                                                    c5_0 = A::thin_dot(c5_0, i, w0_0);
                                                                     if 11 < t.hi {
-                                                                        if t.lo <= 11 {
-                                                                            let i = A::thin_group(row.wrapping_add(11 * IN_W + 2));
-                                                                            c5_0 = A::thin_dot(c5_0, i, w1_0);
-                                                                        }
+                                                                        let i = A::thin_group(row.wrapping_add(11 * IN_W + 2));
+                                                                        c5_0 = A::thin_dot(c5_0, i, w1_0);
                                                                         if 12 < t.hi {
-                                                                            if t.lo <= 12 {
-                                                                                let i = A::thin_group(row.wrapping_add(12 * IN_W + 2));
-                                                                                c5_0 = A::thin_dot(c5_0, i, w2_0);
-                                                                                c6_0 = A::thin_dot(c6_0, i, w0_0);
-                                                                            }
+                                                                            let i = A::thin_group(row.wrapping_add(12 * IN_W + 2));
+                                                                            c5_0 = A::thin_dot(c5_0, i, w2_0);
+                                                                            c6_0 = A::thin_dot(c6_0, i, w0_0);
                                                                             if 13 < t.hi {
-                                                                                if t.lo <= 13 {
-                                                                                    let i = A::thin_group(row.wrapping_add(13 * IN_W + 2));
-                                                                                    c6_0 = A::thin_dot(c6_0, i, w1_0);
-                                                                                }
+                                                                                let i = A::thin_group(row.wrapping_add(13 * IN_W + 2));
+                                                                                c6_0 = A::thin_dot(c6_0, i, w1_0);
                                                                                 if 14 < t.hi {
-                                                                                    if t.lo <= 14 {
-                                                                                        let i = A::thin_group(row.wrapping_add(14 * IN_W + 2));
-                                                                                        c6_0 = A::thin_dot(c6_0, i, w2_0);
-                                                                                        c7_0 = A::thin_dot(c7_0, i, w0_0);
-                                                                                    }
+                                                                                    let i = A::thin_group(row.wrapping_add(14 * IN_W + 2));
+                                                                                    c6_0 = A::thin_dot(c6_0, i, w2_0);
+                                                                                    c7_0 = A::thin_dot(c7_0, i, w0_0);
                                                                                     if 15 < t.hi {
-                                                                                        if t.lo <= 15 {
-                                                                                            let i = A::thin_group(row.wrapping_add(15 * IN_W + 2));
-                                                                                            c7_0 = A::thin_dot(c7_0, i, w1_0);
-                                                                                        }
+                                                                                        let i = A::thin_group(row.wrapping_add(15 * IN_W + 2));
+                                                                                        c7_0 = A::thin_dot(c7_0, i, w1_0);
                                                                                         if 16 < t.hi {
-                                                                                            if t.lo <= 16 {
-                                                                                                let i = A::thin_group(row.wrapping_add(16 * IN_W + 2));
-                                                                                                c7_0 = A::thin_dot(c7_0, i, w2_0);
-                                                                                            }
+                                                                                            let i = A::thin_group(row.wrapping_add(16 * IN_W + 2));
+                                                                                            c7_0 = A::thin_dot(c7_0, i, w2_0);
                                                                                         }
                                                                                     }
                                                                                 }
@@ -1582,7 +1518,7 @@ mod __small_layer_Stem {
                                 c0_2 = A::dot(c0_2, i, w0_2);
                                 c0_3 = A::dot(c0_3, i, w0_3);
                             }
-                            if t.lo <= 1 && 1 < t.hi {
+                            if 1 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(IN_W))
                                 } else {
@@ -1593,7 +1529,7 @@ mod __small_layer_Stem {
                                 c0_2 = A::dot(c0_2, i, w1_2);
                                 c0_3 = A::dot(c0_3, i, w1_3);
                             }
-                            if t.lo <= 2 && 2 < t.hi {
+                            if 2 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(2 * IN_W))
                                 } else {
@@ -1608,7 +1544,7 @@ mod __small_layer_Stem {
                                 c1_2 = A::dot(c1_2, i, w0_2);
                                 c1_3 = A::dot(c1_3, i, w0_3);
                             }
-                            if t.lo <= 3 && 3 < t.hi {
+                            if 3 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(3 * IN_W))
                                 } else {
@@ -1619,7 +1555,7 @@ mod __small_layer_Stem {
                                 c1_2 = A::dot(c1_2, i, w1_2);
                                 c1_3 = A::dot(c1_3, i, w1_3);
                             }
-                            if t.lo <= 4 && 4 < t.hi {
+                            if 4 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(4 * IN_W))
                                 } else {
@@ -1634,7 +1570,7 @@ mod __small_layer_Stem {
                                 c2_2 = A::dot(c2_2, i, w0_2);
                                 c2_3 = A::dot(c2_3, i, w0_3);
                             }
-                            if t.lo <= 5 && 5 < t.hi {
+                            if 5 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(5 * IN_W))
                                 } else {
@@ -1645,7 +1581,7 @@ mod __small_layer_Stem {
                                 c2_2 = A::dot(c2_2, i, w1_2);
                                 c2_3 = A::dot(c2_3, i, w1_3);
                             }
-                            if t.lo <= 6 && 6 < t.hi {
+                            if 6 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(6 * IN_W))
                                 } else {
@@ -1679,7 +1615,7 @@ mod __small_layer_Stem {
                                 c0_2 = A::dot(c0_2, i, w0_2);
                                 c0_3 = A::dot(c0_3, i, w0_3);
                             }
-                            if t.lo <= 1 && 1 < t.hi {
+                            if 1 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(IN_W + 1))
                                 } else {
@@ -1690,7 +1626,7 @@ mod __small_layer_Stem {
                                 c0_2 = A::dot(c0_2, i, w1_2);
                                 c0_3 = A::dot(c0_3, i, w1_3);
                             }
-                            if t.lo <= 2 && 2 < t.hi {
+                            if 2 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(2 * IN_W + 1))
                                 } else {
@@ -1705,7 +1641,7 @@ mod __small_layer_Stem {
                                 c1_2 = A::dot(c1_2, i, w0_2);
                                 c1_3 = A::dot(c1_3, i, w0_3);
                             }
-                            if t.lo <= 3 && 3 < t.hi {
+                            if 3 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(3 * IN_W + 1))
                                 } else {
@@ -1716,7 +1652,7 @@ mod __small_layer_Stem {
                                 c1_2 = A::dot(c1_2, i, w1_2);
                                 c1_3 = A::dot(c1_3, i, w1_3);
                             }
-                            if t.lo <= 4 && 4 < t.hi {
+                            if 4 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(4 * IN_W + 1))
                                 } else {
@@ -1731,7 +1667,7 @@ mod __small_layer_Stem {
                                 c2_2 = A::dot(c2_2, i, w0_2);
                                 c2_3 = A::dot(c2_3, i, w0_3);
                             }
-                            if t.lo <= 5 && 5 < t.hi {
+                            if 5 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(5 * IN_W + 1))
                                 } else {
@@ -1742,7 +1678,7 @@ mod __small_layer_Stem {
                                 c2_2 = A::dot(c2_2, i, w1_2);
                                 c2_3 = A::dot(c2_3, i, w1_3);
                             }
-                            if t.lo <= 6 && 6 < t.hi {
+                            if 6 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(6 * IN_W + 1))
                                 } else {
@@ -1776,7 +1712,7 @@ mod __small_layer_Stem {
                                 c0_2 = A::dot(c0_2, i, w0_2);
                                 c0_3 = A::dot(c0_3, i, w0_3);
                             }
-                            if t.lo <= 1 && 1 < t.hi {
+                            if 1 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(IN_W + 2))
                                 } else {
@@ -1787,7 +1723,7 @@ mod __small_layer_Stem {
                                 c0_2 = A::dot(c0_2, i, w1_2);
                                 c0_3 = A::dot(c0_3, i, w1_3);
                             }
-                            if t.lo <= 2 && 2 < t.hi {
+                            if 2 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(2 * IN_W + 2))
                                 } else {
@@ -1802,7 +1738,7 @@ mod __small_layer_Stem {
                                 c1_2 = A::dot(c1_2, i, w0_2);
                                 c1_3 = A::dot(c1_3, i, w0_3);
                             }
-                            if t.lo <= 3 && 3 < t.hi {
+                            if 3 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(3 * IN_W + 2))
                                 } else {
@@ -1813,7 +1749,7 @@ mod __small_layer_Stem {
                                 c1_2 = A::dot(c1_2, i, w1_2);
                                 c1_3 = A::dot(c1_3, i, w1_3);
                             }
-                            if t.lo <= 4 && 4 < t.hi {
+                            if 4 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(4 * IN_W + 2))
                                 } else {
@@ -1828,7 +1764,7 @@ mod __small_layer_Stem {
                                 c2_2 = A::dot(c2_2, i, w0_2);
                                 c2_3 = A::dot(c2_3, i, w0_3);
                             }
-                            if t.lo <= 5 && 5 < t.hi {
+                            if 5 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(5 * IN_W + 2))
                                 } else {
@@ -1839,7 +1775,7 @@ mod __small_layer_Stem {
                                 c2_2 = A::dot(c2_2, i, w1_2);
                                 c2_3 = A::dot(c2_3, i, w1_3);
                             }
-                            if t.lo <= 6 && 6 < t.hi {
+                            if 6 < t.hi {
                                 let i = if A::OFFSET_AHEAD {
                                     A::group_offset(row.wrapping_add(6 * IN_W + 2))
                                 } else {

@@ -486,64 +486,46 @@ mod __small_layer_DepthwiseI8 {
                             c0_0 = M::fma(c0_0, i, w0_0);
                         }
                         if 1 < t.hi {
-                            if t.lo <= 1 {
-                                let i = M::add(A::widen_mac(row.wrapping_add(16)), nzp);
-                                c0_0 = M::fma(c0_0, i, w1_0);
-                                c1_0 = M::fma(c1_0, i, w0_0);
-                            }
+                            let i = M::add(A::widen_mac(row.wrapping_add(16)), nzp);
+                            c0_0 = M::fma(c0_0, i, w1_0);
+                            c1_0 = M::fma(c1_0, i, w0_0);
                             if 2 < t.hi {
-                                if t.lo <= 2 {
-                                    let i = M::add(A::widen_mac(row.wrapping_add(32)), nzp);
-                                    c0_0 = M::fma(c0_0, i, w2_0);
-                                    c1_0 = M::fma(c1_0, i, w1_0);
-                                    c2_0 = M::fma(c2_0, i, w0_0);
-                                }
+                                let i = M::add(A::widen_mac(row.wrapping_add(32)), nzp);
+                                c0_0 = M::fma(c0_0, i, w2_0);
+                                c1_0 = M::fma(c1_0, i, w1_0);
+                                c2_0 = M::fma(c2_0, i, w0_0);
                                 if 3 < t.hi {
-                                    if t.lo <= 3 {
-                                        let i = M::add(A::widen_mac(row.wrapping_add(48)), nzp);
-                                        c1_0 = M::fma(c1_0, i, w2_0);
-                                        c2_0 = M::fma(c2_0, i, w1_0);
-                                        c3_0 = M::fma(c3_0, i, w0_0);
-                                    }
+                                    let i = M::add(A::widen_mac(row.wrapping_add(48)), nzp);
+                                    c1_0 = M::fma(c1_0, i, w2_0);
+                                    c2_0 = M::fma(c2_0, i, w1_0);
+                                    c3_0 = M::fma(c3_0, i, w0_0);
                                     if 4 < t.hi {
-                                        if t.lo <= 4 {
-                                            let i = M::add(A::widen_mac(row.wrapping_add(64)), nzp);
-                                            c2_0 = M::fma(c2_0, i, w2_0);
-                                            c3_0 = M::fma(c3_0, i, w1_0);
-                                            c4_0 = M::fma(c4_0, i, w0_0);
-                                        }
+                                        let i = M::add(A::widen_mac(row.wrapping_add(64)), nzp);
+                                        c2_0 = M::fma(c2_0, i, w2_0);
+                                        c3_0 = M::fma(c3_0, i, w1_0);
+                                        c4_0 = M::fma(c4_0, i, w0_0);
                                         if 5 < t.hi {
-                                            if t.lo <= 5 {
-                                                let i = M::add(A::widen_mac(row.wrapping_add(80)), nzp);
-                                                c3_0 = M::fma(c3_0, i, w2_0);
-                                                c4_0 = M::fma(c4_0, i, w1_0);
-                                                c5_0 = M::fma(c5_0, i, w0_0);
-                                            }
+                                            let i = M::add(A::widen_mac(row.wrapping_add(80)), nzp);
+                                            c3_0 = M::fma(c3_0, i, w2_0);
+                                            c4_0 = M::fma(c4_0, i, w1_0);
+                                            c5_0 = M::fma(c5_0, i, w0_0);
                                             if 6 < t.hi {
-                                                if t.lo <= 6 {
-                                                    let i = M::add(A::widen_mac(row.wrapping_add(96)), nzp);
-                                                    c4_0 = M::fma(c4_0, i, w2_0);
-                                                    c5_0 = M::fma(c5_0, i, w1_0);
-                                                    c6_0 = M::fma(c6_0, i, w0_0);
-                                                }
+                                                let i = M::add(A::widen_mac(row.wrapping_add(96)), nzp);
+                                                c4_0 = M::fma(c4_0, i, w2_0);
+                                                c5_0 = M::fma(c5_0, i, w1_0);
+                                                c6_0 = M::fma(c6_0, i, w0_0);
                                                 if 7 < t.hi {
-                                                    if t.lo <= 7 {
-                                                        let i = M::add(A::widen_mac(row.wrapping_add(112)), nzp);
-                                                        c5_0 = M::fma(c5_0, i, w2_0);
-                                                        c6_0 = M::fma(c6_0, i, w1_0);
-                                                        c7_0 = M::fma(c7_0, i, w0_0);
-                                                    }
+                                                    let i = M::add(A::widen_mac(row.wrapping_add(112)), nzp);
+                                                    c5_0 = M::fma(c5_0, i, w2_0);
+                                                    c6_0 = M::fma(c6_0, i, w1_0);
+                                                    c7_0 = M::fma(c7_0, i, w0_0);
                                                     if 8 < t.hi {
-                                                        if t.lo <= 8 {
-                                                            let i = M::add(A::widen_mac(row.wrapping_add(128)), nzp);
-                                                            c6_0 = M::fma(c6_0, i, w2_0);
-                                                            c7_0 = M::fma(c7_0, i, w1_0);
-                                                        }
+                                                        let i = M::add(A::widen_mac(row.wrapping_add(128)), nzp);
+                                                        c6_0 = M::fma(c6_0, i, w2_0);
+                                                        c7_0 = M::fma(c7_0, i, w1_0);
                                                         if 9 < t.hi {
-                                                            if t.lo <= 9 {
-                                                                let i = M::add(A::widen_mac(row.wrapping_add(144)), nzp);
-                                                                c7_0 = M::fma(c7_0, i, w2_0);
-                                                            }
+                                                            let i = M::add(A::widen_mac(row.wrapping_add(144)), nzp);
+                                                            c7_0 = M::fma(c7_0, i, w2_0);
                                                         }
                                                     }
                                                 }
@@ -766,64 +748,46 @@ mod __small_layer_DepthwiseI8 {
                             c0_0 = M::fma(c0_0, i, w0_0);
                         }
                         if 1 < t.hi {
-                            if t.lo <= 1 {
-                                let i = M::add(A::widen_mac(row.wrapping_add(16)), nzp);
-                                c0_0 = M::fma(c0_0, i, w1_0);
-                                c1_0 = M::fma(c1_0, i, w0_0);
-                            }
+                            let i = M::add(A::widen_mac(row.wrapping_add(16)), nzp);
+                            c0_0 = M::fma(c0_0, i, w1_0);
+                            c1_0 = M::fma(c1_0, i, w0_0);
                             if 2 < t.hi {
-                                if t.lo <= 2 {
-                                    let i = M::add(A::widen_mac(row.wrapping_add(32)), nzp);
-                                    c0_0 = M::fma(c0_0, i, w2_0);
-                                    c1_0 = M::fma(c1_0, i, w1_0);
-                                    c2_0 = M::fma(c2_0, i, w0_0);
-                                }
+                                let i = M::add(A::widen_mac(row.wrapping_add(32)), nzp);
+                                c0_0 = M::fma(c0_0, i, w2_0);
+                                c1_0 = M::fma(c1_0, i, w1_0);
+                                c2_0 = M::fma(c2_0, i, w0_0);
                                 if 3 < t.hi {
-                                    if t.lo <= 3 {
-                                        let i = M::add(A::widen_mac(row.wrapping_add(48)), nzp);
-                                        c1_0 = M::fma(c1_0, i, w2_0);
-                                        c2_0 = M::fma(c2_0, i, w1_0);
-                                        c3_0 = M::fma(c3_0, i, w0_0);
-                                    }
+                                    let i = M::add(A::widen_mac(row.wrapping_add(48)), nzp);
+                                    c1_0 = M::fma(c1_0, i, w2_0);
+                                    c2_0 = M::fma(c2_0, i, w1_0);
+                                    c3_0 = M::fma(c3_0, i, w0_0);
                                     if 4 < t.hi {
-                                        if t.lo <= 4 {
-                                            let i = M::add(A::widen_mac(row.wrapping_add(64)), nzp);
-                                            c2_0 = M::fma(c2_0, i, w2_0);
-                                            c3_0 = M::fma(c3_0, i, w1_0);
-                                            c4_0 = M::fma(c4_0, i, w0_0);
-                                        }
+                                        let i = M::add(A::widen_mac(row.wrapping_add(64)), nzp);
+                                        c2_0 = M::fma(c2_0, i, w2_0);
+                                        c3_0 = M::fma(c3_0, i, w1_0);
+                                        c4_0 = M::fma(c4_0, i, w0_0);
                                         if 5 < t.hi {
-                                            if t.lo <= 5 {
-                                                let i = M::add(A::widen_mac(row.wrapping_add(80)), nzp);
-                                                c3_0 = M::fma(c3_0, i, w2_0);
-                                                c4_0 = M::fma(c4_0, i, w1_0);
-                                                c5_0 = M::fma(c5_0, i, w0_0);
-                                            }
+                                            let i = M::add(A::widen_mac(row.wrapping_add(80)), nzp);
+                                            c3_0 = M::fma(c3_0, i, w2_0);
+                                            c4_0 = M::fma(c4_0, i, w1_0);
+                                            c5_0 = M::fma(c5_0, i, w0_0);
                                             if 6 < t.hi {
-                                                if t.lo <= 6 {
-                                                    let i = M::add(A::widen_mac(row.wrapping_add(96)), nzp);
-                                                    c4_0 = M::fma(c4_0, i, w2_0);
-                                                    c5_0 = M::fma(c5_0, i, w1_0);
-                                                    c6_0 = M::fma(c6_0, i, w0_0);
-                                                }
+                                                let i = M::add(A::widen_mac(row.wrapping_add(96)), nzp);
+                                                c4_0 = M::fma(c4_0, i, w2_0);
+                                                c5_0 = M::fma(c5_0, i, w1_0);
+                                                c6_0 = M::fma(c6_0, i, w0_0);
                                                 if 7 < t.hi {
-                                                    if t.lo <= 7 {
-                                                        let i = M::add(A::widen_mac(row.wrapping_add(112)), nzp);
-                                                        c5_0 = M::fma(c5_0, i, w2_0);
-                                                        c6_0 = M::fma(c6_0, i, w1_0);
-                                                        c7_0 = M::fma(c7_0, i, w0_0);
-                                                    }
+                                                    let i = M::add(A::widen_mac(row.wrapping_add(112)), nzp);
+                                                    c5_0 = M::fma(c5_0, i, w2_0);
+                                                    c6_0 = M::fma(c6_0, i, w1_0);
+                                                    c7_0 = M::fma(c7_0, i, w0_0);
                                                     if 8 < t.hi {
-                                                        if t.lo <= 8 {
-                                                            let i = M::add(A::widen_mac(row.wrapping_add(128)), nzp);
-                                                            c6_0 = M::fma(c6_0, i, w2_0);
-                                                            c7_0 = M::fma(c7_0, i, w1_0);
-                                                        }
+                                                        let i = M::add(A::widen_mac(row.wrapping_add(128)), nzp);
+                                                        c6_0 = M::fma(c6_0, i, w2_0);
+                                                        c7_0 = M::fma(c7_0, i, w1_0);
                                                         if 9 < t.hi {
-                                                            if t.lo <= 9 {
-                                                                let i = M::add(A::widen_mac(row.wrapping_add(144)), nzp);
-                                                                c7_0 = M::fma(c7_0, i, w2_0);
-                                                            }
+                                                            let i = M::add(A::widen_mac(row.wrapping_add(144)), nzp);
+                                                            c7_0 = M::fma(c7_0, i, w2_0);
                                                         }
                                                     }
                                                 }

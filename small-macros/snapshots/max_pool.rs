@@ -517,49 +517,49 @@ mod __small_layer_MaxPool {
                 let mut c3_1 = b1;
                 for x in t.x0..t.x1 {
                     let row = t.inp.wrapping_add(x * t.in_row);
-                    if t.lo == 0 && 0 < t.hi {
+                    if 0 < t.hi {
                         let i = A::load(row);
                         c0_0 = A::max(c0_0, i);
                         let i = A::load(row.wrapping_add(8));
                         c0_1 = A::max(c0_1, i);
                     }
-                    if t.lo <= 1 && 1 < t.hi {
+                    if 1 < t.hi {
                         let i = A::load(row.wrapping_add(16));
                         c0_0 = A::max(c0_0, i);
                         let i = A::load(row.wrapping_add(24));
                         c0_1 = A::max(c0_1, i);
                     }
-                    if t.lo <= 2 && 2 < t.hi {
+                    if 2 < t.hi {
                         let i = A::load(row.wrapping_add(32));
                         c1_0 = A::max(c1_0, i);
                         let i = A::load(row.wrapping_add(40));
                         c1_1 = A::max(c1_1, i);
                     }
-                    if t.lo <= 3 && 3 < t.hi {
+                    if 3 < t.hi {
                         let i = A::load(row.wrapping_add(48));
                         c1_0 = A::max(c1_0, i);
                         let i = A::load(row.wrapping_add(56));
                         c1_1 = A::max(c1_1, i);
                     }
-                    if t.lo <= 4 && 4 < t.hi {
+                    if 4 < t.hi {
                         let i = A::load(row.wrapping_add(64));
                         c2_0 = A::max(c2_0, i);
                         let i = A::load(row.wrapping_add(72));
                         c2_1 = A::max(c2_1, i);
                     }
-                    if t.lo <= 5 && 5 < t.hi {
+                    if 5 < t.hi {
                         let i = A::load(row.wrapping_add(80));
                         c2_0 = A::max(c2_0, i);
                         let i = A::load(row.wrapping_add(88));
                         c2_1 = A::max(c2_1, i);
                     }
-                    if t.lo <= 6 && 6 < t.hi {
+                    if 6 < t.hi {
                         let i = A::load(row.wrapping_add(96));
                         c3_0 = A::max(c3_0, i);
                         let i = A::load(row.wrapping_add(104));
                         c3_1 = A::max(c3_1, i);
                     }
-                    if t.lo <= 7 && 7 < t.hi {
+                    if 7 < t.hi {
                         let i = A::load(row.wrapping_add(112));
                         c3_0 = A::max(c3_0, i);
                         let i = A::load(row.wrapping_add(120));
@@ -740,7 +740,7 @@ mod __small_layer_MaxPool {
                 let mut c0_7 = b7;
                 for x in t.x0..t.x1 {
                     let row = t.inp.wrapping_add(x * t.in_row);
-                    if t.lo == 0 && 0 < t.hi {
+                    if 0 < t.hi {
                         let i = A::load(row);
                         c0_0 = A::max(c0_0, i);
                         let i = A::load(row.wrapping_add(1));
@@ -758,7 +758,7 @@ mod __small_layer_MaxPool {
                         let i = A::load(row.wrapping_add(7));
                         c0_7 = A::max(c0_7, i);
                     }
-                    if t.lo <= 1 && 1 < t.hi {
+                    if 1 < t.hi {
                         let i = A::load(row.wrapping_add(16));
                         c0_0 = A::max(c0_0, i);
                         let i = A::load(row.wrapping_add(17));

@@ -80,6 +80,27 @@ impl Padding {
         self.along("width", given, input, f, s)
     }
 
+    /// The most columns of padding left of the input for a filter `fw`
+    /// columns wide, at any input width and stride: SAME pads at most
+    /// `(fw - 1) / 2` before (its total is at most `fw - 1`, the odd one
+    /// after), an explicit padding its `left`, VALID none. So an edge
+    /// tile's first valid window column (`Tile::lo`) is at most this, and
+    /// its emitted guards test `lo` only on the columns before it.
+    ///
+    /// ```
+    /// use small_ir::Padding;
+    /// assert_eq!(Padding::Same.max_left(3), 1);
+    /// assert_eq!(Padding::Same.max_left(4), 1);
+    /// assert_eq!(Padding::Valid.max_left(3), 0);
+    /// ```
+    pub const fn max_left(self, fw: usize) -> usize {
+        match self {
+            Padding::Same => fw.saturating_sub(1) / 2,
+            Padding::Valid => 0,
+            Padding::Explicit { left, .. } => left,
+        }
+    }
+
     /// True if no window of a `fh x fw` filter hangs over the border:
     /// every output is a window inside the input.
     pub const fn is_none(self, fh: usize, fw: usize) -> bool {
@@ -174,6 +195,21 @@ mod tests {
         // Filter larger than the input.
         assert_eq!(same(2, 5, 1), (2, 2, 2));
         assert_eq!(same(1, 3, 3), (1, 1, 1));
+    }
+
+    #[test]
+    fn left_padding_never_exceeds_max_left() {
+        for i in 1..40 {
+            for f in 1..12 {
+                for st in 1..6 {
+                    let d = Padding::Same.width(i, f, st).unwrap();
+                    assert!(d.before <= Padding::Same.max_left(f), "{i} {f} {st}");
+                    if let Ok(d) = Padding::Valid.width(i, f, st) {
+                        assert_eq!(d.before, Padding::Valid.max_left(f));
+                    }
+                }
+            }
+        }
     }
 
     #[test]

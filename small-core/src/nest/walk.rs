@@ -49,6 +49,8 @@ impl<E: Element> Problem<'_, E> {
     ) -> (isize, usize, usize, usize) {
         let c0 = (l * K::SPEC.sw) as isize - self.pad_left as isize;
         let lo = (-c0).clamp(0, span as isize) as usize;
+        // The edge kernels test `lo` only on columns before this bound.
+        debug_assert!(lo <= K::SPEC.padding.max_left(K::SPEC.fw));
         let hi = (self.iw as isize - c0).clamp(0, span as isize) as usize;
         let w = K::O_WB.min(self.ow - l);
         let hi = match K::SPEC.kind() {

@@ -504,12 +504,13 @@ fn if_stored(mode: Mode, ll: usize, body: TokenStream) -> TokenStream {
 /// 6-column row under a 12-column tile) took one taken branch per skipped
 /// column.
 fn guarded_columns(s: &Shape, cols: &[(usize, TokenStream)]) -> TokenStream {
+    let max_left = s.spec.padding.max_left(s.spec.fw);
     let guards = cols.iter().map(|(col, step)| {
         let c = lit(*col);
-        let lo = if *col == 0 {
-            quote!(t.lo == 0)
-        } else {
-            quote!(t.lo <= #c)
+        let lo = match *col {
+            col if col >= max_left => None,
+            0 => Some(quote!(t.lo == 0)),
+            _ => Some(quote!(t.lo <= #c)),
         };
         Guard {
             stored: quote!(),
@@ -524,10 +525,12 @@ fn guarded_columns(s: &Shape, cols: &[(usize, TokenStream)]) -> TokenStream {
 /// One guarded step of an edge tile: run `step` if `stored` (empty, or
 /// `ll < t.w &&`), `lo` and `hi` hold. `stored && hi` fails for every
 /// step after the first that fails it (the columns ascend); `lo` holds
-/// for every step after the first that passes it.
+/// for every step after the first that passes it, and is `None` (not
+/// tested) on a column at or past the layer's `Padding::max_left`, where
+/// it always holds: a 3x3 SAME tile tests it on its first column only.
 struct Guard {
     stored: TokenStream,
-    lo: TokenStream,
+    lo: Option<TokenStream>,
     hi: TokenStream,
     step: TokenStream,
 }
@@ -538,14 +541,21 @@ struct Guard {
 fn guarded(s: &Shape, guards: Vec<Guard>) -> TokenStream {
     if s.o_wb < NESTED_FROM {
         let steps = guards.into_iter().map(|g| {
-            let (stored, lo, hi, step) = (g.stored, g.lo, g.hi, g.step);
-            quote! { if #stored #lo && #hi { #step } }
+            let (stored, hi, step) = (g.stored, g.hi, g.step);
+            match g.lo {
+                Some(lo) => quote! { if #stored #lo && #hi { #step } },
+                None => quote! { if #stored #hi { #step } },
+            }
         });
         return quote!(#(#steps)*);
     }
     guards.into_iter().rev().fold(quote!(), |rest, g| {
-        let (stored, lo, hi, step) = (g.stored, g.lo, g.hi, g.step);
-        quote! { if #stored #hi { if #lo { #step } #rest } }
+        let (stored, hi, step) = (g.stored, g.hi, g.step);
+        let step = match g.lo {
+            Some(lo) => quote! { if #lo { #step } },
+            None => step,
+        };
+        quote! { if #stored #hi { #step #rest } }
     })
 }
 
@@ -1040,6 +1050,7 @@ fn reduce_blocks(s: &Shape, block: impl Fn(usize) -> TokenStream) -> TokenStream
 /// fail for every column after the first that fails them (see
 /// [`guarded_columns`]).
 fn guarded_taps(s: &Shape, steps: Vec<TokenStream>) -> TokenStream {
+    let max_left = s.spec.padding.max_left(s.spec.fw);
     let guards = steps.into_iter().enumerate().map(|(ll, step)| {
         let col = match ll * s.spec.sw {
             0 => quote!(y),
@@ -1056,7 +1067,8 @@ fn guarded_taps(s: &Shape, steps: Vec<TokenStream>) -> TokenStream {
         };
         Guard {
             stored,
-            lo: quote!(t.lo <= #col),
+            // `y >= 0`: a column at or past `max_left` at `y = 0` is at every `y`.
+            lo: (ll * s.spec.sw < max_left).then(|| quote!(t.lo <= #col)),
             hi: quote!(#col < t.hi),
             step,
         }
