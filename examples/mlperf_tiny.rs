@@ -17,7 +17,7 @@ use small_core::{Aligned, Arch, Dims};
 use small_examples::check::{self, Propagation, argmax, first_mismatch, head_bound, max_diff};
 use small_examples::golden::{int8_softmax, read_f32, read_i8};
 use small_examples::models::{Head, Int8Network, Network, ad, dscnn, resnet8, vww};
-use small_examples::peak::Measured;
+use small_examples::peak::{Measured, Spread};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -915,6 +915,24 @@ fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
     }
 }
 
+/// One core's FMA rate and L1 read bandwidth before and after the
+/// networks (`small_examples::peak::Spread`): a low 10th percentile, or
+/// a change between the two, says the host slowed this VM during the
+/// run, so its times compare only as ratios of builds alternated in it.
+fn print_spread(before: (Option<Spread>, Spread), after: (Option<Spread>, Spread)) {
+    let show = |s: Option<Spread>| match s {
+        Some(s) => format!("{:.0} / {:.0} / {:.0}", s.best, s.median, s.low),
+        None => "-".into(),
+    };
+    println!(
+        "steadiness (one core, 0.1 ms runs over 0.3 s, best / median / 10th percentile): FMA GFLOP/s {} before the networks, {} after; L1 read GB/s {} before, {} after",
+        show(before.0),
+        show(after.0),
+        show(Some(before.1)),
+        show(Some(after.1))
+    );
+}
+
 /// What the pool did while each network was timed: a second thread pays
 /// off only if most layer calls fork and few joins are late (each late
 /// join runs the next calls on one thread for a while).
@@ -985,7 +1003,9 @@ fn run() -> Result<bool, String> {
     eprintln!("measuring the FMA peak of {} ...", arch.name());
     // The bench's probe (small_examples::peak); NaN for the reference,
     // which has no FMA ceiling.
-    let peak = small_examples::peak::fma_peak(arch, 0.3).unwrap_or(f64::NAN);
+    let spread_before = small_examples::peak::fma_spread(arch, 0.3);
+    let peak = spread_before.map_or(f64::NAN, |s| s.best);
+    let l1_before = small_examples::peak::l1_read_spread(0.3);
     if o.per_layer && small_core::threads::threads() > 1 {
         // The model predicts one core's time: beside a split layer's its
         // error would be the split's speed-up, not the model's.
@@ -1080,6 +1100,13 @@ fn run() -> Result<bool, String> {
             })
         );
     }
+    print_spread(
+        (spread_before, l1_before),
+        (
+            small_examples::peak::fma_spread(arch, 0.3),
+            small_examples::peak::l1_read_spread(0.3),
+        ),
+    );
     for dtype in ["f32", "i8"] {
         let pairs: Vec<_> = rows
             .iter()

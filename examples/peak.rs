@@ -27,7 +27,14 @@ small_macros::fma_probe!();
 /// seconds, then runs repeat for `total` seconds (5 runs at least). The
 /// best of many short runs keeps preemption (a loaded 2-core machine) and
 /// clock ramps out of the result.
-pub fn best_rate(min_run: f64, total: f64, mut run: impl FnMut(u64) -> f64) -> f64 {
+pub fn best_rate(min_run: f64, total: f64, run: impl FnMut(u64) -> f64) -> f64 {
+    run_rates(min_run, total, run)
+        .into_iter()
+        .fold(0.0, f64::max)
+}
+
+/// The rate of every run of [`best_rate`]'s loop, in run order.
+pub fn run_rates(min_run: f64, total: f64, mut run: impl FnMut(u64) -> f64) -> Vec<f64> {
     let mut reps = 1u64;
     loop {
         let t = Instant::now();
@@ -37,16 +44,71 @@ pub fn best_rate(min_run: f64, total: f64, mut run: impl FnMut(u64) -> f64) -> f
         }
         reps *= 2;
     }
-    let mut best = 0.0f64;
+    let mut rates = Vec::new();
     let start = Instant::now();
-    let mut n = 0;
-    while n < 5 || start.elapsed().as_secs_f64() < total {
+    while rates.len() < 5 || start.elapsed().as_secs_f64() < total {
         let t = Instant::now();
         let work = run(reps);
-        best = best.max(work / t.elapsed().as_secs_f64());
-        n += 1;
+        rates.push(work / t.elapsed().as_secs_f64());
     }
-    best
+    rates
+}
+
+/// How steady one core's speed is: a rate (FMA GFLOP/s, L1 GB/s) in
+/// ~0.1 ms runs over a fraction of a second, as its best, median and
+/// 10th percentile. On a shared VM the low percentile shows the
+/// stretches the host slows this core (on an Intel Xeon VM of the
+/// Emerald Rapids class, 2026-12-03, a burst of FMAs on L1-resident
+/// weights flipped between 6.7 and 9.5 µs from one second to the next,
+/// while register-only FMAs kept their peak); times from such a run
+/// compare only as ratios of builds alternated in it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// Fastest run: the peak.
+    pub best: f64,
+    /// Median run.
+    pub median: f64,
+    /// 10th percentile run (slow).
+    pub low: f64,
+}
+
+/// [`Spread`] of `arch`'s FMA rate over `total` seconds; `None` as for
+/// [`fma_peak`].
+pub fn fma_spread(arch: Arch, total: f64) -> Option<Spread> {
+    fma_run(arch, 1)?;
+    let rates = run_rates(1e-4, total, |iters| {
+        let (v, flops) = fma_run(arch, iters).unwrap_or_default();
+        std::hint::black_box(v);
+        flops as f64 / 1e9
+    });
+    Some(Spread::of(rates))
+}
+
+/// [`Spread`] of the L1 read bandwidth (GB/s; [`bandwidths`]' loop over
+/// its L1 buffer) over `total` seconds. A host that shares this core's
+/// caches with other work (an SMT sibling) slows the loads of every
+/// kernel while leaving [`fma_spread`]'s register-only FMAs at speed.
+pub fn l1_read_spread(total: f64) -> Spread {
+    let arch = read_arch();
+    let n = (bandwidth_levels()[0].1 / 4).div_ceil(STEP) * STEP;
+    let buf: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    Spread::of(run_rates(1e-4, total, |passes| {
+        std::hint::black_box(read_sum(arch, &buf, passes as usize));
+        (n * 4) as f64 * passes as f64 / 1e9
+    }))
+}
+
+impl Spread {
+    /// The spread of `rates` (at least one).
+    fn of(mut rates: Vec<f64>) -> Spread {
+        rates.sort_unstable_by(f64::total_cmp);
+        let at = |q: f64| rates[((rates.len() - 1) as f64 * q) as usize];
+        Spread {
+            best: at(1.0),
+            median: at(0.5),
+            low: at(0.1),
+        }
+    }
 }
 
 /// Median time of one call of `f`: after `warm_up` of calls, over at
@@ -79,13 +141,7 @@ pub fn median_time(
 /// `None` if the arch cannot run here or has no FMA ceiling (the
 /// reference).
 pub fn fma_peak(arch: Arch, total: f64) -> Option<f64> {
-    fma_run(arch, 1)?;
-    let run = |iters: u64| -> f64 {
-        let (v, flops) = fma_run(arch, iters).unwrap_or_default();
-        std::hint::black_box(v);
-        flops as f64 / 1e9
-    };
-    Some(best_rate(1e-4, total, run))
+    fma_spread(arch, total).map(|s| s.best)
 }
 
 /// One level of the memory hierarchy as the bench measures it.
