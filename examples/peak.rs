@@ -89,13 +89,8 @@ pub fn fma_spread(arch: Arch, total: f64) -> Option<Spread> {
 /// caches with other work (an SMT sibling) slows the loads of every
 /// kernel while leaving [`fma_spread`]'s register-only FMAs at speed.
 pub fn l1_read_spread(total: f64) -> Spread {
-    let arch = read_arch();
-    let n = (bandwidth_levels()[0].1 / 4).div_ceil(STEP) * STEP;
-    let buf = read_buffer(n);
-    Spread::of(run_rates(1e-4, total, |passes| {
-        std::hint::black_box(read_sum(arch, &buf, passes as usize));
-        (n * 4) as f64 * passes as f64 / 1e9
-    }))
+    let buf = read_buffer(bandwidth_levels()[0].1);
+    Spread::of(run_rates(1e-4, total, read_passes(read_arch(), &buf)))
 }
 
 impl Spread {
@@ -216,30 +211,35 @@ pub fn bandwidths(total: f64) -> Vec<Bandwidth> {
     bandwidth_levels()
         .into_iter()
         .map(|(level, bytes)| {
-            let n = (bytes / 4).div_ceil(STEP) * STEP;
-            let buf = read_buffer(n);
-            let run = |passes: u64| {
-                std::hint::black_box(read_sum(arch, &buf, passes as usize));
-                (n * 4) as f64 * passes as f64 / 1e9
-            };
+            let buf = read_buffer(bytes);
             Bandwidth {
                 level,
-                bytes: n * 4,
-                gbps: best_rate(1e-4, total, run),
+                bytes: buf.len() * 4,
+                gbps: best_rate(1e-4, total, read_passes(arch, &buf)),
             }
         })
         .collect()
 }
 
-/// `n` values for the read loop, their first on a cache line
-/// ([`small_core::Aligned`]). From a `Vec`, 16 bytes into a line where
+/// At least `bytes` of values for the read loop (a multiple of
+/// [`STEP`]), their first on a cache line ([`small_core::Aligned`]). From a `Vec`, 16 bytes into a line where
 /// `malloc` put it, every 64-byte load spanned two lines: the L1
 /// bandwidth read 156 GB/s in one probe and 340 in the next of the same
 /// run (Intel Xeon VM, Emerald Rapids class, 2026-12-03), and the cost
 /// model calibrated on whichever it got.
-fn read_buffer(n: usize) -> small_core::Aligned<f32> {
+fn read_buffer(bytes: usize) -> small_core::Aligned<f32> {
+    let n = (bytes / 4).div_ceil(STEP) * STEP;
     let values: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
     small_core::Aligned::from_slice(&values).expect("a read buffer of a few MiB")
+}
+
+/// A run for [`run_rates`]: `passes` reads of `buf` with `arch`'s
+/// loads, returning the GB they read.
+fn read_passes(arch: Arch, buf: &[f32]) -> impl FnMut(u64) -> f64 + '_ {
+    move |passes| {
+        std::hint::black_box(read_sum(arch, buf, passes as usize));
+        (buf.len() * 4) as f64 * passes as f64 / 1e9
+    }
 }
 
 /// `f32`s the read loop consumes per iteration: 8 vectors of the widest
