@@ -3,7 +3,7 @@
 //! returns an error or works: no wrapped size, no abort on an impossible
 //! allocation, no hang, no panic. Each test names the failure it pins.
 
-use small_core::__rt::{Packed, Problem, Tiling, pack};
+use small_core::__rt::{Packed, Problem, Shapes, Tiling, pack};
 use small_core::Filter;
 use small_core::ir::geometry::checked_packed_len;
 use small_core::load::{Generated, LayerRef, WeightSource};
@@ -463,4 +463,66 @@ fn messages_name_what_and_the_sizes() {
         "blocked tensor (channels x height x width) of 16 x 134217728 x 134217728 \
          needs 1152921504606846976 bytes, which could not be allocated"
     );
+}
+
+/// `model!`'s call path (`Shapes::of` at compile time, then
+/// `forward_shaped`): the same output as `forward`; shapes worked out for
+/// another layer, a residual given to a layer without one (or none to a
+/// residual layer), and wrong buffer lengths are errors, with the
+/// expected and actual lengths.
+#[test]
+fn shaped_calls_check_the_layer_the_residual_and_the_lengths() {
+    let conv = conv();
+    let d = Dims { c: 16, h: 4, w: 5 };
+    let shapes = Shapes::of(&Conv::SPEC, d, d).unwrap();
+    let values: Vec<f32> = (0..d.elements()).map(|i| (i % 13) as f32 - 6.0).collect();
+    let x = Blocked::from_nhwc(d, &values).unwrap();
+    let mut want = Blocked::<Vec<f32>>::zeros(d).unwrap();
+    conv.forward(&x, &mut want).unwrap();
+    let mut y = vec![0.0; d.len()];
+    conv.forward_shaped(&shapes, x.as_slice(), None, &mut y, false)
+        .unwrap();
+    assert_eq!(y, want.as_slice());
+
+    let short = conv.forward_shaped(&shapes, x.as_slice(), None, &mut y[1..], false);
+    assert_eq!(
+        short.unwrap_err(),
+        Error::BufferLength {
+            what: "output tensor",
+            expected: d.len(),
+            actual: d.len() - 1
+        }
+    );
+    let short = conv.forward_shaped(&shapes, &x.as_slice()[1..], None, &mut y, false);
+    assert!(matches!(
+        short,
+        Err(Error::BufferLength {
+            what: "input tensor",
+            ..
+        })
+    ));
+    for (skip, in_place) in [(Some(x.as_slice()), false), (None, true)] {
+        let r = conv.forward_shaped(&shapes, x.as_slice(), skip, &mut y, in_place);
+        assert!(r.is_err(), "a residual given to a layer without one");
+    }
+    let res = Residual::with_arch(
+        Arch::best_available(),
+        Filter::ohwi(&vec![0.01; Residual::WEIGHTS_LEN]),
+        None,
+    )
+    .unwrap();
+    let res_shapes = Shapes::of(&Residual::SPEC, d, d).unwrap();
+    let r = res.forward_shaped(&res_shapes, x.as_slice(), None, &mut y, false);
+    assert!(r.is_err(), "a residual layer without its residual");
+    // Shapes of another layer (same dims, other activation).
+    let other = LayerSpec {
+        activation: Activation::None,
+        ..Conv::SPEC
+    };
+    let foreign = Shapes::of(&other, d, d).unwrap();
+    let r = conv.forward_shaped(&foreign, x.as_slice(), None, &mut y, false);
+    assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+    // Dims that do not fit the layer: no shapes at all.
+    assert!(Shapes::of(&Conv::SPEC, d, Dims { w: 4, ..d }).is_err());
+    assert!(Shapes::of(&Conv::SPEC, Dims { c: 8, ..d }, d).is_err());
 }

@@ -546,34 +546,110 @@ pub fn view<E: Element>(arena: &[E], offset: usize, dims: Dims) -> Result<Blocke
 /// an error, not aliasing.
 #[allow(clippy::type_complexity)]
 #[inline]
-pub fn step_views<'a, E: Element>(
-    arena: &'a mut [E],
+pub fn step_views<E: Element>(
+    arena: &mut [E],
     inputs: [(usize, Dims); 2],
     out: (usize, Dims),
-) -> Result<([Blocked<&'a [E], E>; 2], Blocked<&'a mut [E], E>), Error> {
-    // Sizes checked and sums saturated: a sum past the arena is an error.
-    let (o, olen) = (out.0, out.1.checked_len()?);
+) -> Result<([Blocked<&[E], E>; 2], Blocked<&mut [E], E>), Error> {
+    let len = |(off, d): (usize, Dims)| d.checked_len().map(|n| (off, n));
+    let (xs, y) = step_slices(arena, [len(inputs[0])?, len(inputs[1])?], len(out)?)?;
+    Ok((
+        [
+            Blocked::assume_padded(inputs[0].1, xs[0])?,
+            Blocked::assume_padded(inputs[1].1, xs[1])?,
+        ],
+        Blocked::assume_padded(out.1, y)?,
+    ))
+}
+
+#[doc(hidden)]
+/// [`step_views`] as slices: the ranges `(offset, length)` of up to two
+/// inputs and of the output, which the plan placed apart from them.
+#[allow(clippy::type_complexity)]
+#[inline(always)]
+pub fn step_slices<E>(
+    arena: &mut [E],
+    inputs: [(usize, usize); 2],
+    (o, olen): (usize, usize),
+) -> Result<([&[E]; 2], &mut [E]), Error> {
+    // Sums saturated: a sum past the arena is an error.
     check_arena(arena.len(), o.saturating_add(olen))?;
     let (head, rest) = arena.split_at_mut(o);
     let (y, tail) = rest.split_at_mut(olen);
-    let (head, tail): (&'a [E], &'a [E]) = (head, tail);
-    let pick = |(off, d): (usize, Dims)| -> Result<Blocked<&'a [E], E>, Error> {
-        let end = off.saturating_add(d.checked_len()?);
-        let buf = if end <= o {
-            &head[off..end]
+    let (head, tail): (&[E], &[E]) = (head, tail);
+    let pick = |(off, n): (usize, usize)| {
+        let end = off.saturating_add(n);
+        if end <= o {
+            Ok(&head[off..end])
         } else if off >= o + olen && end - (o + olen) <= tail.len() {
-            &tail[off - (o + olen)..end - (o + olen)]
+            Ok(&tail[off - (o + olen)..end - (o + olen)])
         } else {
-            return Err(Error::ShapeMismatch {
+            Err(Error::ShapeMismatch {
                 what: "arena plan: input overlapping the output at offset",
                 expected: o + olen,
                 actual: off,
-            });
-        };
-        Blocked::assume_padded(d, buf)
+            })
+        }
     };
-    let xs = [pick(inputs[0])?, pick(inputs[1])?];
-    Ok((xs, Blocked::assume_padded(out.1, y)?))
+    Ok(([pick(inputs[0])?, pick(inputs[1])?], y))
+}
+
+#[doc(hidden)]
+/// A layer line's call as `model!`'s `forward` makes it, worked out when
+/// the program compiles ([`calls`]): its shapes and the arena ranges
+/// `(offset, length)` of its input, residual and output.
+#[derive(Debug, Clone, Copy)]
+pub struct Call {
+    /// The shapes, checked against the layer.
+    pub shapes: crate::__rt::Shapes,
+    /// The input.
+    pub x: (usize, usize),
+    /// The residual, if the layer has one apart from its output.
+    pub skip: Option<(usize, usize)>,
+    /// The output.
+    pub y: (usize, usize),
+    /// The residual already is in the output.
+    pub in_place: bool,
+}
+
+#[doc(hidden)]
+/// The [`Call`] of every line of `layers` (tensors of `dims` at `offsets`;
+/// `in_place` and `shifts` as [`in_place`] and [`shifts`] give them);
+/// `None` for a concatenation, a line that runs shifted, or one whose
+/// shapes do not fit (the call through the views returns the error).
+pub const fn calls<const T: usize, const S: usize>(
+    layers: &[LayerInfo; S],
+    dims: &[Dims; T],
+    offsets: &[usize; T],
+    in_place: &[bool; S],
+    shifts: &[usize; S],
+) -> [Option<Call>; S] {
+    let mut out = [None; S];
+    let mut i = 0;
+    while i < S {
+        let st = layers[i].step;
+        if let Some(spec) = &layers[i].spec
+            && shifts[i] == NONE
+            && st.x < T
+            && st.y < T
+            && (!spec.residual || in_place[i] || st.skip < T)
+            && let Ok(shapes) = crate::__rt::Shapes::of(spec, dims[st.x], dims[st.y])
+        {
+            out[i] = Some(Call {
+                shapes,
+                x: (offsets[st.x], dims[st.x].len()),
+                skip: if spec.residual && !in_place[i] {
+                    Some((offsets[st.skip], dims[st.skip].len()))
+                } else {
+                    None
+                },
+                y: (offsets[st.y], dims[st.y].len()),
+                in_place: spec.residual && in_place[i],
+            });
+        }
+        i += 1;
+    }
+    out
 }
 
 #[doc(hidden)]
@@ -956,6 +1032,10 @@ macro_rules! model {
                     }
                 ),+];
                 const STEPS: [$crate::__rt::Step<'static>; S] = Id::__STEPS;
+                /// Each line's call, for `forward` (`None`: through `@run`).
+                const CALLS: [::core::option::Option<$crate::model::Call>; S] = $crate::__rt::calls(
+                    &Self::LAYERS, &Self::DIMS, &Self::PLAN.offsets, &Self::IN_PLACE, &Self::SHIFTS,
+                );
                 /// Steps whose output overwrites their residual input.
                 pub const IN_PLACE: [bool; S] = $crate::__rt::in_place(&Self::DIMS, &Self::STEPS);
                 /// How far below its input each step's output starts in
@@ -1073,12 +1153,7 @@ macro_rules! model {
                 /// int8's 3.7 µs (Intel Xeon VM, Emerald Rapids class).
                 pub fn forward(&self, arena: &mut [E]) -> Result<(), $crate::Error> {
                     $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
-                    let mut k = 0;
-                    $(
-                        $crate::model!(@run $ty ($($args)+) self, $field, k, arena)?;
-                        k += 1;
-                    )+
-                    let _ = k;
+                    $( $crate::model!(@fast $ty ($($args)+) self, $field, Id::$y as usize - 1, arena)?; )+
                     Ok(())
                 }
             }
@@ -1294,6 +1369,25 @@ macro_rules! model {
     };
     (@arch $s:ident, $f:ident $t:ident $(, $rf:ident $rt:ident)*) => { $s.$f.arch() };
     (@arch $s:ident) => { $crate::Arch::Reference };
+    // `forward`'s call of line `$k` (a constant): its `CALLS` entry, the
+    // tensors sliced from the arena; a line without one goes through `@run`.
+    (@fast concat ($($args:tt)*) $s:ident, $f:ident, $k:expr, $arena:ident) => {{
+        let k = $k;
+        $crate::model!(@run concat ($($args)*) $s, $f, k, $arena)
+    }};
+    (@fast $t:ident ($($args:tt)*) $s:ident, $f:ident, $k:expr, $arena:ident) => {{
+        match &Self::CALLS[$k] {
+            Some(c) => {
+                let inputs = [c.x, match c.skip { Some(r) => r, None => c.x }];
+                let ([x, skip], y) = $crate::__rt::step_slices($arena, inputs, c.y)?;
+                $s.$f.forward_shaped(&c.shapes, x, c.skip.map(|_| skip), y, c.in_place)
+            }
+            None => {
+                let k = $k;
+                $crate::model!(@run $t ($($args)*) $s, $f, k, $arena)
+            }
+        }
+    }};
     (@run concat ($($args:tt)*) $s:ident, $f:ident, $k:ident, $arena:ident) => {{
         let $crate::model::Concat = $s.$f;
         $crate::__rt::run_concat($arena, &Self::PLAN.offsets, &Self::DIMS, Self::LAYERS[$k].step)

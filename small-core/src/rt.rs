@@ -8,10 +8,10 @@ pub use crate::__if_alloc as if_alloc;
 pub use crate::__in_place_or as in_place_or;
 pub use crate::layer::skip_mismatch;
 pub use crate::model::{
-    NONE, Step, check_arena, check_layer, dims, in_place, macs, plan, run_concat, shifts,
-    step_macs, step_views, view,
+    NONE, Step, calls, check_arena, check_layer, dims, in_place, macs, plan, run_concat, shifts,
+    step_macs, step_slices, step_views, view,
 };
-pub use crate::nest::{Kernel, Packed, Problem, Tile, Tiling, execute, run, run_in_buffer};
+pub use crate::nest::{Kernel, Packed, Problem, Shapes, Tile, Tiling, execute, run, run_in_buffer};
 pub use crate::weights::{Int8Weights, Weights};
 #[cfg(feature = "alloc")]
 pub use alloc::vec::Vec;

@@ -232,6 +232,32 @@ impl Conv3x3I8 {
         )?;
         if p.overlaps() { self.dispatch_in_buffer(p) } else { self.dispatch(p) }
     }
+    /// `model!`'s call: shapes checked when the program compiled
+    /// (`small_core::__rt::Shapes`), tensors as slices of its arena;
+    /// `skip` the residual (or `in_place`: already in `y`).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn forward_shaped(
+        &self,
+        shapes: &::small_core::__rt::Shapes,
+        x: &[i8],
+        skip: Option<&[i8]>,
+        y: &mut [i8],
+        in_place: bool,
+    ) -> Result<(), ::small_core::Error> {
+        let w = self.weights.packed();
+        self.dispatch(
+            ::small_core::__rt::Problem::shaped(
+                self.tiling(),
+                shapes,
+                x,
+                skip,
+                y,
+                in_place,
+                w,
+            )?,
+        )
+    }
     fn dispatch(
         &self,
         p: ::small_core::__rt::Problem<'_, i8>,

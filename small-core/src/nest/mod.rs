@@ -38,7 +38,7 @@ mod problem;
 mod schedule;
 mod walk;
 
-pub use problem::{Packed, Problem, Tiling};
+pub use problem::{Packed, Problem, Shapes, Tiling};
 
 use crate::Element;
 #[cfg(feature = "std")]

@@ -128,6 +128,89 @@ pub struct Problem<'a, E: Element = f32> {
 // input, weights and residual are only read.
 unsafe impl<E: Element> Sync for Problem<'_, E> {}
 
+/// A layer call's shapes, checked against its layer once: the input's
+/// and output's dims agree with the spec, and the walk's rows, columns
+/// and padding and the tensors' lengths follow from them. A `model!`
+/// works them out for every line in a `const`, so that its `forward`
+/// checks only lengths ([`Problem::shaped`]): through the views and
+/// [`Problem::new`] the checks were a fifth of AD int8's time (Intel
+/// Xeon VM, Emerald Rapids class). The fields are private: a `Shapes`
+/// always comes from [`Shapes::of`].
+#[derive(Debug, Clone, Copy)]
+pub struct Shapes {
+    spec: LayerSpec,
+    ih: usize,
+    iw: usize,
+    oh: usize,
+    ow: usize,
+    pad_top: usize,
+    pad_left: usize,
+    elementwise: bool,
+    in_len: usize,
+    out_len: usize,
+}
+
+/// `?` for a `const fn`.
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Err(e),
+        }
+    };
+}
+
+impl Shapes {
+    /// A call of `spec` from an input of dims `x` to an output of dims
+    /// `y`, or the first mismatch.
+    ///
+    /// ```
+    /// use small_core::{Dims, LayerSpec, Padding};
+    /// use small_core::__rt::Shapes;
+    /// let spec = LayerSpec { padding: Padding::Same, ..LayerSpec::new(3, 3, 8, 16, 1) };
+    /// let (x, y) = (Dims { c: 8, h: 5, w: 7 }, Dims { c: 16, h: 5, w: 7 });
+    /// assert!(Shapes::of(&spec, x, y).is_ok());
+    /// assert!(Shapes::of(&spec, x, Dims { c: 16, h: 5, w: 6 }).is_err());
+    /// ```
+    pub const fn of(spec: &LayerSpec, x: crate::Dims, y: crate::Dims) -> Result<Shapes, Error> {
+        let (in_channels, out_channels) = tri!(spec.checked_channels());
+        tri!(check_dim("input channels", in_channels, x.c));
+        tri!(check_dim("output channels", out_channels, y.c));
+        let (dh, dw) = tri!(spec.output_dims(x.h, x.w));
+        tri!(check_dim("output height", dh.out, y.h));
+        tri!(check_dim("output width", dw.out, y.w));
+        let in_len = tri!(tensor_len(x.c, x.h, x.w));
+        let out_len = tri!(tensor_len(y.c, y.h, y.w));
+        // A 1x1 stride-1 layer runs as one row of H*W pixels (`run_rows`).
+        // Without weights (ReLU) every block is alike, and the blocks'
+        // planes are contiguous too: one row of one block holds them all.
+        let pointwise = spec.pointwise();
+        let elementwise =
+            pointwise && matches!(spec.kind(), KernelKind::Channelwise) && !spec.has_weights();
+        let (oh, ow) = run_rows(spec, (dh.out, dw.out));
+        let (ih, iw, oh, ow) = if elementwise {
+            let n = x.c.div_ceil(CB) * x.h * x.w;
+            (1, n, 1, n)
+        } else if pointwise {
+            (1, x.h * x.w, oh, ow)
+        } else {
+            (x.h, x.w, oh, ow)
+        };
+        Ok(Shapes {
+            spec: *spec,
+            ih,
+            iw,
+            oh,
+            ow,
+            pad_top: dh.before,
+            pad_left: dw.before,
+            elementwise,
+            in_len,
+            out_len,
+        })
+    }
+}
+
 impl<'a, E: Element> Problem<'a, E> {
     /// Checks `x`, `y` and the packed weights against the layer and its
     /// tile.
@@ -178,6 +261,72 @@ impl<'a, E: Element> Problem<'a, E> {
         packed: Packed<'a, E>,
     ) -> Result<Self, Error> {
         let ((xd, inp, in_len), (yd, out, out_len)) = (x, y);
+        let shapes = Shapes::of(tiling.spec, xd, yd)?;
+        if let Some((s, _)) = skip {
+            check_dim("residual channels", yd.c, s.c)?;
+            check_dim("residual height", yd.h, s.h)?;
+            check_dim("residual width", yd.w, s.w)?;
+        }
+        Self::assemble(
+            tiling,
+            &shapes,
+            (inp, in_len),
+            skip.map(|(_, r)| r),
+            (out, out_len),
+            packed,
+        )
+    }
+
+    /// A call of a `model!` line, whose shapes were checked when the
+    /// program compiled ([`Shapes::of`] in a `const`): only the buffers'
+    /// and weights' lengths are checked here. `shapes` must be of this
+    /// layer (else an error); `skip`, if any, has the output's shape, and
+    /// `in_place` says the residual is `y` itself (see
+    /// [`Problem::with_residual_in_place`]).
+    #[inline(always)]
+    pub fn shaped(
+        tiling: Tiling<'a>,
+        shapes: &Shapes,
+        x: &'a [E],
+        skip: Option<&'a [E]>,
+        y: &'a mut [E],
+        in_place: bool,
+        packed: Packed<'a, E>,
+    ) -> Result<Self, Error> {
+        if shapes.spec != *tiling.spec {
+            return Err(Error::Unsupported {
+                what: "layer call",
+                detail: "its shapes were checked for another layer",
+            });
+        }
+        // A residual layer reads its residual from `skip` or `y`; any
+        // other layer from neither.
+        let residual = shapes.spec.residual;
+        if residual != (skip.is_some() || in_place) || (skip.is_some() && in_place) {
+            return Err(crate::layer::skip_mismatch(residual));
+        }
+        let mut p = Self::assemble(
+            tiling,
+            shapes,
+            (x.as_ptr(), x.len()),
+            skip,
+            (y.as_mut_ptr(), y.len()),
+            packed,
+        )?;
+        p.in_place = in_place;
+        Ok(p)
+    }
+
+    /// The length checks every call makes, and the problem of `shapes`.
+    #[inline(always)]
+    fn assemble(
+        tiling: Tiling<'a>,
+        shapes: &Shapes,
+        (inp, in_len): (*const E, usize),
+        skip: Option<&'a [E]>,
+        (out, out_len): (*mut E, usize),
+        packed: Packed<'a, E>,
+    ) -> Result<Self, Error> {
         let (spec, tc) = (tiling.spec, tiling.tc);
         if tc == 0 {
             return Err(Error::Unsupported {
@@ -185,12 +334,6 @@ impl<'a, E: Element> Problem<'a, E> {
                 detail: "must hold at least 1 channel",
             });
         }
-        let (in_channels, out_channels) = spec.checked_channels()?;
-        check_dim("input channels", in_channels, xd.c)?;
-        check_dim("output channels", out_channels, yd.c)?;
-        let (dh, dw) = spec.output_dims(xd.h, xd.w)?;
-        check_dim("output height", dh.out, yd.h)?;
-        check_dim("output width", dw.out, yd.w)?;
         // `checked_packed_len` counts an `f32` layer's bias and tiles (one
         // buffer), checked; the tiles are the same for every dtype, and
         // an `i8` layer's per-channel rows are a few times the bias.
@@ -212,50 +355,29 @@ impl<'a, E: Element> Problem<'a, E> {
         };
         check_len("packed bias", acc_len, packed.bias.len())?;
         check_len("packed weights", total - f32_bias, packed.tiles.len())?;
-        if let Some((s, _)) = skip {
-            check_dim("residual channels", yd.c, s.c)?;
-            check_dim("residual height", yd.h, s.h)?;
-            check_dim("residual width", yd.w, s.w)?;
+        check_len("input tensor", shapes.in_len, in_len)?;
+        if let Some(r) = skip {
+            check_len("residual tensor", shapes.out_len, r.len())?;
         }
-        check_len("input tensor", tensor_len(xd.c, xd.h, xd.w)?, in_len)?;
-        let y_len = tensor_len(yd.c, yd.h, yd.w)?;
-        if let Some((_, r)) = skip {
-            check_len("residual tensor", y_len, r.len())?;
-        }
-        // A 1x1 stride-1 layer runs as one row of H*W pixels (`run_rows`).
-        // Without weights (ReLU) every block is alike, and the blocks'
-        // planes are contiguous too: one row of one block holds them all.
-        let pointwise = spec.pointwise();
-        let elementwise =
-            pointwise && spec.kind() == KernelKind::Channelwise && !spec.has_weights();
-        let (oh, ow) = run_rows(spec, (dh.out, dw.out));
-        let (ih, iw, oh, ow) = if elementwise {
-            let n = xd.c.div_ceil(CB) * xd.h * xd.w;
-            (1, n, 1, n)
-        } else if pointwise {
-            (1, xd.h * xd.w, oh, ow)
-        } else {
-            (xd.h, xd.w, oh, ow)
-        };
-        check_len("output tensor", y_len, out_len)?;
+        check_len("output tensor", shapes.out_len, out_len)?;
         Ok(Problem {
             tc,
             spec,
             inp,
             in_life: core::marker::PhantomData,
-            ih,
-            iw,
-            oh,
-            ow,
+            ih: shapes.ih,
+            iw: shapes.iw,
+            oh: shapes.oh,
+            ow: shapes.ow,
             out,
             out_life: core::marker::PhantomData,
-            pad_top: dh.before,
-            pad_left: dw.before,
+            pad_top: shapes.pad_top,
+            pad_left: shapes.pad_left,
             packed,
-            res: skip.map(|(_, r)| r),
+            res: skip,
             in_place: false,
             shifted: false,
-            elementwise,
+            elementwise: shapes.elementwise,
         })
     }
 

@@ -561,7 +561,8 @@ fn pad_edges(spec: &LayerSpec, m: &small_ir::Machine) -> TokenStream {
     }
 }
 
-/// `forward(x, y)`, or `forward_add(x, skip, y)` for residual layers.
+/// `forward(x, y)`, or `forward_add(x, skip, y)` for residual layers;
+/// and `forward_shaped`, `model!`'s call of either.
 fn forward(spec: &LayerSpec) -> TokenStream {
     let elem = elem_type(spec.dtype);
     let packed = match spec.dtype {
@@ -571,6 +572,33 @@ fn forward(spec: &LayerSpec) -> TokenStream {
         )),
         Dtype::I8 => quote!(self.weights.packed()),
     };
+    let public = forward_public(spec, &elem, &packed);
+    quote! {
+        #public
+
+        /// `model!`'s call: shapes checked when the program compiled
+        /// (`small_core::__rt::Shapes`), tensors as slices of its arena;
+        /// `skip` the residual (or `in_place`: already in `y`).
+        #[doc(hidden)]
+        #[inline(always)]
+        pub fn forward_shaped(
+            &self,
+            shapes: &::small_core::__rt::Shapes,
+            x: &[#elem],
+            skip: Option<&[#elem]>,
+            y: &mut [#elem],
+            in_place: bool,
+        ) -> Result<(), ::small_core::Error> {
+            let w = #packed;
+            self.dispatch(::small_core::__rt::Problem::shaped(
+                self.tiling(), shapes, x, skip, y, in_place, w,
+            )?)
+        }
+    }
+}
+
+/// [`forward`]'s public methods.
+fn forward_public(spec: &LayerSpec, elem: &TokenStream, packed: &TokenStream) -> TokenStream {
     if spec.residual {
         quote! {
             /// Computes `y = activation(layer(x) + skip)`, the residual added
