@@ -1133,14 +1133,12 @@ macro_rules! model {
                 /// Runs line `i` of [`Self::LAYERS`] on the arena.
                 pub fn forward_layer(&self, i: usize, arena: &mut [E]) -> Result<(), $crate::Error> {
                     $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
-                    let mut k = 0;
                     $(
-                        if k == i {
-                            return $crate::model!(@run $ty ($($args)+) self, $field, k, arena);
+                        if i == Id::$y as usize - 1 {
+                            return $crate::model!(@fast $ty ($($args)+) self, $field, Id::$y as usize - 1, arena);
                         }
-                        k += 1;
                     )+
-                    Err($crate::Error::ShapeMismatch { what: "layer index below", expected: k, actual: i })
+                    Err($crate::Error::ShapeMismatch { what: "layer index below", expected: S, actual: i })
                 }
 
                 /// Runs every layer: the input must have been written with
