@@ -1141,6 +1141,19 @@ macro_rules! model {
                     Err($crate::Error::ShapeMismatch { what: "layer index below", expected: S, actual: i })
                 }
 
+                /// Line `i` through views checked at run time: a concatenation,
+                /// a line that runs shifted, or one without a `CALLS` entry.
+                fn forward_line_checked(&self, i: usize, arena: &mut [E]) -> Result<(), $crate::Error> {
+                    let mut k = 0;
+                    $(
+                        if k == i {
+                            return $crate::model!(@run $ty ($($args)+) self, $field, k, arena);
+                        }
+                        k += 1;
+                    )+
+                    Err($crate::Error::ShapeMismatch { what: "layer index below", expected: k, actual: i })
+                }
+
                 /// Runs every layer: the input must have been written with
                 /// [`Self::input`]; the result is [`Self::output`]. No allocation.
                 ///
@@ -1368,11 +1381,11 @@ macro_rules! model {
     (@arch $s:ident, $f:ident $t:ident $(, $rf:ident $rt:ident)*) => { $s.$f.arch() };
     (@arch $s:ident) => { $crate::Arch::Reference };
     // `forward`'s call of line `$k` (a constant): its `CALLS` entry, the
-    // tensors sliced from the arena; a line without one goes through `@run`.
-    (@fast concat ($($args:tt)*) $s:ident, $f:ident, $k:expr, $arena:ident) => {{
-        let k = $k;
-        $crate::model!(@run concat ($($args)*) $s, $f, k, $arena)
-    }};
+    // tensors sliced from the arena; a line without one goes through
+    // `forward_line_checked` (`@run`).
+    (@fast concat ($($args:tt)*) $s:ident, $f:ident, $k:expr, $arena:ident) => {
+        $s.forward_line_checked($k, $arena)
+    };
     (@fast $t:ident ($($args:tt)*) $s:ident, $f:ident, $k:expr, $arena:ident) => {{
         match &Self::CALLS[$k] {
             Some(c) => {
@@ -1380,10 +1393,7 @@ macro_rules! model {
                 let ([x, skip], y) = $crate::__rt::step_slices($arena, inputs, c.y)?;
                 $s.$f.forward_shaped(&c.shapes, x, c.skip.map(|_| skip), y, c.in_place)
             }
-            None => {
-                let k = $k;
-                $crate::model!(@run $t ($($args)*) $s, $f, k, $arena)
-            }
+            None => $s.forward_line_checked($k, $arena),
         }
     }};
     (@run concat ($($args:tt)*) $s:ident, $f:ident, $k:ident, $arena:ident) => {{
