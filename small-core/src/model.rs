@@ -1032,7 +1032,8 @@ macro_rules! model {
                     }
                 ),+];
                 const STEPS: [$crate::__rt::Step<'static>; S] = Id::__STEPS;
-                /// Each line's call, for `forward` (`None`: through `@run`).
+                /// Each line's call, for `forward` and `forward_layer` (`None`:
+                /// through `forward_line_checked`).
                 const CALLS: [::core::option::Option<$crate::model::Call>; S] = $crate::__rt::calls(
                     &Self::LAYERS, &Self::DIMS, &Self::PLAN.offsets, &Self::IN_PLACE, &Self::SHIFTS,
                 );
@@ -1157,11 +1158,11 @@ macro_rules! model {
                 /// Runs every layer: the input must have been written with
                 /// [`Self::input`]; the result is [`Self::output`]. No allocation.
                 ///
-                /// The layers run in line, not through [`Self::forward_layer`]: each
-                /// line's offsets and dims are then constants, and the checks on
-                /// them fold away. Through `forward_layer` (a search for the line,
-                /// the views checked at run time) the checks were a tenth of AD
-                /// int8's 3.7 µs (Intel Xeon VM, Emerald Rapids class).
+                /// The layers run in line, each with its call worked out when the
+                /// program compiled (`CALLS`; [`Self::forward_layer`] takes the
+                /// same path): only lengths are checked here. Through views and
+                /// shape checks at run time, the calls were a fifth of AD int8's
+                /// 3.7 µs (Intel Xeon VM, Emerald Rapids class).
                 pub fn forward(&self, arena: &mut [E]) -> Result<(), $crate::Error> {
                     $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
                     $( $crate::model!(@fast $ty ($($args)+) self, $field, Id::$y as usize - 1, arena)?; )+
