@@ -915,6 +915,33 @@ fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
     }
 }
 
+/// Each thread's FMA rate while `threads` threads run the probe at once,
+/// summed and against one core's alone measured just before, e.g.
+/// "91 + 84 GFLOP/s = 0.98x one core (179)"; "-" with one thread or no
+/// probe (the reference arch).
+fn together(arch: Arch, threads: usize) -> String {
+    if threads < 2 {
+        return "-".into();
+    }
+    let alone = small_examples::peak::fma_spread(arch, 0.3);
+    match (
+        alone,
+        small_examples::peak::fma_together(arch, threads, 0.3),
+    ) {
+        (Some(alone), Some(each)) => {
+            let sum: f64 = each.iter().map(|s| s.median).sum();
+            let parts: Vec<String> = each.iter().map(|s| format!("{:.0}", s.median)).collect();
+            format!(
+                "{} GFLOP/s = {:.2}x one core ({:.0})",
+                parts.join(" + "),
+                sum / alone.median,
+                alone.median
+            )
+        }
+        _ => "-".into(),
+    }
+}
+
 /// One core's FMA rate and L1 read bandwidth before and after the
 /// networks (`small_examples::peak::Spread`): a low 10th percentile, or
 /// a change between the two, says the host slowed this VM during the
@@ -1032,6 +1059,8 @@ fn run() -> Result<bool, String> {
     // `cross_core_round_trip`); measured before and after, as it can move.
     let round_trip = || (threads > 1).then(|| small_examples::peak::cross_core_round_trip(2000));
     let trip_before = round_trip();
+    let at_once = || together(arch, threads);
+    let together_before = at_once();
     let mut rows = Vec::new();
     let mut step = |name: &str, run: &dyn Fn() -> Result<Row, String>| -> Result<(), String> {
         eprintln!("  {name}: checking and timing ...");
@@ -1098,6 +1127,11 @@ fn run() -> Result<bool, String> {
                 std::thread::sleep(Duration::from_millis(20));
                 round_trip()
             })
+        );
+        println!(
+            "{threads} threads running the FMA probe at once (small_examples::peak::fma_together, medians of 0.1 ms runs over 0.3 s, against one core's alone just before): {} before the networks, {} after; the most a layer can gain from its threads",
+            together_before,
+            at_once()
         );
     }
     print_spread(

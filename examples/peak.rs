@@ -84,6 +84,53 @@ pub fn fma_spread(arch: Arch, total: f64) -> Option<Spread> {
     Some(Spread::of(rates))
 }
 
+/// Each thread's [`fma_spread`] while `threads` threads (this one among
+/// them) run the probe at the same time, over the same `total` seconds:
+/// what the machine gives every core at once, the ceiling of a layer's
+/// speed-up from more threads. On a VM the host decides it: on a 2-vCPU
+/// Intel Xeon VM (Emerald Rapids class, 2026-12-03) the two medians
+/// summed to between 1.0x and 1.9x one core's alone from one second to
+/// the next, as if the two vCPUs at times shared one core's FMA units.
+/// `None` for fewer than two threads, as for [`fma_peak`], or if a thread
+/// cannot start.
+pub fn fma_together(arch: Arch, threads: usize, total: f64) -> Option<Vec<Spread>> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    if threads < 2 {
+        return None;
+    }
+    fma_run(arch, 1)?;
+    // The threads start together once all are running: a thread that
+    // cannot start leaves the others unstarted instead of waiting.
+    let go = AtomicBool::new(false);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let started: Vec<_> = (1..threads)
+            .map(|_| {
+                std::thread::Builder::new().spawn_scoped(s, || {
+                    while !go.load(Ordering::Acquire) {
+                        if stop.load(Ordering::Acquire) {
+                            return None;
+                        }
+                        std::hint::spin_loop();
+                    }
+                    fma_spread(arch, total)
+                })
+            })
+            .collect();
+        if started.iter().any(|t| t.is_err()) {
+            stop.store(true, Ordering::Release);
+            return None;
+        }
+        go.store(true, Ordering::Release);
+        let mine = fma_spread(arch, total);
+        let others = started
+            .into_iter()
+            .flatten()
+            .map(|t| t.join().ok().flatten());
+        core::iter::once(mine).chain(others).collect()
+    })
+}
+
 /// [`Spread`] of the L1 read bandwidth (GB/s; [`bandwidths`]' loop over
 /// its L1 buffer) over `total` seconds. A host that shares this core's
 /// caches with other work (an SMT sibling) slows the loads of every

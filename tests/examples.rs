@@ -70,6 +70,30 @@ mod peak {
         }
     }
 
+    /// One spread per thread, each a positive rate ordered low <= median
+    /// <= best, on the arches with a probe; `None` for one thread or
+    /// without a probe.
+    #[test]
+    fn fma_together_gives_every_thread_a_rate() {
+        use small_examples::peak::fma_together;
+        for &arch in Arch::ALL {
+            assert_eq!(fma_together(arch, 1, 0.01), None, "{}", arch.name());
+            let each = fma_together(arch, 3, 0.01);
+            if fma_chains(arch).is_none() || !arch.available() {
+                assert_eq!(each, None, "{}", arch.name());
+                continue;
+            }
+            let each = each.expect("a probe on a supported arch");
+            assert_eq!(each.len(), 3, "{}", arch.name());
+            for s in each {
+                assert!(
+                    0.0 < s.low && s.low <= s.median && s.median <= s.best,
+                    "{s:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn fma_peak_on_simd_arches_only() {
         for &arch in Arch::ALL {
