@@ -666,9 +666,18 @@ fn print_forks<N: Model>(net: &N, arena: &mut [N::Elem], input: &[N::Elem]) -> R
         pool.threads()
     );
     let us = |sum: u64, n: u64| sum as f64 / n.max(1) as f64 / 1e3;
+    // How much longer a part takes while the other core runs its own:
+    // per layer, both parts' times over the same parts' one after the
+    // other on one core.
+    let mut slower = Vec::new();
     for (i, (t, s)) in threads.iter().zip(serial).enumerate().take(N::LAYERS.len()) {
         if t.forks == 0 {
             continue;
+        }
+        let together = us(t.caller_part, t.forks) + us(t.worker_part, t.worker_forks);
+        let alone = us(s.caller_part, s.forks) + us(s.worker_part, s.worker_forks);
+        if t.worker_forks > 0 && s.worker_forks > 0 && alone > 0.0 {
+            slower.push(together / alone);
         }
         println!(
             "    {:>3} {:<8} {:>5.2} calls/pass  {:>7.2} | {:>6.2} {:>7.2} {:>6.2} | {:>7.2} {:>7.2}",
@@ -681,6 +690,14 @@ fn print_forks<N: Model>(net: &N, arena: &mut [N::Elem], input: &[N::Elem]) -> R
             us(t.join_seen, t.worker_forks),
             us(s.caller_part, s.forks),
             us(s.worker_part, s.worker_forks),
+        );
+    }
+    if !slower.is_empty() {
+        slower.sort_unstable_by(f64::total_cmp);
+        println!(
+            "    parts run at once took {:.2}x as long as one after the other on one core (median over {} split layers; caller part + worker part against part 0 + the rest): a second core's gain is at most 2 / that, less the fork and join",
+            slower[slower.len() / 2],
+            slower.len()
         );
     }
     Ok(())
@@ -915,31 +932,48 @@ fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
     }
 }
 
-/// Each thread's FMA rate while `threads` threads run the probe at once,
-/// summed and against one core's alone measured just before, e.g.
-/// "91 + 84 GFLOP/s = 0.98x one core (179)"; "-" with one thread or no
-/// probe (the reference arch).
+/// Each thread's FMA rate and L1 and L2 read bandwidth while `threads` threads
+/// run the probes at once, summed and against one core's alone measured
+/// just before, e.g. "FMA 91 + 84 GFLOP/s = 0.98x one core (179), L1
+/// read 330 + 328 GB/s = 1.97x one core (334), L2 read ..."; "-" with
+/// one thread.
 fn together(arch: Arch, threads: usize) -> String {
+    use small_examples::peak::{fma_spread, fma_together};
+    use small_examples::peak::{
+        l1_read_spread, l1_read_together, l2_read_spread, l2_read_together,
+    };
     if threads < 2 {
         return "-".into();
     }
-    let alone = small_examples::peak::fma_spread(arch, 0.3);
-    match (
-        alone,
-        small_examples::peak::fma_together(arch, threads, 0.3),
-    ) {
+    let show = |alone: Option<Spread>, each: Option<Vec<Spread>>, unit: &str| match (alone, each) {
         (Some(alone), Some(each)) => {
             let sum: f64 = each.iter().map(|s| s.median).sum();
             let parts: Vec<String> = each.iter().map(|s| format!("{:.0}", s.median)).collect();
             format!(
-                "{} GFLOP/s = {:.2}x one core ({:.0})",
+                "{} {unit} = {:.2}x one core ({:.0})",
                 parts.join(" + "),
                 sum / alone.median,
                 alone.median
             )
         }
         _ => "-".into(),
-    }
+    };
+    let fma = show(
+        fma_spread(arch, 0.3),
+        fma_together(arch, threads, 0.3),
+        "GFLOP/s",
+    );
+    let l1 = show(
+        Some(l1_read_spread(0.3)),
+        l1_read_together(threads, 0.3),
+        "GB/s",
+    );
+    let l2 = show(
+        Some(l2_read_spread(0.3)),
+        l2_read_together(threads, 0.3),
+        "GB/s",
+    );
+    format!("FMA {fma}, L1 read {l1}, L2 read {l2}")
 }
 
 /// One core's FMA rate and L1 read bandwidth before and after the
@@ -1129,7 +1163,7 @@ fn run() -> Result<bool, String> {
             })
         );
         println!(
-            "{threads} threads running the FMA probe at once (small_examples::peak::fma_together, medians of 0.1 ms runs over 0.3 s, against one core's alone just before): {} before the networks, {} after; the most a layer can gain from its threads",
+            "{threads} threads running the probes at once (small_examples::peak::fma_together, l1_read_together, l2_read_together; medians of 0.1 ms runs over 0.3 s, against one core's alone just before): {} before the networks; {} after. The most a layer can gain from its threads",
             together_before,
             at_once()
         );

@@ -89,18 +89,35 @@ pub fn fma_spread(arch: Arch, total: f64) -> Option<Spread> {
 /// what the machine gives every core at once, the ceiling of a layer's
 /// speed-up from more threads. On a VM the host decides it: on a 2-vCPU
 /// Intel Xeon VM (Emerald Rapids class, 2026-12-03) the two medians
-/// summed to between 1.0x and 1.9x one core's alone from one second to
-/// the next, as if the two vCPUs at times shared one core's FMA units.
-/// `None` for fewer than two threads, as for [`fma_peak`], or if a thread
-/// cannot start.
+/// summed to between 1.0x and 2.0x one core's alone from one minute to
+/// the next. `None` for fewer than two threads, as for [`fma_peak`], or
+/// if a thread cannot start.
 pub fn fma_together(arch: Arch, threads: usize, total: f64) -> Option<Vec<Spread>> {
+    fma_run(arch, 1)?;
+    at_once(threads, || fma_spread(arch, total))
+}
+
+/// [`l1_read_spread`] on `threads` threads at once, as [`fma_together`]:
+/// whether the cores' caches keep their speed while the others load too.
+pub fn l1_read_together(threads: usize, total: f64) -> Option<Vec<Spread>> {
+    at_once(threads, || Some(l1_read_spread(total)))
+}
+
+/// [`l2_read_spread`] on `threads` threads at once, as [`fma_together`].
+pub fn l2_read_together(threads: usize, total: f64) -> Option<Vec<Spread>> {
+    at_once(threads, || Some(l2_read_spread(total)))
+}
+
+/// `probe` on `threads` threads (this one among them) started together
+/// once all are running; this thread's result first. `None` for fewer
+/// than two threads, if a thread cannot start, or if a probe gives none.
+fn at_once(threads: usize, probe: impl Fn() -> Option<Spread> + Sync) -> Option<Vec<Spread>> {
     use std::sync::atomic::{AtomicBool, Ordering};
     if threads < 2 {
         return None;
     }
-    fma_run(arch, 1)?;
-    // The threads start together once all are running: a thread that
-    // cannot start leaves the others unstarted instead of waiting.
+    // A thread that cannot start leaves the others unstarted instead of
+    // waiting for it.
     let go = AtomicBool::new(false);
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -113,7 +130,7 @@ pub fn fma_together(arch: Arch, threads: usize, total: f64) -> Option<Vec<Spread
                         }
                         std::hint::spin_loop();
                     }
-                    fma_spread(arch, total)
+                    probe()
                 })
             })
             .collect();
@@ -122,7 +139,7 @@ pub fn fma_together(arch: Arch, threads: usize, total: f64) -> Option<Vec<Spread
             return None;
         }
         go.store(true, Ordering::Release);
-        let mine = fma_spread(arch, total);
+        let mine = probe();
         let others = started
             .into_iter()
             .flatten()
@@ -136,7 +153,18 @@ pub fn fma_together(arch: Arch, threads: usize, total: f64) -> Option<Vec<Spread
 /// caches with other work (an SMT sibling) slows the loads of every
 /// kernel while leaving [`fma_spread`]'s register-only FMAs at speed.
 pub fn l1_read_spread(total: f64) -> Spread {
-    let buf = read_buffer(bandwidth_levels()[0].1);
+    read_spread(0, total)
+}
+
+/// [`l1_read_spread`] of the L2 buffer of [`bandwidth_levels`].
+pub fn l2_read_spread(total: f64) -> Spread {
+    read_spread(1, total)
+}
+
+/// [`Spread`] of the read bandwidth of level `level` of
+/// [`bandwidth_levels`] over `total` seconds.
+fn read_spread(level: usize, total: f64) -> Spread {
+    let buf = read_buffer(bandwidth_levels()[level].1);
     Spread::of(run_rates(1e-4, total, read_passes(read_arch(), &buf)))
 }
 

@@ -71,11 +71,20 @@ mod peak {
     }
 
     /// One spread per thread, each a positive rate ordered low <= median
-    /// <= best, on the arches with a probe; `None` for one thread or
-    /// without a probe.
+    /// <= best, on the arches with a probe (and for the reads); `None` for
+    /// one thread or without a probe.
     #[test]
-    fn fma_together_gives_every_thread_a_rate() {
-        use small_examples::peak::fma_together;
+    fn probes_at_once_give_every_thread_a_rate() {
+        use small_examples::peak::{fma_together, l1_read_together, l2_read_together};
+        for each in [l1_read_together(2, 0.01), l2_read_together(2, 0.01)] {
+            let each = each.expect("two threads");
+            assert_eq!(each.len(), 2);
+            assert!(
+                each.iter()
+                    .all(|s| 0.0 < s.low && s.low <= s.median && s.median <= s.best)
+            );
+        }
+        assert_eq!(l1_read_together(1, 0.01), None);
         for &arch in Arch::ALL {
             assert_eq!(fma_together(arch, 1, 0.01), None, "{}", arch.name());
             let each = fma_together(arch, 3, 0.01);
