@@ -256,21 +256,12 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
             None => println!("cross-core round trip: the second thread did not answer"),
         }
         // What every core gives at once: a threaded case's ceiling.
-        for &arch in Arch::ALL {
-            let (Some(alone), Some(each)) = (
-                small_examples::peak::fma_spread(arch, 0.3),
-                small_examples::peak::fma_together(arch, o.threads, 0.3),
-            ) else {
-                continue;
-            };
-            let sum: f64 = each.iter().map(|s| s.median).sum();
+        if let Some(arch) = small_core::arch::available().next() {
             println!(
-                "{} threads running the {} FMA probe at once: {:.0} GFLOP/s summed, {:.2}x one core alone ({:.0}; medians of 0.1 ms runs)",
+                "{} threads running the probes at once ({}): {}",
                 o.threads,
                 arch.name(),
-                sum,
-                sum / alone.median,
-                alone.median
+                small_examples::peak::at_once_report(arch, o.threads, 0.3)
             );
         }
         // The pool's fork and join with no work: the floor of a threaded call.

@@ -932,50 +932,6 @@ fn print_table(arch: Arch, peak: f64, rows: &[Row]) {
     }
 }
 
-/// Each thread's FMA rate and L1 and L2 read bandwidth while `threads` threads
-/// run the probes at once, summed and against one core's alone measured
-/// just before, e.g. "FMA 91 + 84 GFLOP/s = 0.98x one core (179), L1
-/// read 330 + 328 GB/s = 1.97x one core (334), L2 read ..."; "-" with
-/// one thread.
-fn together(arch: Arch, threads: usize) -> String {
-    use small_examples::peak::{fma_spread, fma_together};
-    use small_examples::peak::{
-        l1_read_spread, l1_read_together, l2_read_spread, l2_read_together,
-    };
-    if threads < 2 {
-        return "-".into();
-    }
-    let show = |alone: Option<Spread>, each: Option<Vec<Spread>>, unit: &str| match (alone, each) {
-        (Some(alone), Some(each)) => {
-            let sum: f64 = each.iter().map(|s| s.median).sum();
-            let parts: Vec<String> = each.iter().map(|s| format!("{:.0}", s.median)).collect();
-            format!(
-                "{} {unit} = {:.2}x one core ({:.0})",
-                parts.join(" + "),
-                sum / alone.median,
-                alone.median
-            )
-        }
-        _ => "-".into(),
-    };
-    let fma = show(
-        fma_spread(arch, 0.3),
-        fma_together(arch, threads, 0.3),
-        "GFLOP/s",
-    );
-    let l1 = show(
-        Some(l1_read_spread(0.3)),
-        l1_read_together(threads, 0.3),
-        "GB/s",
-    );
-    let l2 = show(
-        Some(l2_read_spread(0.3)),
-        l2_read_together(threads, 0.3),
-        "GB/s",
-    );
-    format!("FMA {fma}, L1 read {l1}, L2 read {l2}")
-}
-
 /// One core's FMA rate and L1 read bandwidth before and after the
 /// networks (`small_examples::peak::Spread`): a low 10th percentile, or
 /// a change between the two, says the host slowed this VM during the
@@ -1093,7 +1049,7 @@ fn run() -> Result<bool, String> {
     // `cross_core_round_trip`); measured before and after, as it can move.
     let round_trip = || (threads > 1).then(|| small_examples::peak::cross_core_round_trip(2000));
     let trip_before = round_trip();
-    let at_once = || together(arch, threads);
+    let at_once = || small_examples::peak::at_once_report(arch, threads, 0.3);
     let together_before = at_once();
     let mut rows = Vec::new();
     let mut step = |name: &str, run: &dyn Fn() -> Result<Row, String>| -> Result<(), String> {

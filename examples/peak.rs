@@ -108,6 +108,48 @@ pub fn l2_read_together(threads: usize, total: f64) -> Option<Vec<Spread>> {
     at_once(threads, || Some(l2_read_spread(total)))
 }
 
+/// Each thread's FMA rate ([`fma_together`]) and L1 and L2 read
+/// bandwidth while `threads` threads run the probes at once for `total`
+/// seconds each, summed and against one core's alone measured just
+/// before, e.g. "FMA 91 + 84 GFLOP/s = 0.98x one core (179), L1 read
+/// 330 + 328 GB/s = 1.97x one core (334), L2 read ..."; "-" with one
+/// thread (and for a probe that gives nothing: the reference arch's
+/// FMA).
+pub fn at_once_report(arch: Arch, threads: usize, total: f64) -> String {
+    if threads < 2 {
+        return "-".into();
+    }
+    let show = |alone: Option<Spread>, each: Option<Vec<Spread>>, unit: &str| match (alone, each) {
+        (Some(alone), Some(each)) => {
+            let sum: f64 = each.iter().map(|s| s.median).sum();
+            let parts: Vec<String> = each.iter().map(|s| format!("{:.0}", s.median)).collect();
+            format!(
+                "{} {unit} = {:.2}x one core ({:.0})",
+                parts.join(" + "),
+                sum / alone.median,
+                alone.median
+            )
+        }
+        _ => "-".into(),
+    };
+    let fma = show(
+        fma_spread(arch, total),
+        fma_together(arch, threads, total),
+        "GFLOP/s",
+    );
+    let l1 = show(
+        Some(l1_read_spread(total)),
+        l1_read_together(threads, total),
+        "GB/s",
+    );
+    let l2 = show(
+        Some(l2_read_spread(total)),
+        l2_read_together(threads, total),
+        "GB/s",
+    );
+    format!("FMA {fma}, L1 read {l1}, L2 read {l2}")
+}
+
 /// `probe` on `threads` threads (this one among them) started together
 /// once all are running; this thread's result first. `None` for fewer
 /// than two threads, if a thread cannot start, or if a probe gives none.

@@ -85,6 +85,14 @@ mod peak {
             );
         }
         assert_eq!(l1_read_together(1, 0.01), None);
+        let arch = small_core::arch::available()
+            .next()
+            .expect("an arch runs here");
+        assert_eq!(small_examples::peak::at_once_report(arch, 1, 0.01), "-");
+        let report = small_examples::peak::at_once_report(arch, 2, 0.01);
+        for what in ["FMA ", ", L1 read ", " GB/s = ", ", L2 read "] {
+            assert!(report.contains(what), "{what:?} in {report}");
+        }
         for &arch in Arch::ALL {
             assert_eq!(fma_together(arch, 1, 0.01), None, "{}", arch.name());
             let each = fma_together(arch, 3, 0.01);
