@@ -695,9 +695,11 @@ fn print_forks<N: Model>(net: &N, arena: &mut [N::Elem], input: &[N::Elem]) -> R
     if !slower.is_empty() {
         slower.sort_unstable_by(f64::total_cmp);
         println!(
-            "    parts run at once took {:.2}x as long as one after the other on one core (median over {} split layers; caller part + worker part against part 0 + the rest): a second core's gain is at most 2 / that, less the fork and join",
+            "    parts run at once took {:.2}x as long as one after the other on one core (median over {} split layers; caller part + worker parts against part 0 + the rest): {} threads gain at most {} / that, less the fork and join",
             slower[slower.len() / 2],
-            slower.len()
+            slower.len(),
+            pool.threads(),
+            pool.threads()
         );
     }
     Ok(())
