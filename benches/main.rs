@@ -308,10 +308,10 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
             let rates = rates.iter().find(|r| r.0 == arch).map(|r| r.1);
             if let (Some(r), Some((spec, tile, x, y))) = (rates, case.layer) {
                 let e = small_core::ir::cost::estimate(&spec, &tile, x, y, &r);
-                let measured = row.stats.median;
+                let measured = row.stats.quiet;
                 modelled.push((e.seconds, measured));
                 println!(
-                    "{:<20} {:<9} cost model: {:.1} µs, bound: {} ({:+.0}%)",
+                    "{:<20} {:<9} cost model: {:.1} µs, bound: {} ({:+.0}% against the 10th percentile run)",
                     "",
                     "",
                     e.seconds * 1e6,
@@ -349,7 +349,7 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
 
     if !modelled.is_empty() {
         println!(
-            "cost model (small_core::ir::cost): median |model - measured| / measured {:.0}% over {} layer cases",
+            "cost model (small_core::ir::cost): median |model - quiet| / quiet {:.0}% over {} layer cases (quiet: each case's 10th percentile run)",
             100.0 * small_examples::peak::median_relative_error(modelled.iter().copied()),
             modelled.len()
         );

@@ -166,6 +166,7 @@ mod tests {
             stats: Stats {
                 median: 20e-6,
                 min: 19e-6,
+                quiet: 19.5e-6,
                 runs: 12,
             },
             peak_gflops: Some(200.0),

@@ -225,13 +225,38 @@ impl Spread {
 
 /// Median time of one call of `f`: after `warm_up` of calls, over at
 /// least `min_runs` calls and `min_time`. The main job's per-network and
-/// per-layer times and the cost model's probes ([`crate::calibrate`]).
+/// per-layer times.
 pub fn median_time(
-    mut f: impl FnMut(),
+    f: impl FnMut(),
     warm_up: Duration,
     min_time: Duration,
     min_runs: usize,
 ) -> Duration {
+    let runs = call_times(f, warm_up, min_time, min_runs);
+    runs[runs.len() / 2]
+}
+
+/// As [`median_time`], the 10th percentile: `f` while the host leaves the
+/// core alone, the machine that [`fma_peak`] and [`bandwidths`] (each the
+/// best of many short runs) describe. The cost model's probes
+/// ([`crate::calibrate`]).
+pub fn quiet_time(
+    f: impl FnMut(),
+    warm_up: Duration,
+    min_time: Duration,
+    min_runs: usize,
+) -> Duration {
+    let runs = call_times(f, warm_up, min_time, min_runs);
+    runs[runs.len() / 10]
+}
+
+/// The times of calls of `f` as [`median_time`] takes them, sorted.
+fn call_times(
+    mut f: impl FnMut(),
+    warm_up: Duration,
+    min_time: Duration,
+    min_runs: usize,
+) -> Vec<Duration> {
     let warm = Instant::now();
     while warm.elapsed() < warm_up {
         f();
@@ -244,7 +269,7 @@ pub fn median_time(
         runs.push(t.elapsed());
     }
     runs.sort_unstable();
-    runs[runs.len() / 2]
+    runs
 }
 
 /// Measured single-core FMA peak of `arch` in GFLOP/s (an FMA is 2
@@ -610,6 +635,10 @@ pub struct Measured {
     pub input: (usize, usize),
     /// See [`Measured::input`].
     pub output: (usize, usize),
+    /// Bytes a forward pass of the call's network touches (its weights
+    /// come from the level that holds them: `cost::estimate_in`), 0 for a
+    /// call repeated alone.
+    pub pass_bytes: usize,
     /// Median time of one call.
     pub seconds: f64,
 }
@@ -617,7 +646,15 @@ pub struct Measured {
 impl Measured {
     /// The model's estimate of this call with rates `r`, seconds.
     pub fn predicted(&self, r: &small_core::ir::cost::Rates) -> f64 {
-        small_core::ir::cost::estimate(&self.spec, &self.tile, self.input, self.output, r).seconds
+        small_core::ir::cost::estimate_in(
+            &self.spec,
+            &self.tile,
+            self.input,
+            self.output,
+            r,
+            self.pass_bytes,
+        )
+        .seconds
     }
 }
 

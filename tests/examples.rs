@@ -184,6 +184,7 @@ mod peak {
                 tile,
                 input: hw,
                 output: hw,
+                pass_bytes: 0,
                 seconds: 0.0,
             };
             m.seconds = m.predicted(&truth);

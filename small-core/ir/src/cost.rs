@@ -165,6 +165,40 @@ pub fn estimate(
     output: (usize, usize),
     r: &Rates,
 ) -> Estimate {
+    estimate_in(spec, b, input, output, r, 0)
+}
+
+/// [`estimate`] of the call inside a network whose forward pass touches
+/// `pass_bytes` (every layer's weights and the arena): the layer read its
+/// weights one pass ago, so they come from the level that holds the
+/// pass, while its input was just written and its output is written
+/// now, from the level that holds the call's own bytes. `pass_bytes` 0
+/// (or less than the call's) is the call repeated alone, as [`estimate`].
+///
+/// ```
+/// use small_ir::cost::{estimate, estimate_in, Bound, Rates, Tile};
+/// use small_ir::LayerSpec;
+/// // AD's 128 -> 128 layers: 64 KB of f32 weights, from L2 alone; in a
+/// // network of 1 MB they still come from L2, in one of 4 MB from memory.
+/// let spec = LayerSpec::new(1, 1, 128, 128, 1);
+/// let tile = Tile { o_wb: 4, tc: 64, rate: 1.0, accumulators: 16, int8_dot: 4, dot_slots: 1, folds: false, one_column_rate: 1.0 };
+/// let r = Rates { flops: 200e9, l1: 200e9, l2: 100e9, memory: 10e9,
+///                 l1_bytes: 48 << 10, l2_bytes: 2 << 20, call: 0.1e-6,
+///                 tile: [0.0; 2], efficiency: [1.0, 1.0] };
+/// let alone = estimate(&spec, &tile, (1, 1), (1, 1), &r);
+/// assert_eq!(estimate_in(&spec, &tile, (1, 1), (1, 1), &r, 1 << 20), alone);
+/// let big = estimate_in(&spec, &tile, (1, 1), (1, 1), &r, 4 << 20);
+/// assert_eq!(big.bound, Bound::Memory);
+/// assert!(big.seconds > 8.0 * alone.seconds);
+/// ```
+pub fn estimate_in(
+    spec: &LayerSpec,
+    b: &Tile,
+    input: (usize, usize),
+    output: (usize, usize),
+    r: &Rates,
+    pass_bytes: usize,
+) -> Estimate {
     // A 1x1 stride-1 layer runs its pixels as one row, so only the
     // plane's last tile is partial.
     let output = run_rows(spec, output);
@@ -239,14 +273,15 @@ pub fn estimate(
     let x = (input.0 * input.1) as f64 * stored(spec.in_channels());
     let y = oh * ow * stored(spec.out_channels());
     let bytes = (weights + x + y) * elem;
-    let (bw, level) = if bytes <= r.l1_bytes as f64 {
-        (r.l1, Bound::L1)
-    } else if bytes <= r.l2_bytes as f64 {
-        (r.l2, Bound::L2)
+    let (bw, level) = level_of(r, bytes);
+    let (weights_bw, weights_level) = level_of(r, bytes.max(pass_bytes as f64));
+    let (weights, activations) = (weights * elem / weights_bw, (x + y) * elem / bw);
+    let memory = weights + activations;
+    let level = if weights > activations {
+        weights_level
     } else {
-        (r.memory, Bound::Memory)
+        level
     };
-    let memory = bytes / bw;
 
     let work = compute.max(memory);
     let bound = if r.call > work {
@@ -266,6 +301,17 @@ pub fn estimate(
         memory,
         seconds: work + r.call,
         bound,
+    }
+}
+
+/// The bandwidth of the smallest level that holds `bytes`, and its name.
+fn level_of(r: &Rates, bytes: f64) -> (f64, Bound) {
+    if bytes <= r.l1_bytes as f64 {
+        (r.l1, Bound::L1)
+    } else if bytes <= r.l2_bytes as f64 {
+        (r.l2, Bound::L2)
+    } else {
+        (r.memory, Bound::Memory)
     }
 }
 
@@ -303,7 +349,14 @@ mod tests {
         assert_eq!(e.bound, Bound::L2);
         let bytes = (640.0 * 128.0 + 640.0 + 128.0) * 4.0;
         assert_eq!(e.bytes, bytes);
-        assert_eq!(e.seconds, bytes / R.l2 + R.call);
+        assert!((e.seconds - (bytes / R.l2 + R.call)).abs() < 1e-15);
+        // In a network of 4 MB the weights come from memory, the input
+        // and output (just written) still from L2.
+        let cold = estimate_in(&spec, &tile, (1, 1), (1, 1), &R, 4 << 20);
+        assert_eq!(cold.bound, Bound::Memory);
+        let weights = 640.0 * 128.0 * 4.0;
+        let want = weights / R.memory + (bytes - weights) / R.l2 + R.call;
+        assert!((cold.seconds - want).abs() < 1e-15);
         // int8 moves a quarter of the bytes.
         let e8 = estimate(
             &LayerSpec {
