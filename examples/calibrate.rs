@@ -88,20 +88,24 @@ pub fn probes(arch: Arch, i8: bool) -> Result<Vec<Measured>, small_core::Error> 
     let mut out = Vec::new();
     let (one, many, square, small) = ([(1, 1)], [(1, 1), (32, 32)], [(16, 16)], [(8, 8)]);
     if i8 {
-        let rescale = [small_core::ir::quant::Rescale::conv(0.02, 0.01, 0.05)];
-        let q = &Requant {
+        // Per-channel scales, as TFLite's int8 convolutions have them
+        // (one scale for all takes a shorter STORE).
+        let rescale: Vec<_> = (0..64)
+            .map(|c| small_core::ir::quant::Rescale::conv(0.02, 0.01 + 0.0001 * c as f32, 0.05))
+            .collect();
+        let q = |channels: usize| Requant {
             input_zero_point: -3,
-            rescale: &rescale,
+            rescale: &rescale[..channels],
             output_zero_point: 5,
             min: -128,
             max: 127,
         };
         let e = |v: usize| (v as i32 - 125) as i8;
-        probe!(out, arch, e: Point8I8 ohwi on many, q);
-        probe!(out, arch, e: Point64I8 ohwi on small, q);
-        probe!(out, arch, e: Conv16I8 ohwi on square, q);
-        probe!(out, arch, e: Depth32I8 depthwise on square, q);
-        probe!(out, arch, e: DenseI8 ohwi on one, q);
+        probe!(out, arch, e: Point8I8 ohwi on many, &q(8));
+        probe!(out, arch, e: Point64I8 ohwi on small, &q(64));
+        probe!(out, arch, e: Conv16I8 ohwi on square, &q(16));
+        probe!(out, arch, e: Depth32I8 depthwise on square, &q(32));
+        probe!(out, arch, e: DenseI8 ohwi on one, &q(64));
     } else {
         let e = |v: usize| v as f32 / 251.0 - 0.5;
         probe!(out, arch, e: Point8 ohwi on many);
