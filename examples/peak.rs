@@ -236,22 +236,11 @@ pub fn median_time(
     runs[runs.len() / 2]
 }
 
-/// As [`median_time`], the 10th percentile: `f` while the host leaves the
-/// core alone, the machine that [`fma_peak`] and [`bandwidths`] (each the
-/// best of many short runs) describe. The cost model's probes
-/// ([`crate::calibrate`]).
-pub fn quiet_time(
-    f: impl FnMut(),
-    warm_up: Duration,
-    min_time: Duration,
-    min_runs: usize,
-) -> Duration {
-    let runs = call_times(f, warm_up, min_time, min_runs);
-    runs[runs.len() / 10]
-}
-
-/// The times of calls of `f` as [`median_time`] takes them, sorted.
-fn call_times(
+/// The calls of [`median_time`], sorted. Their 10th percentile is `f`
+/// while the host leaves the core alone, the machine that [`fma_peak`]
+/// and [`bandwidths`] (each the best of many short runs) describe: the
+/// cost model's probes ([`crate::calibrate`]).
+pub fn call_times(
     mut f: impl FnMut(),
     warm_up: Duration,
     min_time: Duration,
