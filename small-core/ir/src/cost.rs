@@ -81,7 +81,10 @@ pub struct Tile {
     pub o_wb: usize,
     /// Output channels per tile, `TC`.
     pub tc: usize,
-    /// Fraction of the FMA rate the tile's loads can feed.
+    /// Fraction of the FMA rate the tile's loads can feed, padding lanes
+    /// counted as fed: [`estimate`] counts them in the computed
+    /// multiply-adds (the blocking's `rate` also weighs the tile by its
+    /// useful lanes; [`Tile::of`] takes that out).
     pub rate: f64,
     /// Accumulator registers of the tile.
     pub accumulators: usize,
@@ -103,10 +106,12 @@ pub struct Tile {
 impl Tile {
     /// The tile of blocking `b` of `spec` on a machine with numbers `m`.
     pub fn of<A>(b: &Blocking<A>, m: &Machine, spec: &LayerSpec) -> Tile {
+        // Charged once, as computed padding lanes, not again in the rate.
+        let useful = crate::blocking::useful_lanes(spec, b.tc).max(1e-3);
         Tile {
             o_wb: b.o_wb,
             tc: b.tc,
-            rate: b.rate,
+            rate: b.rate / useful,
             accumulators: b.accumulators,
             int8_dot: m.int8_dot_for(spec),
             dot_slots: if m.int8_dot_for(spec) == m.int8_dot {
@@ -115,7 +120,7 @@ impl Tile {
                 1
             },
             folds: crate::blocking::int8_folds_columns(m, spec),
-            one_column_rate: crate::blocking::rate_at(m, spec, b, 1),
+            one_column_rate: crate::blocking::rate_at(m, spec, b, 1) / useful,
         }
     }
 }
