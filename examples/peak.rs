@@ -628,7 +628,8 @@ pub struct Measured {
     /// come from the level that holds them: `cost::estimate_in`), 0 for a
     /// call repeated alone.
     pub pass_bytes: usize,
-    /// Median time of one call.
+    /// Time of one call the model is compared with: its quiet time (the
+    /// 10th percentile of the calls timed, see [`call_times`]).
     pub seconds: f64,
 }
 
