@@ -21,6 +21,7 @@ pub const MACHINE: Machine = Machine {
     // tap on their 8- to 32-pixel rows and 2-6 % slower on 194-pixel rows
     // (AMD EPYC Zen 3, a scratch crate of `#[layer]`s, alternated).
     column_operand_latency: 0,
+    flat_operand_latency: 2,
     fma_cycles: 1,
     mul_add_cycles: 2,
     loads_per_cycle: 2,

@@ -35,6 +35,13 @@ pub const MACHINE: Machine = Machine {
     // 152 -> 140; DS-CNN f32 40.5 -> 39.5; AD unchanged.
     operand_latency: 4,
     column_operand_latency: 4,
+    // A pointwise layer's row is its whole plane (DS-CNN 125 pixels, VWW
+    // 0.25 9 to 2304): there, 24 accumulators (6 columns x 4 vectors) beat
+    // 16 (Intel Xeon VM, family 6 model 167, 2026-12-03; `rounds.py
+    // --rounds 3`, one thread, median µs, 16 -> 24: DS-CNN f32 36.3 ->
+    // 34.5, VWW 0.25 f32 123.5 -> 119.4, int8 112.6 -> 111.1 and 32.2 ->
+    // 31.6; ResNet-8 and AD, without such layers, unchanged).
+    flat_operand_latency: 8,
     fma_cycles: 1,
     mul_add_cycles: 2,
     loads_per_cycle: 2,

@@ -57,6 +57,7 @@ pub const MACHINE: Machine = Machine {
     // Two cycles of slack, the tiles' measured setting.
     operand_latency: 2,
     column_operand_latency: 2,
+    flat_operand_latency: 2,
     // VFMA.F32 3 cycles, VMUL.F32 + VADD.F32 1 + 1: unfused is cheaper.
     fma_cycles: 3,
     mul_add_cycles: 2,

@@ -18,6 +18,7 @@ pub const MACHINE: Machine = Machine {
     // Half the FMA latency: the slack that the tiles were measured with.
     operand_latency: 2,
     column_operand_latency: 2,
+    flat_operand_latency: 2,
     fma_cycles: 1,
     mul_add_cycles: 2,
     loads_per_cycle: 1,

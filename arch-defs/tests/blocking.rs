@@ -81,9 +81,17 @@ fn conv_tiles_match_hand_worked_cases() {
     let k16 = spec(3, 3, 16, 16, 1, 1, Reduction::Fma);
     assert_eq!(tile(&arch_defs::avx512::MACHINE, &k16), (16, 16));
     assert!(derive(&arch_defs::avx512::MACHINE, &k16).columns);
-    // A 1x1 filter has one form: per tap.
+    // A 1x1 filter has one form: per tap. Its row is the whole plane, and
+    // AVX-512 hides 2 x (4 + 8) = 24 accumulators there
+    // (`flat_operand_latency`): with 4 weight vectors (TC 64) and the
+    // broadcast from memory, 6 columns (24/10 FMA/load, 28 regs); 12 x 32
+    // (24/14) and 3 x 128 (24/11) load more per FMA.
     let pw = spec(1, 1, 64, 64, 1, 1, Reduction::Fma);
     assert!(!derive(&arch_defs::avx512::MACHINE, &pw).columns);
+    assert_eq!(tile(&arch_defs::avx512::MACHINE, &pw), (6, 64));
+    // A strided 1x1 layer (ResNet-8's skips) runs row by row: 16.
+    let skip = spec(1, 1, 32, 64, 1, 2, Reduction::Fma);
+    assert_eq!(derive(&arch_defs::avx512::MACHINE, &skip).accumulators, 16);
 }
 
 #[test]

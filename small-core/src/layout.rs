@@ -397,6 +397,16 @@ fn fill_rows<E: Element>(
 /// [`Blocked::fill_from_nhwc`] of a tensor of `c <= W` channels stored `W`
 /// lanes per pixel: each pixel's channels, then zeros.
 fn fill_one_block<E: Element, const W: usize>(data: &mut [E], src: &[E], c: usize) {
+    // The networks' inputs (an image's 3 channels, an audio feature map's
+    // 1) with their channel count a constant too: VWW 0.25's 96x96x3
+    // input took 6.4 µs of a 118 µs `f32` inference with `c` a run-time
+    // value, 5.1 µs with `c = 3` (Intel Xeon VM, family 6 model 167, one
+    // thread; ResNet-8's 32x32x3 0.77 -> 0.49 µs).
+    match c {
+        1 => return fill_pixels::<E, 1, W>(data, src),
+        3 if W >= 3 => return fill_pixels::<E, 3, W>(data, src),
+        _ => {}
+    }
     for (block, px) in data.chunks_exact_mut(W).zip(src.chunks_exact(c.max(1))) {
         // A fixed-size pixel built lane by lane and stored whole: a copy of
         // `c` channels (a run-time length) became a `memcpy` call per
@@ -410,6 +420,17 @@ fn fill_one_block<E: Element, const W: usize>(data: &mut [E], src: &[E], c: usiz
         if let Ok(block) = <&mut [E; W]>::try_from(block) {
             *block = lanes;
         }
+    }
+}
+
+/// [`fill_one_block`] of `C <= W` channels.
+fn fill_pixels<E: Element, const C: usize, const W: usize>(data: &mut [E], src: &[E]) {
+    let (blocks, _) = data.as_chunks_mut::<W>();
+    let (pixels, _) = src.as_chunks::<C>();
+    for (block, px) in blocks.iter_mut().zip(pixels) {
+        let mut lanes = [E::default(); W];
+        lanes[..C].copy_from_slice(px);
+        *block = lanes;
     }
 }
 

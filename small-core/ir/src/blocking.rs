@@ -347,7 +347,8 @@ fn narrower(m: &Machine, spec: &LayerSpec, a: &Candidate, b: &Candidate) -> Orde
 /// operand is ready; a broadcast kernel's FMAs also wait for the operands
 /// they load, so it keeps `FMAs per cycle x (latency + operand latency)`
 /// ([`Machine::operand_latency`]; a column-streamed tile, `columns`,
-/// [`Machine::column_operand_latency`]). Measured on Zen 5 (AVX-512, latency
+/// [`Machine::column_operand_latency`]; a pointwise layer's,
+/// [`Machine::flat_operand_latency`]). Measured on Zen 5 (AVX-512, latency
 /// 4 x 2): 8 register-only FMA chains ran at 90 % of 12, and conv 3x3
 /// 48x48x16 took 49 us with an 8-column tile and 43 us with 12; on an
 /// Intel Xeon a 1x1 layer ran 20 % faster with 24 accumulators than with
@@ -357,15 +358,20 @@ fn narrower(m: &Machine, spec: &LayerSpec, a: &Candidate, b: &Candidate) -> Orde
 pub fn accumulators_to_hide(m: &Machine, spec: &LayerSpec, columns: bool) -> usize {
     match spec.kind() {
         KernelKind::Channelwise => m.fma_latency * m.fma_per_cycle,
-        KernelKind::Broadcast => m.fma_per_cycle * (m.fma_latency + operand_latency(m, columns)),
+        KernelKind::Broadcast => {
+            m.fma_per_cycle * (m.fma_latency + operand_latency(m, spec, columns))
+        }
     }
 }
 
 /// [`Machine::operand_latency`], or for a column-streamed tile
-/// [`Machine::column_operand_latency`].
-fn operand_latency(m: &Machine, columns: bool) -> usize {
+/// [`Machine::column_operand_latency`], or for a pointwise layer's tile
+/// [`Machine::flat_operand_latency`].
+fn operand_latency(m: &Machine, spec: &LayerSpec, columns: bool) -> usize {
     if columns {
         m.column_operand_latency
+    } else if spec.pointwise() {
+        m.flat_operand_latency
     } else {
         m.operand_latency
     }
@@ -523,7 +529,7 @@ pub fn explain(
             out,
             "); latency ({} + {} for the loaded operands)",
             m.fma_latency,
-            operand_latency(m, b.columns)
+            operand_latency(m, spec, b.columns)
         )?,
     }
     writeln!(

@@ -41,6 +41,13 @@ pub struct Machine {
     /// tap on the networks' 8- to 32-pixel rows, AMD EPYC Zen 3); else
     /// `operand_latency`. `i8` kernels keep `operand_latency`.
     pub column_operand_latency: usize,
+    /// The same for a broadcast tile of a pointwise layer (1x1, stride 1),
+    /// which runs as one row of `H x W` pixels
+    /// ([`crate::geometry::run_rows`]): a wider tile wastes little of such
+    /// a row at its end, where on the 8- to 32-pixel rows of 3x3 layers
+    /// it wastes a partial tile per row. `operand_latency` where not
+    /// measured.
+    pub flat_operand_latency: usize,
     /// Cycles one `f32` fused multiply-add (`Simd::fma`) holds the issue
     /// slot: 1 where FMAs pipeline; Cortex-M4 3 (VFMA.F32, TRM table 7-1).
     pub fma_cycles: usize,
@@ -141,6 +148,7 @@ impl Machine {
     /// # const REFERENCE: small_ir::Machine = small_ir::Machine {
     /// #     cfg: &[], target_features: &[], vector_regs: 1, lanes: 1, fma_latency: 1,
     /// #     fma_per_cycle: 1, operand_latency: 1, column_operand_latency: 1,
+    /// #     flat_operand_latency: 1,
     /// #     fma_cycles: 1, mul_add_cycles: 2,
     /// #     loads_per_cycle: 1, issue_per_cycle: 2, broadcast_from_memory: false,
     /// #     int8_dot: 1, int8_thin_dot: 1, int8_x_offset: 0, int8_weight_min: -128,
