@@ -14,6 +14,31 @@ use small_tests::Rng;
 
 #[layer(fh = 3, fw = 3, fc = 16, k = 32, padding = same, activation = relu)]
 struct Conv;
+
+// A band of five lines (`small_core::band`) with every edge of one: an
+// odd height, a stride-2 and a 5x5 depthwise layer (halo rows of 1 and
+// 2), channel counts off the SIMD width, pointwise layers whose one-row
+// walk splits inside an output row, and the model's output as its end.
+#[layer(fh = 3, fw = 3, fc = 4, k = 20, padding = same, activation = relu)]
+struct BandConv;
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 20, stride = 2, padding = same, activation = relu6)]
+struct BandDwS2;
+#[layer(fh = 1, fw = 1, fc = 20, k = 36, activation = relu)]
+struct BandPw1;
+#[layer(fh = 5, fw = 5, fc = 1, k = 1, g = 36, padding = same)]
+struct BandDw5;
+#[layer(fh = 1, fw = 1, fc = 36, k = 24)]
+struct BandPw2;
+small_core::model! {
+    struct Banded {
+        input x: [41, 9, 4];
+        conv: BandConv @ 0 (x) -> a;
+        dw1: BandDwS2 @ 1 (a) -> b;
+        pw1: BandPw1 @ 2 (b) -> c;
+        dw2: BandDw5 @ 3 (c) -> d;
+        pw2: BandPw2 @ 4 (d) -> y;
+    }
+}
 #[layer(fh = 3, fw = 3, fc = 120, k = 64, stride = 2, padding = same)]
 struct ConvChunked;
 #[layer(fh = 3, fw = 3, fc = 32, k = 32, padding = same, residual, activation = relu)]
@@ -69,6 +94,12 @@ fn model<N: Network>() {
     )
     .unwrap();
     let x = Generated::values(9, N::DIMS[0].elements(), 1.0);
+    let bands: Vec<_> = N::BANDS
+        .iter()
+        .enumerate()
+        .filter(|b| *b.1 != usize::MAX)
+        .collect();
+    println!("{}: bands {bands:?}", N::NAME);
     same_bits(N::NAME, &|| {
         let mut arena = vec![0.0; N::ARENA];
         let mut out = vec![0.0; N::DIMS[N::OUTPUT].c];
@@ -87,6 +118,12 @@ fn model_i8<N: Int8Network>() {
     )
     .unwrap();
     let x: Vec<i8> = Generated::values_i8(9, N::DIMS[0].elements());
+    let bands: Vec<_> = N::BANDS
+        .iter()
+        .enumerate()
+        .filter(|b| *b.1 != usize::MAX)
+        .collect();
+    println!("{} i8: bands {bands:?}", N::NAME);
     same_bits(&format!("{} i8", N::NAME), &|| {
         let mut arena = vec![0; N::ARENA];
         let mut out = vec![0; N::DIMS[N::OUTPUT].c];
@@ -228,6 +265,20 @@ fn every_thread_count_gives_the_same_bits() {
         let mut y = l.alloc_output(&x).unwrap();
         l.forward(&x, &mut y).unwrap();
         y.into_inner()
+    });
+
+    // The band's lines run as one job from 2 threads on.
+    assert!(Banded::BANDS[0] >= 2, "bands {:?}", Banded::BANDS);
+    let net = Banded::load(&Generated { seed: 3 }, arch).unwrap();
+    let x = Generated::values(4, Banded::DIMS[0].elements(), 1.0);
+    same_bits("a band of 5 lines", &|| {
+        let mut arena = vec![f32::NAN; Banded::ARENA];
+        Banded::input(&mut arena)
+            .unwrap()
+            .fill_from_nhwc(&x)
+            .unwrap();
+        net.forward(&mut arena).unwrap();
+        Banded::output(&arena).unwrap().as_slice().to_vec()
     });
 
     model::<resnet8::Resnet8>();

@@ -34,6 +34,7 @@ extern crate self as small_core;
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub mod aligned;
 pub mod arch;
+pub mod band;
 #[cfg(feature = "build")]
 #[cfg_attr(docsrs, doc(cfg(feature = "build")))]
 pub mod build;

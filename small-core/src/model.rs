@@ -773,6 +773,9 @@ pub trait Model: Sized {
     const OUTPUT: usize;
     /// Multiply-accumulates per inference.
     const MACS: usize;
+    /// For each line, the last line of the band that starts there
+    /// ([`crate::band::bands`]), or `usize::MAX`.
+    const BANDS: &'static [usize];
     /// Weights and biases (`f32`s) as a file holds them, before packing.
     const PARAMETERS: usize = parameters(Self::LAYERS);
 
@@ -1050,6 +1053,12 @@ macro_rules! model {
                 pub const ARENA: usize = Self::PLAN.arena;
                 /// Id of the output tensor.
                 pub const OUTPUT: usize = Self::STEPS[S - 1].y;
+                /// The bands of lines that threads run as one job, each a
+                /// band of rows through all of them (`small_core::band`):
+                /// the last line of the band starting at each line, or
+                /// `usize::MAX`.
+                pub const BANDS: [usize; S] =
+                    $crate::band::bands(&Self::LAYERS, &Self::DIMS, &Self::CALLS, Self::OUTPUT);
                 /// Multiply-accumulates per inference.
                 pub const MACS: usize = {
                     let mut m = 0;
@@ -1165,8 +1174,52 @@ macro_rules! model {
                 /// 3.7 µs (Intel Xeon VM, Emerald Rapids class).
                 pub fn forward(&self, arena: &mut [E]) -> Result<(), $crate::Error> {
                     $crate::__rt::check_arena(arena.len(), Self::ARENA)?;
+                    $crate::__rt::in_place_or!({} {
+                        let banded = Self::BANDS.iter().any(|&b| b != $crate::__rt::NONE);
+                        if banded && $crate::threads::pool().width() > 1 {
+                            let blockings = self.blockings();
+                            return $crate::band::forward(
+                                $crate::band::Lines {
+                                    layers: &Self::LAYERS,
+                                    dims: &Self::DIMS,
+                                    calls: &Self::CALLS,
+                                },
+                                &Self::BANDS,
+                                arena,
+                                &|i| blockings.get(i).copied().flatten().map_or(1, |b| b.o_wb),
+                                &|i, a| self.forward_layer(i, a),
+                                // SAFETY: `band::run` calls it with an output
+                                // as `Problem::shaped_band` requires.
+                                &|i, x, y, band| unsafe { self.forward_band_line(i, x, y, band) },
+                            );
+                        }
+                    });
                     $( $crate::model!(@fast $ty ($($args)+) self, $field, Id::$y as usize - 1, arena)?; )+
                     Ok(())
+                }
+
+                /// Runs rows `band` of line `i`'s walk from `x` into `y`, in
+                /// a band (`small_core::band::run`).
+                ///
+                /// # Safety
+                /// As `small_core::__rt::Problem::shaped_band`.
+                #[allow(dead_code)]
+                unsafe fn forward_band_line(
+                    &self,
+                    i: usize,
+                    x: &[E],
+                    y: (*mut E, usize),
+                    band: (usize, usize),
+                ) -> Result<(), $crate::Error> {
+                    $(
+                        if i == Id::$y as usize - 1 {
+                            // SAFETY: forwarded from the caller.
+                            return unsafe {
+                                $crate::model!(@band $ty self, $field, Id::$y as usize - 1, x, y, band)
+                            };
+                        }
+                    )+
+                    Err($crate::Error::ShapeMismatch { what: "layer index below", expected: S, actual: i })
                 }
             }
 
@@ -1184,6 +1237,7 @@ macro_rules! model {
                 const LOWER_BOUND: usize = Self::PLAN.lower_bound;
                 const OUTPUT: usize = Self::OUTPUT;
                 const MACS: usize = Self::MACS;
+                const BANDS: &'static [usize] = &Self::BANDS;
 
                 $crate::__rt::if_alloc! {
                     fn load<W: $crate::load::WeightSource + ?Sized>(
@@ -1397,6 +1451,22 @@ macro_rules! model {
             None => $s.forward_line_checked($k, $arena),
         }
     }};
+    // A line of a band (`forward_band_line`): a layer with its call.
+    (@band concat $s:ident, $f:ident, $k:expr, $x:ident, $y:ident, $b:ident) => {
+        ::core::result::Result::Err($crate::Error::Unsupported {
+            what: "band",
+            detail: "a concatenation runs whole",
+        })
+    };
+    (@band $t:ident $s:ident, $f:ident, $k:expr, $x:ident, $y:ident, $b:ident) => {
+        match &Self::CALLS[$k] {
+            Some(c) => $s.$f.forward_band(&c.shapes, $x, $y, $b),
+            None => ::core::result::Result::Err($crate::Error::Unsupported {
+                what: "band",
+                detail: "a line without a call worked out runs whole",
+            }),
+        }
+    };
     (@run concat ($($args:tt)*) $s:ident, $f:ident, $k:ident, $arena:ident) => {{
         let $crate::model::Concat = $s.$f;
         $crate::__rt::run_concat($arena, &Self::PLAN.offsets, &Self::DIMS, Self::LAYERS[$k].step)

@@ -262,6 +262,34 @@ impl KwsStem {
             )?,
         )
     }
+    /// `model!`'s call in a band of layers: the walk's rows (or
+    /// columns) `band` only, on this thread
+    /// (`small_core::__rt::Problem::shaped_band`).
+    ///
+    /// # Safety
+    /// As `Problem::shaped_band`.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn forward_band(
+        &self,
+        shapes: &::small_core::__rt::Shapes,
+        x: &[i8],
+        y: (*mut i8, usize),
+        band: (usize, usize),
+    ) -> Result<(), ::small_core::Error> {
+        let w = self.weights.packed();
+        let p = unsafe {
+            ::small_core::__rt::Problem::shaped_band(
+                self.tiling(),
+                shapes,
+                x,
+                y,
+                w,
+                band,
+            )?
+        };
+        self.dispatch(p)
+    }
     fn dispatch(
         &self,
         p: ::small_core::__rt::Problem<'_, i8>,

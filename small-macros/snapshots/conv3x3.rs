@@ -291,6 +291,34 @@ impl Conv3x3 {
             )?,
         )
     }
+    /// `model!`'s call in a band of layers: the walk's rows (or
+    /// columns) `band` only, on this thread
+    /// (`small_core::__rt::Problem::shaped_band`).
+    ///
+    /// # Safety
+    /// As `Problem::shaped_band`.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn forward_band(
+        &self,
+        shapes: &::small_core::__rt::Shapes,
+        x: &[f32],
+        y: (*mut f32, usize),
+        band: (usize, usize),
+    ) -> Result<(), ::small_core::Error> {
+        let w = ::small_core::__rt::Packed::split(&Self::SPEC, self.weights.as_slice());
+        let p = unsafe {
+            ::small_core::__rt::Problem::shaped_band(
+                self.tiling(),
+                shapes,
+                x,
+                y,
+                w,
+                band,
+            )?
+        };
+        self.dispatch(p)
+    }
     fn dispatch(
         &self,
         p: ::small_core::__rt::Problem<'_, f32>,

@@ -154,6 +154,10 @@ pub unsafe trait Kernel {
 /// this thread.
 #[inline]
 pub fn execute<E: Element>(p: &Problem<'_, E>, f: &(dyn Fn(usize, usize) + Sync)) {
+    // A band is a part already.
+    if p.band.is_some() {
+        return f(0, 1);
+    }
     #[cfg(feature = "std")]
     crate::threads::execute(p, f);
     #[cfg(not(feature = "std"))]

@@ -121,6 +121,10 @@ pub struct Problem<'a, E: Element = f32> {
     /// An elementwise layer without weights (ReLU): every channel block's
     /// plane, one after another, is one row of one block.
     pub(super) elementwise: bool,
+    /// Only the walk's rows (or, in a one-row problem, its columns)
+    /// `band.0..band.1` of the output, in one part
+    /// ([`Problem::shaped_band`]).
+    pub(super) band: Option<(usize, usize)>,
 }
 
 // SAFETY: a Problem is shared by the threads of one layer call, and each
@@ -146,6 +150,9 @@ pub struct Shapes {
     pad_top: usize,
     pad_left: usize,
     elementwise: bool,
+    /// The output's width if the walk runs its rows as one row (a
+    /// pointwise layer), else 0.
+    flat_width: usize,
     in_len: usize,
     out_len: usize,
 }
@@ -205,9 +212,38 @@ impl Shapes {
             pad_top: dh.before,
             pad_left: dw.before,
             elementwise,
+            flat_width: if pointwise && !elementwise && oh == 1 {
+                dw.out
+            } else {
+                0
+            },
             in_len,
             out_len,
         })
+    }
+}
+
+impl Shapes {
+    /// The band of the walk ([`Problem::shaped_band`]) that holds output
+    /// rows `rows`: the same rows, or of a pointwise layer's one-row walk,
+    /// their pixels.
+    pub const fn walk_band(&self, rows: (usize, usize)) -> (usize, usize) {
+        if self.flat_width > 0 {
+            (rows.0 * self.flat_width, rows.1 * self.flat_width)
+        } else {
+            rows
+        }
+    }
+
+    /// The output's width if the walk runs all its rows as one row (a
+    /// pointwise layer), else 0.
+    pub const fn flat_width(&self) -> usize {
+        self.flat_width
+    }
+
+    /// Columns of the walk's one row if [`Shapes::flat_width`] is not 0.
+    pub const fn walk_columns(&self) -> usize {
+        self.ow
     }
 }
 
@@ -378,7 +414,59 @@ impl<'a, E: Element> Problem<'a, E> {
             in_place: false,
             shifted: false,
             elementwise: shapes.elementwise,
+            band: None,
         })
+    }
+
+    /// As [`Problem::shaped`] (no residual), for the output rows (or, of a
+    /// one-row walk, the output columns) `band.0..band.1` of the walk
+    /// only, in one part: a part of a band of layers
+    /// ([`band`](crate::band)). The rows are the walk's: a pointwise
+    /// layer's walk has one row of all its pixels ([`Shapes::walk_band`]
+    /// converts output rows), and computes whole column tiles of it, so
+    /// the outputs it writes run from the column tile holding `band.0` to
+    /// the one holding `band.1 - 1`.
+    ///
+    /// # Errors
+    /// As [`Problem::shaped`]; and [`Error::Unsupported`] for a residual
+    /// or elementwise layer.
+    ///
+    /// # Safety
+    /// `y` is valid for reads and writes of `y_len` elements for `'a`, and
+    /// while the call runs no other thread reads or writes the outputs it
+    /// writes (above), nor writes `x`.
+    #[inline(always)]
+    pub unsafe fn shaped_band(
+        tiling: Tiling<'a>,
+        shapes: &Shapes,
+        x: &'a [E],
+        (y, y_len): (*mut E, usize),
+        packed: Packed<'a, E>,
+        band: (usize, usize),
+    ) -> Result<Self, Error> {
+        // A residual layer's residual, an elementwise layer's walk (every
+        // channel block as one row) and LOGISTIC's clearing of the padding
+        // lanes afterwards all span the whole output.
+        let whole = shapes.spec.residual
+            || shapes.elementwise
+            || shapes.spec.activation == crate::Activation::Logistic;
+        if whole {
+            return Err(Error::Unsupported {
+                what: "layer in a band",
+                detail: "residual, elementwise and LOGISTIC layers run whole",
+            });
+        }
+        let mut p = Self::assemble(
+            tiling,
+            shapes,
+            (x.as_ptr(), x.len()),
+            None,
+            (y, y_len),
+            packed,
+        )?;
+        let end = if p.oh == 1 { p.ow } else { p.oh };
+        p.band = Some((band.0.min(end), band.1.min(end)));
+        Ok(p)
     }
 
     /// As [`Problem::new`] with the input and the output in one buffer

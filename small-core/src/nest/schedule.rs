@@ -141,7 +141,9 @@ impl<E: Element> Problem<'_, E> {
     /// tiles are innermost ([`Problem::channels_inner`]): a unit is a row.
     #[inline(always)]
     pub(super) fn rows_of_part(&self, part: usize, parts: usize) -> Range<usize> {
-        if parts == 1 {
+        if let Some((j0, j1)) = self.band {
+            j0..j1
+        } else if parts == 1 {
             0..self.oh
         } else {
             (self.oh * part / parts)..(self.oh * (part + 1) / parts)
@@ -191,7 +193,15 @@ impl Share {
         let per_tile = if p.oh == 1 { row_tiles } else { p.oh.max(1) };
         let units = tiles * per_tile;
         // One part (most calls of small layers) owns everything: no divisions.
-        let (u0, u1) = if parts == 1 {
+        let (u0, u1) = if let Some((b0, b1)) = p.band {
+            // A band: its rows, or the column tiles that hold its columns.
+            let (r0, r1) = if p.oh == 1 {
+                (b0 / K::O_WB, b1.div_ceil(K::O_WB))
+            } else {
+                (b0, b1)
+            };
+            (r0.min(r1) * tiles, r1 * tiles)
+        } else if parts == 1 {
             (0, units)
         } else {
             (units * part / parts, units * (part + 1) / parts)

@@ -594,6 +594,29 @@ fn forward(spec: &LayerSpec) -> TokenStream {
                 self.tiling(), shapes, x, skip, y, in_place, w,
             )?)
         }
+
+        /// `model!`'s call in a band of layers: the walk's rows (or
+        /// columns) `band` only, on this thread
+        /// (`small_core::__rt::Problem::shaped_band`).
+        ///
+        /// # Safety
+        /// As `Problem::shaped_band`.
+        #[doc(hidden)]
+        #[inline(always)]
+        pub unsafe fn forward_band(
+            &self,
+            shapes: &::small_core::__rt::Shapes,
+            x: &[#elem],
+            y: (*mut #elem, usize),
+            band: (usize, usize),
+        ) -> Result<(), ::small_core::Error> {
+            let w = #packed;
+            // SAFETY: forwarded from the caller.
+            let p = unsafe {
+                ::small_core::__rt::Problem::shaped_band(self.tiling(), shapes, x, y, w, band)?
+            };
+            self.dispatch(p)
+        }
     }
 }
 
