@@ -137,29 +137,28 @@ pub fn run<E: Element, const T: usize>(
         .unwrap_or(0);
     let shared = Arena(arena.as_mut_ptr());
     let failed: Mutex<Option<Error>> = Mutex::new(None);
-    let shapes = c_last.shapes;
-    // The last line's units: column tiles of a one-row walk, else rows.
-    let o_wb = o_wb.max(1);
-    let flat = shapes.flat_width() > 0;
-    let units = if flat {
-        shapes.walk_columns().div_ceil(o_wb)
-    } else {
-        model.dims[model.layers[last].step.y].h
-    };
-    crate::threads::pool().run(parts, &|k| {
-        let (u0, u1) = (units * k / parts, units * (k + 1) / parts);
-        if u0 == u1 {
+    let ends = Ends::of(
+        &c_last.shapes,
+        model.dims[model.layers[last].step.y].h,
+        o_wb,
+    );
+    let pool = crate::threads::pool();
+    // `Pool::run` runs at most its thread count of parts.
+    let parts = parts.clamp(1, pool.threads());
+    pool.run(parts, &|k| {
+        let bound = |k: usize| ends.bound(k, parts);
+        let (u0, u1) = (bound(k), bound(k + 1));
+        if u0 >= u1 {
             return;
         }
-        // The last line's walk band, and the output rows it holds.
-        let ends = if flat {
-            let (c0, c1) = (u0 * o_wb, (u1 * o_wb).min(shapes.walk_columns()));
-            let w = shapes.flat_width();
-            ((c0, c1), (c0 / w, c1.div_ceil(w)))
-        } else {
-            ((u0, u1), (u0, u1))
-        };
-        if let Err(e) = part(model, (first, last), ends, inner, &shared, line) {
+        if let Err(e) = part(
+            model,
+            (first, last),
+            ends.of_units(u0, u1),
+            inner,
+            &shared,
+            line,
+        ) {
             failed
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -169,6 +168,53 @@ pub fn run<E: Element, const T: usize>(
     match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// The units of a band's last line, which its parts split: column tiles
+/// of a one-row walk (pointwise), else output rows.
+struct Ends {
+    units: usize,
+    /// The output's width if the walk is one row, else 0.
+    flat_width: usize,
+    /// Columns of the one-row walk.
+    columns: usize,
+    o_wb: usize,
+}
+
+impl Ends {
+    fn of(shapes: &crate::nest::Shapes, height: usize, o_wb: usize) -> Ends {
+        let o_wb = o_wb.max(1);
+        let (flat_width, columns) = (shapes.flat_width(), shapes.walk_columns());
+        let units = if flat_width > 0 {
+            columns.div_ceil(o_wb)
+        } else {
+            height
+        };
+        Ends {
+            units,
+            flat_width,
+            columns,
+            o_wb,
+        }
+    }
+
+    /// The last line's walk band of units `u0..u1`, and the output rows
+    /// it covers.
+    fn of_units(&self, u0: usize, u1: usize) -> ((usize, usize), (usize, usize)) {
+        let c0 = u0 * self.o_wb;
+        match c0.checked_div(self.flat_width) {
+            Some(r0) => {
+                let c1 = (u1 * self.o_wb).min(self.columns);
+                ((c0, c1), (r0, c1.div_ceil(self.flat_width)))
+            }
+            None => ((u0, u1), (u0, u1)),
+        }
+    }
+
+    /// The first unit of part `k` of `parts` (`k = parts`: the end).
+    fn bound(&self, k: usize, parts: usize) -> usize {
+        self.units * k / parts
     }
 }
 
