@@ -429,6 +429,50 @@ fn two_threads_split_rows_without_a_race() -> Result<(), Error> {
 #[layer(fh = 3, fw = 3, fc = 16, k = 16, padding = same, archs(reference))]
 struct Split;
 
+#[layer(fh = 3, fw = 3, fc = 8, k = 16, padding = same, activation = relu, archs(reference))]
+struct BandConv;
+#[layer(fh = 3, fw = 3, fc = 1, k = 1, g = 16, padding = same, activation = relu, archs(reference))]
+struct BandDw;
+#[layer(fh = 1, fw = 1, fc = 16, k = 16, archs(reference))]
+struct BandPw;
+
+model! {
+    /// Three lines that threads run as one band (`small_core::band`).
+    struct Banded {
+        input x: [12, 7, 8];
+        conv: BandConv @ 0 (x) -> a;
+        dw: BandDw @ 1 (a) -> b;
+        pw: BandPw @ 2 (b) -> y;
+    }
+}
+
+/// A band on a pool of two threads: each part reads the band's input
+/// and writes its rows of the output through the one arena, and its
+/// inner tensors in its thread's buffers. Under Miri, a part that wrote
+/// outside its rows, or a reference that outlived its use, is an error;
+/// the output equals one thread's bit for bit.
+#[test]
+fn two_threads_run_a_band_without_a_race() -> Result<(), Box<dyn std::error::Error>> {
+    assert_eq!(Banded::BANDS[0], 2, "{:?}", Banded::BANDS);
+    let net = Banded::load(&Generated { seed: 7 }, ARCH)?;
+    let input = Rng::new(5).vec(12 * 7 * 8);
+    let run = |threads: usize| -> Result<Vec<u32>, Error> {
+        threads::set_pool(threads::Pool::new(threads));
+        let mut arena = vec![0.0; Banded::ARENA];
+        Banded::input(&mut arena)?.fill_from_nhwc(&input)?;
+        let r = net.forward(&mut arena);
+        threads::set_threads(1);
+        r?;
+        Ok(Banded::output(&arena)?
+            .to_nhwc()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect())
+    };
+    assert_eq!(run(2)?, run(1)?);
+    Ok(())
+}
+
 // --- int8: every i8 kernel kind, through a model, bit for bit ---
 #[layer(fh = 3, fw = 3, fc = 5, k = 20, stride = 2, padding = same, activation = relu, dtype = i8, archs(reference))]
 struct ConvS2I8;
