@@ -12,7 +12,7 @@
 //! (read) and last output (each part its own rows) are shared. One fork
 //! per chain, no line written by one core and read by the other inside it.
 //!
-//! [`bands`] picks the chains when a `model!` compiles; [`run`] (feature
+//! [`bands`] picks the chains when a `model!` compiles; `run` (feature
 //! `std`) runs one.
 
 use crate::model::{Call, LayerInfo};
@@ -27,7 +27,7 @@ use small_ir::plan::NONE;
 /// 135, and VWW 0.25 into three, 96-107 µs against 81-84; 160 gave VWW
 /// 0.25 four bands, 84-87 µs; no limit, two, 92-95 µs (its 6x6 and 3x3
 /// stages then recompute most of their rows).
-const MAX_OVERHEAD_PERCENT: usize = 135;
+pub const MAX_OVERHEAD_PERCENT: usize = 135;
 
 /// Most lines in a band (a part keeps each line's rows on its stack).
 pub const MAX_LINES: usize = 64;
